@@ -1,0 +1,251 @@
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The outcome of adjudicating one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Allow,
+    Deny,
+    /// A human should decide before the step goes ahead.
+    Escalate,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::Escalate => "escalate",
+        }
+    }
+
+    pub fn is_allow(self) -> bool {
+        self == Self::Allow
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a verdict is applied.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Enforce the decision.
+    #[default]
+    Govern,
+    /// Record the decision but always allow; the would-be decision stays visible.
+    Monitor,
+    /// Enforce, and give the agent steering text to correct course with.
+    Steer,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Govern => "govern",
+            Self::Monitor => "monitor",
+            Self::Steer => "steer",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "govern" => Ok(Self::Govern),
+            "monitor" => Ok(Self::Monitor),
+            "steer" => Ok(Self::Steer),
+            other => Err(format!(
+                "unknown mode `{other}`: expected govern, monitor or steer"
+            )),
+        }
+    }
+}
+
+/// A policy that took part in a decision, with the annotations its author wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyMetadata {
+    pub policy_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The policy asks for a human decision rather than a hard deny.
+    #[serde(default)]
+    pub escalate: bool,
+    /// The value of `@escalate("...")`, e.g. who should decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalate_arg: Option<String>,
+    /// Every annotation of the policy (including `id` and `description`).
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// A verdict on one event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Adjudicated {
+    /// The decision to apply. In monitor mode this is always `allow`.
+    pub decision: Decision,
+    pub mode: Mode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The policies that determined the decision.
+    #[serde(default)]
+    pub policies: Vec<PolicyMetadata>,
+    /// What the policies decided when that differs from `decision` (monitor mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub would_be: Option<Decision>,
+    /// Policies in shadow (`@mode("monitor")`) that matched; they never change `decision`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shadow_matches: Vec<PolicyMetadata>,
+    /// Facts the detectors computed for this event, when they are reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guardrails: Option<serde_json::Value>,
+    /// Text that tells the agent how to correct course (steer mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steering: Option<String>,
+}
+
+impl Adjudicated {
+    /// An allow verdict with a reason and no deciding policies.
+    pub fn allow(mode: Mode, reason: impl Into<String>) -> Self {
+        Self {
+            decision: Decision::Allow,
+            mode,
+            reason: Some(reason.into()),
+            policies: Vec::new(),
+            would_be: None,
+            shadow_matches: Vec::new(),
+            guardrails: None,
+            steering: None,
+        }
+    }
+
+    /// A deny verdict that no policy produced (a failure to adjudicate).
+    pub fn deny(mode: Mode, reason: impl Into<String>) -> Self {
+        Self {
+            decision: Decision::Deny,
+            ..Self::allow(mode, reason)
+        }
+    }
+
+    pub fn is_allowed(&self) -> bool {
+        self.decision.is_allow()
+    }
+
+    pub fn policy_ids(&self) -> impl Iterator<Item = &str> {
+        self.policies.iter().map(|p| p.policy_id.as_str())
+    }
+
+    /// The message an agent reads when its step is blocked: the reason, then
+    /// each deciding policy with its description and annotations, then any
+    /// steering text.
+    pub fn deny_message(&self) -> String {
+        let mut msg = match self.decision {
+            Decision::Escalate => String::from("Sondera Harness requires approval for this step"),
+            _ => String::from("Sondera Harness blocked this step"),
+        };
+        if let Some(reason) = &self.reason {
+            let _ = write!(msg, ": {reason}");
+        }
+        for policy in &self.policies {
+            let _ = write!(msg, "\n- policy `{}`", policy.policy_id);
+            if let Some(description) = &policy.description {
+                let _ = write!(msg, ": {description}");
+            }
+            let extra: Vec<String> = policy
+                .annotations
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "id" | "description"))
+                .map(|(k, v)| {
+                    if v.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{k}={v}")
+                    }
+                })
+                .collect();
+            if !extra.is_empty() {
+                let _ = write!(msg, " [{}]", extra.join(", "));
+            }
+        }
+        if let Some(steering) = &self.steering {
+            let _ = write!(msg, "\nHow to proceed: {steering}");
+        }
+        msg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(id: &str, description: &str, extra: &[(&str, &str)]) -> PolicyMetadata {
+        let mut annotations: BTreeMap<String, String> = extra
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        annotations.insert("id".into(), id.into());
+        annotations.insert("description".into(), description.into());
+        PolicyMetadata {
+            policy_id: id.into(),
+            description: Some(description.into()),
+            escalate: false,
+            escalate_arg: None,
+            annotations,
+        }
+    }
+
+    #[test]
+    fn deny_message_names_reason_policies_and_annotations() {
+        let mut verdict = Adjudicated::deny(Mode::Steer, "forbidden by destructive-rm-root");
+        verdict.policies = vec![policy(
+            "destructive-rm-root",
+            "Recursive delete outside the workspace",
+            &[("severity", "critical"), ("escalate", "")],
+        )];
+        verdict.steering = Some("delete only paths inside the workspace".into());
+        let msg = verdict.deny_message();
+        assert!(msg.starts_with("Sondera Harness blocked this step: forbidden by"));
+        assert!(msg.contains(
+            "- policy `destructive-rm-root`: Recursive delete outside the workspace [escalate, severity=critical]"
+        ));
+        assert!(msg.ends_with("How to proceed: delete only paths inside the workspace"));
+    }
+
+    #[test]
+    fn escalation_message_asks_for_approval() {
+        let verdict = Adjudicated {
+            decision: Decision::Escalate,
+            ..Adjudicated::deny(Mode::Govern, "needs review")
+        };
+        assert!(
+            verdict
+                .deny_message()
+                .starts_with("Sondera Harness requires approval for this step: needs review")
+        );
+    }
+
+    #[test]
+    fn mode_parses_and_rejects_unknown_names() {
+        assert_eq!("monitor".parse::<Mode>(), Ok(Mode::Monitor));
+        let err = "audit".parse::<Mode>().unwrap_err();
+        assert!(err.contains("govern, monitor or steer"), "{err}");
+    }
+}

@@ -1,0 +1,208 @@
+use chrono::{DateTime, SubsecRound, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{Agent, Payload};
+
+/// One step of a trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Event {
+    pub event_id: String,
+    pub trajectory_id: String,
+    /// The root agent: the principal of every policy decision.
+    pub agent: Agent,
+    /// When the step happened, RFC 3339 in UTC.
+    pub timestamp: DateTime<Utc>,
+    pub payload: Payload,
+    pub actor: Actor,
+    #[serde(default, skip_serializing_if = "Causality::is_empty")]
+    pub causality: Causality,
+    /// The agent of the tree that executed this step, when it is not the root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ExecutionAttribution>,
+    /// The upstream tool-call id, the key that ties a call to its result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_call_id: Option<String>,
+}
+
+/// Who produced an event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Actor {
+    pub kind: ActorKind,
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActorKind {
+    Human,
+    Agent,
+    System,
+    Policy,
+}
+
+impl Actor {
+    pub fn new(kind: ActorKind, id: impl Into<String>) -> Self {
+        Self {
+            kind,
+            id: id.into(),
+        }
+    }
+
+    pub fn agent(id: impl Into<String>) -> Self {
+        Self::new(ActorKind::Agent, id)
+    }
+
+    pub fn human(id: impl Into<String>) -> Self {
+        Self::new(ActorKind::Human, id)
+    }
+
+    pub fn system(id: impl Into<String>) -> Self {
+        Self::new(ActorKind::System, id)
+    }
+}
+
+/// How an event relates to others.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Causality {
+    /// Groups the events of one request or turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlation_id: Option<String>,
+    /// The event that caused this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub causation_id: Option<String>,
+    /// The enclosing event (e.g. the tool call of a tool output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+}
+
+impl Causality {
+    pub fn is_empty(&self) -> bool {
+        self.correlation_id.is_none() && self.causation_id.is_none() && self.parent_id.is_none()
+    }
+}
+
+/// The agent of the tree that executed a step, for observation only: policies
+/// are always written for the root agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionAttribution {
+    pub agent_name: String,
+    /// Agent names from the root down to and including `agent_name`.
+    pub agent_path: Vec<String>,
+}
+
+/// Why a JSON text is not an [`Event`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventDecodeError {
+    #[error("event is {size} bytes, larger than the {limit}-byte limit")]
+    TooLarge { size: usize, limit: usize },
+    #[error("malformed JSON at line {line}, column {column}: {message}")]
+    Syntax {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("not a valid event (line {line}, column {column}): {message}")]
+    Invalid {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("event field `{field}` must not be empty")]
+    EmptyField { field: &'static str },
+}
+
+impl Event {
+    /// A new event for `trajectory_id`, stamped now with a fresh id, produced by the agent.
+    pub fn new(trajectory_id: impl Into<String>, agent: &Agent, payload: Payload) -> Self {
+        Self {
+            event_id: uuid::Uuid::new_v4().to_string(),
+            trajectory_id: trajectory_id.into(),
+            agent: agent.without_card(),
+            timestamp: Utc::now().round_subsecs(6),
+            payload,
+            actor: Actor::agent(agent.id.clone()),
+            causality: Causality::default(),
+            execution: None,
+            provider_call_id: None,
+        }
+    }
+
+    #[must_use]
+    pub fn with_actor(mut self, actor: Actor) -> Self {
+        self.actor = actor;
+        self
+    }
+
+    #[must_use]
+    pub fn with_execution(mut self, execution: ExecutionAttribution) -> Self {
+        self.execution = Some(execution);
+        self
+    }
+
+    #[must_use]
+    pub fn with_provider_call_id(mut self, id: Option<String>) -> Self {
+        self.provider_call_id = id;
+        self
+    }
+
+    #[must_use]
+    pub fn with_causality(mut self, causality: Causality) -> Self {
+        self.causality = causality;
+        self
+    }
+
+    /// Decodes one event from JSON, refusing texts over `max_bytes` before parsing.
+    pub fn from_json(text: &str, max_bytes: usize) -> Result<Self, EventDecodeError> {
+        if text.len() > max_bytes {
+            return Err(EventDecodeError::TooLarge {
+                size: text.len(),
+                limit: max_bytes,
+            });
+        }
+        let event: Event = serde_json::from_str(text).map_err(|e| {
+            let (line, column, message) = (e.line(), e.column(), e.to_string());
+            match e.classify() {
+                serde_json::error::Category::Data => EventDecodeError::Invalid {
+                    line,
+                    column,
+                    message,
+                },
+                _ => EventDecodeError::Syntax {
+                    line,
+                    column,
+                    message,
+                },
+            }
+        })?;
+        event.check()?;
+        Ok(event)
+    }
+
+    /// Checks the invariants serde cannot express.
+    pub fn check(&self) -> Result<(), EventDecodeError> {
+        for (field, value) in [
+            ("event_id", &self.event_id),
+            ("trajectory_id", &self.trajectory_id),
+            ("agent.id", &self.agent.id),
+        ] {
+            if value.trim().is_empty() {
+                return Err(EventDecodeError::EmptyField { field });
+            }
+        }
+        Ok(())
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("events serialize to JSON")
+    }
+}
+
+/// The JSON Schema of the event envelope, generated from these types.
+pub fn event_json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Event)).expect("schemas serialize to JSON")
+}

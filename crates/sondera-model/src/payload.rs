@@ -1,0 +1,243 @@
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{Actor, Adjudicated, Agent};
+
+/// What happened in one step of a trajectory, tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Payload {
+    // Actions: what the agent wants to do.
+    /// A call of a tool that is not classified as a narrower action.
+    ToolCall {
+        call_id: String,
+        tool: String,
+        #[serde(default)]
+        arguments: serde_json::Value,
+    },
+    ShellCommand {
+        call_id: String,
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        working_dir: Option<String>,
+    },
+    WebFetch {
+        call_id: String,
+        url: String,
+        #[serde(default)]
+        prompt: String,
+    },
+    FileOperation {
+        call_id: String,
+        operation: FileOperationKind,
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        old_content: Option<String>,
+    },
+
+    // Observations: what the agent receives.
+    Prompt {
+        role: PromptRole,
+        content: String,
+    },
+    Thought {
+        content: String,
+    },
+    ToolOutput {
+        call_id: String,
+        success: bool,
+        #[serde(default)]
+        output: serde_json::Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    ShellCommandOutput {
+        call_id: String,
+        exit_code: i64,
+        #[serde(default)]
+        stdout: String,
+        #[serde(default)]
+        stderr: String,
+    },
+    WebFetchOutput {
+        call_id: String,
+        url: String,
+        /// HTTP status; 0 when the fetch itself failed.
+        code: u16,
+        #[serde(default)]
+        result: String,
+    },
+    FileOperationResult {
+        call_id: String,
+        success: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+
+    // Control: the trajectory's lifecycle.
+    Started {
+        agent: Agent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task: Option<String>,
+    },
+    Completed {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+    },
+    Failed {
+        reason: String,
+    },
+    Terminated {
+        reason: String,
+        terminated_by: Actor,
+    },
+    Suspended {
+        reason: String,
+    },
+    Resumed {
+        resumed_by: Actor,
+    },
+    /// A verdict recorded as a step of its own (for instance a human's
+    /// decision on an escalation).
+    Adjudicated(Adjudicated),
+
+    // State.
+    Snapshot {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        working_dir: Option<String>,
+        #[serde(default)]
+        open_files: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        git_branch: Option<String>,
+        #[serde(default)]
+        variables: BTreeMap<String, serde_json::Value>,
+    },
+}
+
+/// The four kinds of payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PayloadCategory {
+    Action,
+    Observation,
+    Control,
+    State,
+}
+
+/// Who a prompt speaks as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptRole {
+    User,
+    System,
+    Assistant,
+}
+
+impl PromptRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::System => "system",
+            Self::Assistant => "assistant",
+        }
+    }
+}
+
+/// What a file operation does to its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FileOperationKind {
+    Read,
+    Write,
+    Edit,
+    Delete,
+}
+
+impl FileOperationKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Edit => "edit",
+            Self::Delete => "delete",
+        }
+    }
+}
+
+impl Payload {
+    pub fn category(&self) -> PayloadCategory {
+        match self {
+            Self::ToolCall { .. }
+            | Self::ShellCommand { .. }
+            | Self::WebFetch { .. }
+            | Self::FileOperation { .. } => PayloadCategory::Action,
+            Self::Prompt { .. }
+            | Self::Thought { .. }
+            | Self::ToolOutput { .. }
+            | Self::ShellCommandOutput { .. }
+            | Self::WebFetchOutput { .. }
+            | Self::FileOperationResult { .. } => PayloadCategory::Observation,
+            Self::Started { .. }
+            | Self::Completed { .. }
+            | Self::Failed { .. }
+            | Self::Terminated { .. }
+            | Self::Suspended { .. }
+            | Self::Resumed { .. }
+            | Self::Adjudicated(_) => PayloadCategory::Control,
+            Self::Snapshot { .. } => PayloadCategory::State,
+        }
+    }
+
+    /// The wire tag of this payload (`shell_command`, `started`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::ToolCall { .. } => "tool_call",
+            Self::ShellCommand { .. } => "shell_command",
+            Self::WebFetch { .. } => "web_fetch",
+            Self::FileOperation { .. } => "file_operation",
+            Self::Prompt { .. } => "prompt",
+            Self::Thought { .. } => "thought",
+            Self::ToolOutput { .. } => "tool_output",
+            Self::ShellCommandOutput { .. } => "shell_command_output",
+            Self::WebFetchOutput { .. } => "web_fetch_output",
+            Self::FileOperationResult { .. } => "file_operation_result",
+            Self::Started { .. } => "started",
+            Self::Completed { .. } => "completed",
+            Self::Failed { .. } => "failed",
+            Self::Terminated { .. } => "terminated",
+            Self::Suspended { .. } => "suspended",
+            Self::Resumed { .. } => "resumed",
+            Self::Adjudicated(_) => "adjudicated",
+            Self::Snapshot { .. } => "snapshot",
+        }
+    }
+
+    /// The tool-call id that ties an action to its observation, if any.
+    pub fn call_id(&self) -> Option<&str> {
+        match self {
+            Self::ToolCall { call_id, .. }
+            | Self::ShellCommand { call_id, .. }
+            | Self::WebFetch { call_id, .. }
+            | Self::FileOperation { call_id, .. }
+            | Self::ToolOutput { call_id, .. }
+            | Self::ShellCommandOutput { call_id, .. }
+            | Self::WebFetchOutput { call_id, .. }
+            | Self::FileOperationResult { call_id, .. } => Some(call_id),
+            _ => None,
+        }
+    }
+
+    /// Whether the trajectory ends with this event.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            Self::Completed { .. } | Self::Failed { .. } | Self::Terminated { .. }
+        )
+    }
+}
