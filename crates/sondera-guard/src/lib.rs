@@ -1,1 +1,15 @@
+//! Detectors of Sondera Harness: Rust code that computes facts about an
+//! event, so that Cedar policies can decide on typed attributes rather than on
+//! strings.
+//!
+//! This crate never decides anything. It classifies tool calls into the
+//! narrowest action they fit ([`classify_tool_call`]) and derives the matching
+//! observation of a tool's result ([`observation_for`]); the policy engine
+//! turns those payloads and the facts computed here into Cedar requests.
+//! Detectors are pure functions of their input: they do no I/O (a command that
+//! names a file never causes the file to be read), so adjudication stays
+//! deterministic and bounded however hostile the input.
 
+mod classify;
+
+pub use classify::{ToolOutcome, classify_tool_call, fold_tool_name, observation_for};

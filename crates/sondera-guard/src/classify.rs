@@ -1,0 +1,377 @@
+//! Tool classification: an ADK tool call adjudicated as the narrowest action it fits.
+//!
+//! A tool is an arbitrary function, so the name alone proves nothing: the name
+//! sets include bare verbs such as `read` and `create`. A call is reclassified
+//! only when its arguments also carry the identifying value (a path or patch
+//! body, a command, a URL); otherwise an issue tracker's `create(title, body)`
+//! would be judged as a file write, and on a fail-closed gate a mislabel is a
+//! spurious deny. The observation after execution is derived from the action
+//! built before it, never re-decided from the result.
+
+use serde_json::{Map, Value};
+use sondera_model::{FileOperationKind, Payload};
+
+const FILE_READ: &[&str] = &[
+    "read",
+    "readfile",
+    "readfiles",
+    "readmanyfiles",
+    "view",
+    "viewfile",
+    "openfile",
+];
+const FILE_WRITE: &[&str] = &[
+    "write",
+    "writefile",
+    "create",
+    "createfile",
+    "newfile",
+    "savefile",
+];
+const FILE_EDIT: &[&str] = &[
+    "edit",
+    "editfile",
+    "editfiles",
+    "replace",
+    "strreplace",
+    "replaceinfile",
+    "replacestringinfile",
+    "multiedit",
+    "applypatch",
+    "patch",
+    "applydiff",
+];
+const FILE_DELETE: &[&str] = &["delete", "deletefile", "removefile", "rmfile"];
+const MULTIPLEXED_EDITORS: &[&str] = &["strreplaceeditor", "strreplacebasededittool", "texteditor"];
+const PATCH_TOOLS: &[&str] = &["applypatch", "patch", "applydiff"];
+const SHELL: &[&str] = &[
+    "bash",
+    "sh",
+    "shell",
+    "terminal",
+    "runshellcommand",
+    "shellcommand",
+    "executeshellcommand",
+    "runterminalcommand",
+];
+const WEB: &[&str] = &[
+    "webfetch",
+    "fetch",
+    "fetchwebpage",
+    "fetchurl",
+    "loadwebpage",
+    "readurl",
+    "readurlcontent",
+    "weburl",
+    "httprequest",
+    "http",
+];
+
+const EDITOR_OPERATION_KEYS: &[&str] = &["command", "subcommand", "operation", "action"];
+const PATH_KEYS: &[&str] = &[
+    "filePath",
+    "file_path",
+    "absolutePath",
+    "absolute_path",
+    "targetFile",
+    "target_file",
+    "notebook_path",
+    "notebookPath",
+    "path",
+    "file",
+];
+const CONTENT_KEYS: &[&str] = &[
+    "content",
+    "file_text",
+    "fileText",
+    "new_str",
+    "newStr",
+    "new_string",
+    "newString",
+    "new_content",
+    "newContent",
+    "text",
+    "code",
+];
+const PATCH_KEYS: &[&str] = &["patch", "diff"];
+const OLD_CONTENT_KEYS: &[&str] = &[
+    "old_str",
+    "oldStr",
+    "old_string",
+    "oldString",
+    "old_content",
+    "oldContent",
+];
+const COMMAND_KEYS: &[&str] = &["command", "cmd", "command_line", "commandLine"];
+const WORKING_DIR_KEYS: &[&str] = &["working_dir", "workingDir", "cwd", "directory", "dir"];
+const URL_KEYS: &[&str] = &["url", "URL", "uri", "href", "link"];
+const URL_LIST_KEYS: &[&str] = &["urls", "links"];
+const PROMPT_KEYS: &[&str] = &["prompt", "query", "question", "instructions"];
+
+/// Folds a tool name case- and separator-insensitively: `read_file`,
+/// `readFile` and `read-file` all become `readfile`. Separators are removed,
+/// never replaced, so namespaced names (`mcp__fs__read_file`) stay distinct
+/// from the bare verb.
+pub fn fold_tool_name(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '_' | '-' | ' ' | '.'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The action a call of `tool` with `arguments` is adjudicated as.
+pub fn classify_tool_call(call_id: &str, tool: &str, arguments: &Value) -> Payload {
+    let folded = fold_tool_name(tool);
+    let args = arguments.as_object();
+    let classified = args.and_then(|args| {
+        file_operation(&folded, args)
+            .map(|(operation, path)| file_payload(call_id, &folded, operation, path, args))
+            .or_else(|| shell_payload(call_id, &folded, args))
+            .or_else(|| web_payload(call_id, &folded, args))
+    });
+    classified.unwrap_or_else(|| Payload::ToolCall {
+        call_id: call_id.to_string(),
+        tool: tool.to_string(),
+        arguments: arguments.clone(),
+    })
+}
+
+fn file_operation(folded: &str, args: &Map<String, Value>) -> Option<(FileOperationKind, String)> {
+    let operation = if MULTIPLEXED_EDITORS.contains(&folded) {
+        editor_operation(args)
+    } else if FILE_READ.contains(&folded) {
+        FileOperationKind::Read
+    } else if FILE_WRITE.contains(&folded) {
+        FileOperationKind::Write
+    } else if FILE_EDIT.contains(&folded) {
+        FileOperationKind::Edit
+    } else if FILE_DELETE.contains(&folded) {
+        FileOperationKind::Delete
+    } else {
+        return None;
+    };
+    if let Some(path) = first_string(args, PATH_KEYS) {
+        return Some((operation, path.to_string()));
+    }
+    if PATCH_TOOLS.contains(&folded) {
+        let patch = first_string(args, PATCH_KEYS)?;
+        return Some((operation, patch_target(patch).unwrap_or_default()));
+    }
+    None
+}
+
+fn editor_operation(args: &Map<String, Value>) -> FileOperationKind {
+    let op = first_string(args, EDITOR_OPERATION_KEYS)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    match op.as_str() {
+        "view" | "read" => FileOperationKind::Read,
+        "create" | "write" => FileOperationKind::Write,
+        "delete" | "remove" => FileOperationKind::Delete,
+        _ => FileOperationKind::Edit,
+    }
+}
+
+/// The first file a unified or `*** Begin Patch` style patch touches.
+fn patch_target(patch: &str) -> Option<String> {
+    patch.lines().find_map(|line| {
+        let rest = [
+            "*** Update File: ",
+            "*** Add File: ",
+            "*** Delete File: ",
+            "+++ ",
+            "--- ",
+        ]
+        .iter()
+        .find_map(|prefix| line.strip_prefix(prefix))?;
+        let path = rest.split('\t').next()?.trim();
+        let path = path
+            .strip_prefix("a/")
+            .or_else(|| path.strip_prefix("b/"))
+            .unwrap_or(path);
+        (!path.is_empty() && path != "/dev/null").then(|| path.to_string())
+    })
+}
+
+fn file_payload(
+    call_id: &str,
+    folded: &str,
+    operation: FileOperationKind,
+    path: String,
+    args: &Map<String, Value>,
+) -> Payload {
+    let content = first_string(args, CONTENT_KEYS).or_else(|| {
+        PATCH_TOOLS
+            .contains(&folded)
+            .then(|| first_string(args, PATCH_KEYS))
+            .flatten()
+    });
+    Payload::FileOperation {
+        call_id: call_id.to_string(),
+        operation,
+        path,
+        content: content.map(str::to_string),
+        old_content: first_string(args, OLD_CONTENT_KEYS).map(str::to_string),
+    }
+}
+
+fn shell_payload(call_id: &str, folded: &str, args: &Map<String, Value>) -> Option<Payload> {
+    if !SHELL.contains(&folded) {
+        return None;
+    }
+    let command = first_string(args, COMMAND_KEYS)?;
+    Some(Payload::ShellCommand {
+        call_id: call_id.to_string(),
+        command: command.to_string(),
+        working_dir: first_string(args, WORKING_DIR_KEYS).map(str::to_string),
+    })
+}
+
+fn web_payload(call_id: &str, folded: &str, args: &Map<String, Value>) -> Option<Payload> {
+    if !WEB.contains(&folded) {
+        return None;
+    }
+    let url = first_string(args, URL_KEYS).or_else(|| {
+        URL_LIST_KEYS.iter().find_map(|key| {
+            args.get(*key)?
+                .as_array()?
+                .iter()
+                .find_map(|v| v.as_str().filter(|s| !s.trim().is_empty()))
+        })
+    })?;
+    Some(Payload::WebFetch {
+        call_id: call_id.to_string(),
+        url: url.to_string(),
+        prompt: first_string(args, PROMPT_KEYS)
+            .unwrap_or_default()
+            .to_string(),
+    })
+}
+
+/// The first non-blank string among `keys`, in the order given.
+fn first_string<'a>(args: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|key| {
+        args.get(*key)?
+            .as_str()
+            .filter(|s| !s.trim().is_empty())
+    })
+}
+
+/// What a tool returned: its result object, or the error it raised.
+#[derive(Debug, Clone, Copy)]
+pub enum ToolOutcome<'a> {
+    Returned(&'a Value),
+    Raised(&'a str),
+}
+
+/// The observation that reports `outcome` for the action `action`, which is
+/// the payload [`classify_tool_call`] built before the tool ran.
+pub fn observation_for(action: &Payload, outcome: ToolOutcome<'_>) -> Payload {
+    match action {
+        Payload::FileOperation { call_id, .. } => file_result(call_id, outcome),
+        Payload::ShellCommand { call_id, .. } => shell_result(call_id, outcome),
+        Payload::WebFetch { call_id, url, .. } => web_result(call_id, url, outcome),
+        other => generic_result(other.call_id().unwrap_or_default(), outcome),
+    }
+}
+
+/// A result's field among `keys`, looking through ADK's `{"result": ...}`
+/// wrapping; non-string values are rendered as JSON text.
+fn text_field(value: &Value, keys: &[&str]) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(map) => keys.iter().find_map(|key| match map.get(*key)? {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        }),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+fn reported_error(value: &Value) -> Option<String> {
+    match value.get("error")? {
+        Value::Null | Value::Bool(false) => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+fn file_result(call_id: &str, outcome: ToolOutcome<'_>) -> Payload {
+    let (success, content, error) = match outcome {
+        ToolOutcome::Returned(value) => {
+            let error = reported_error(value);
+            let content = text_field(value, &["result", "content", "text", "output"]);
+            (error.is_none(), content, error)
+        }
+        ToolOutcome::Raised(error) => (false, None, Some(error.to_string())),
+    };
+    Payload::FileOperationResult {
+        call_id: call_id.to_string(),
+        success,
+        content,
+        error,
+    }
+}
+
+fn shell_result(call_id: &str, outcome: ToolOutcome<'_>) -> Payload {
+    let (exit_code, stdout, stderr) = match outcome {
+        ToolOutcome::Returned(value) => {
+            let exit_code = ["exit_code", "returncode"]
+                .iter()
+                .find_map(|k| value.get(*k)?.as_i64())
+                .unwrap_or(0);
+            let stdout = text_field(value, &["stdout", "output", "result"]).unwrap_or_default();
+            let stderr = text_field(value, &["stderr"])
+                .filter(|_| value.is_object())
+                .unwrap_or_default();
+            (exit_code, stdout, stderr)
+        }
+        ToolOutcome::Raised(error) => (1, String::new(), error.to_string()),
+    };
+    Payload::ShellCommandOutput {
+        call_id: call_id.to_string(),
+        exit_code,
+        stdout,
+        stderr,
+    }
+}
+
+fn web_result(call_id: &str, url: &str, outcome: ToolOutcome<'_>) -> Payload {
+    let (code, result) = match outcome {
+        ToolOutcome::Returned(value) => {
+            let code = ["code", "status_code"]
+                .iter()
+                .find_map(|k| value.get(*k)?.as_u64())
+                .and_then(|c| u16::try_from(c).ok())
+                .unwrap_or(200);
+            let result = text_field(value, &["result", "content", "output"]).unwrap_or_default();
+            (code, result)
+        }
+        ToolOutcome::Raised(error) => (0, error.to_string()),
+    };
+    Payload::WebFetchOutput {
+        call_id: call_id.to_string(),
+        url: url.to_string(),
+        code,
+        result,
+    }
+}
+
+fn generic_result(call_id: &str, outcome: ToolOutcome<'_>) -> Payload {
+    match outcome {
+        ToolOutcome::Returned(value) => Payload::ToolOutput {
+            call_id: call_id.to_string(),
+            success: reported_error(value).is_none(),
+            output: value.clone(),
+            error: reported_error(value),
+        },
+        ToolOutcome::Raised(error) => Payload::ToolOutput {
+            call_id: call_id.to_string(),
+            success: false,
+            output: Value::Null,
+            error: Some(error.to_string()),
+        },
+    }
+}
