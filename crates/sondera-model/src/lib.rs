@@ -24,6 +24,7 @@ mod agent;
 mod call_id;
 mod event;
 mod payload;
+mod state;
 
 pub use adjudication::{Adjudicated, Decision, Mode, PolicyMetadata};
 pub use agent::{Agent, AgentCard, CollaborationMode, SubAgent, Tool};
@@ -35,3 +36,4 @@ pub use event::{
     Actor, ActorKind, Causality, Event, EventDecodeError, ExecutionAttribution, event_json_schema,
 };
 pub use payload::{FileOperationKind, Payload, PayloadCategory, PromptRole};
+pub use state::{MAX_PENDING_CALLS, PendingCall, TrajectoryState};

@@ -1,1 +1,39 @@
+//! The Cedar policy engine of Sondera Harness.
+//!
+//! Detectors compute facts; policies decide. This crate turns an event and its
+//! trajectory's accumulated state into a Cedar request (principal: the root
+//! agent; action: what the step is; resource: the tool, message, file or
+//! trajectory it touches; context: the payload's fields and the executing
+//! agent) and maps Cedar's answer onto a Sondera decision:
+//!
+//! - Cedar allows: **allow**.
+//! - Cedar denies with a matching `forbid` that has no `@escalate`: **deny**
+//!   (a hard forbid beats an escalating one).
+//! - only `@escalate` forbids matched: **escalate** to a human.
+//! - no `permit` matched: **deny**, saying so.
+//! - a `forbid` that fails to evaluate: **deny**, naming it (fail closed).
+//!
+//! Policies load from directories of `.cedar` files plus optional
+//! `.cedarschema` fragments that extend the base schema, and are validated
+//! strictly at load time: every problem is reported with file, line, column
+//! and policy id, and nothing loads partially. Each policy needs a unique
+//! `@id`; `@escalate` is only valid on `forbid`; `@mode("monitor")` puts one
+//! policy in shadow (its matches are reported, never enforced); `@steer("..")`
+//! gives the agent correction text in steer mode. All annotations travel into
+//! [`sondera_model::PolicyMetadata`].
+//!
+//! Cedar's authorizer evaluates every policy it is given, so the set is sliced
+//! by action at load time and each request is judged only against the
+//! policies whose action scope can match it. Evaluation does no I/O.
 
+mod args;
+mod engine;
+mod error;
+mod load;
+mod request;
+
+pub use args::{ArgumentTypeError, tool_args_fragment};
+pub use engine::{PolicyEngine, PolicyEngineBuilder};
+pub use error::{EvaluationError, PolicyError, PolicyLoadErrors};
+pub use load::{BASE_SCHEMA, BUILTIN_PACKS};
+pub use request::{ActionName, CedarRequest};

@@ -1,0 +1,160 @@
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Decision, Payload};
+
+/// How many tool calls awaiting their result a trajectory remembers. Older
+/// ones are forgotten, so the state of a trajectory stays the same size however
+/// long it runs.
+pub const MAX_PENDING_CALLS: usize = 256;
+
+/// What a trajectory has accumulated so far: the facts policies read from the
+/// `Trajectory` entity. It is a fixed-size summary, never a scan of history,
+/// so the cost of one adjudication does not grow with the trajectory.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TrajectoryState {
+    /// Steps adjudicated by policy (actions and observations).
+    pub step_count: u64,
+    pub denial_count: u64,
+    pub escalation_count: u64,
+    /// Calls whose result has not been seen yet, oldest first.
+    pub pending_calls: VecDeque<PendingCall>,
+}
+
+/// A call the trajectory saw, remembered until its result arrives so the
+/// result can be judged with what was asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingCall {
+    pub call_id: String,
+    /// The tool name for generic calls, the command for shell calls, the URL
+    /// for web fetches, the path for file operations.
+    pub target: String,
+    /// The payload kind of the call (`tool_call`, `shell_command`, ...).
+    pub kind: String,
+    /// For file operations: `read`, `write`, `edit` or `delete`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+}
+
+impl TrajectoryState {
+    /// The pending call `call_id`, if the trajectory still remembers it.
+    pub fn pending(&self, call_id: &str) -> Option<&PendingCall> {
+        self.pending_calls.iter().find(|c| c.call_id == call_id)
+    }
+
+    /// Folds one adjudicated step into the state.
+    pub fn record(&mut self, payload: &Payload, decision: Decision) {
+        self.step_count += 1;
+        match decision {
+            Decision::Allow => {}
+            Decision::Deny => self.denial_count += 1,
+            Decision::Escalate => self.escalation_count += 1,
+        }
+        if let Some(call) = PendingCall::from_action(payload) {
+            self.pending_calls.retain(|c| c.call_id != call.call_id);
+            if self.pending_calls.len() == MAX_PENDING_CALLS {
+                self.pending_calls.pop_front();
+            }
+            self.pending_calls.push_back(call);
+        } else if payload.category() == crate::PayloadCategory::Observation
+            && let Some(call_id) = payload.call_id()
+        {
+            self.pending_calls.retain(|c| c.call_id != call_id);
+        }
+    }
+
+}
+
+impl PendingCall {
+    fn from_action(payload: &Payload) -> Option<Self> {
+        let (call_id, target, operation) = match payload {
+            Payload::ToolCall { call_id, tool, .. } => (call_id, tool, None),
+            Payload::ShellCommand {
+                call_id, command, ..
+            } => (call_id, command, None),
+            Payload::WebFetch { call_id, url, .. } => (call_id, url, None),
+            Payload::FileOperation {
+                call_id,
+                path,
+                operation,
+                ..
+            } => (call_id, path, Some(operation.as_str().to_string())),
+            _ => return None,
+        };
+        Some(Self {
+            call_id: call_id.clone(),
+            target: target.clone(),
+            kind: payload.kind().to_string(),
+            operation,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FileOperationKind;
+
+    fn shell(id: &str) -> Payload {
+        Payload::ShellCommand {
+            call_id: id.into(),
+            command: format!("echo {id}"),
+            working_dir: None,
+        }
+    }
+
+    #[test]
+    fn counts_steps_and_blocked_steps() {
+        let mut state = TrajectoryState::default();
+        state.record(&shell("a"), Decision::Allow);
+        state.record(&shell("b"), Decision::Deny);
+        state.record(&shell("c"), Decision::Escalate);
+        assert_eq!(
+            (state.step_count, state.denial_count, state.escalation_count),
+            (3, 1, 1)
+        );
+    }
+
+    #[test]
+    fn remembers_calls_until_their_result() {
+        let mut state = TrajectoryState::default();
+        state.record(
+            &Payload::FileOperation {
+                call_id: "f".into(),
+                operation: FileOperationKind::Read,
+                path: "/w/a".into(),
+                content: None,
+                old_content: None,
+            },
+            Decision::Allow,
+        );
+        let pending = state.pending("f").unwrap();
+        assert_eq!(
+            (pending.target.as_str(), pending.operation.as_deref()),
+            ("/w/a", Some("read"))
+        );
+        state.record(
+            &Payload::FileOperationResult {
+                call_id: "f".into(),
+                success: true,
+                content: None,
+                error: None,
+            },
+            Decision::Allow,
+        );
+        assert!(state.pending("f").is_none());
+    }
+
+    #[test]
+    fn pending_calls_are_bounded() {
+        let mut state = TrajectoryState::default();
+        for i in 0..MAX_PENDING_CALLS + 10 {
+            state.record(&shell(&i.to_string()), Decision::Allow);
+        }
+        assert_eq!(state.pending_calls.len(), MAX_PENDING_CALLS);
+        assert!(state.pending("0").is_none());
+        assert!(state.pending(&(MAX_PENDING_CALLS + 9).to_string()).is_some());
+    }
+}

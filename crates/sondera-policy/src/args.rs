@@ -1,0 +1,252 @@
+//! Tool arguments as typed Cedar attributes.
+//!
+//! A generic tool call reaches Cedar with its arguments as JSON text, which a
+//! policy can only match as a string. For tools whose argument types the
+//! schema declares, the arguments are also given as a typed record, so a policy
+//! can write `context.args.transfer_funds.amount > 10000`. The declaration is
+//! the common type `Sondera::ToolArgs`: a record with one optional attribute
+//! per tool name. It comes from a `.cedarschema` fragment written by hand, or
+//! is generated from the parameter JSON Schemas of an agent card
+//! ([`tool_args_fragment`]). Conversion is directed by the declared type:
+//! attributes the type does not declare are dropped, and arguments that do not
+//! fit it are an error, which fails the step closed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use cedar_policy::RestrictedExpression;
+use serde_json::Value;
+use sondera_model::Tool;
+
+/// A Cedar type that tool arguments can be converted to.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ArgType {
+    Long,
+    String,
+    Bool,
+    Decimal,
+    Set(Box<ArgType>),
+    Record(BTreeMap<String, (ArgType, bool)>),
+}
+
+/// Why a tool's arguments do not fit the declared type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("arguments of tool `{tool}` do not match the declared Sondera::ToolArgs type at `{path}`: {problem}")]
+pub struct ArgumentTypeError {
+    pub tool: String,
+    pub path: String,
+    pub problem: String,
+}
+
+impl ArgType {
+    /// Reads a type in the JSON schema format, resolving common types of
+    /// `common` (the `commonTypes` of the fragment that declared it).
+    pub(crate) fn from_schema_json(value: &Value, common: &Value) -> Result<Self, String> {
+        let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "Long" => Ok(Self::Long),
+            "String" => Ok(Self::String),
+            "Boolean" | "Bool" => Ok(Self::Bool),
+            "Set" => Ok(Self::Set(Box::new(Self::from_schema_json(
+                &value["element"],
+                common,
+            )?))),
+            "Record" => {
+                let mut attrs = BTreeMap::new();
+                if let Some(map) = value.get("attributes").and_then(Value::as_object) {
+                    for (name, attr) in map {
+                        let required = attr.get("required").and_then(Value::as_bool) != Some(false);
+                        attrs.insert(name.clone(), (Self::from_schema_json(attr, common)?, required));
+                    }
+                }
+                Ok(Self::Record(attrs))
+            }
+            "Extension" | "EntityOrCommon" => {
+                let name = value.get("name").and_then(Value::as_str).unwrap_or("");
+                match name {
+                    "Long" => Ok(Self::Long),
+                    "String" => Ok(Self::String),
+                    "Bool" | "Boolean" => Ok(Self::Bool),
+                    "decimal" => Ok(Self::Decimal),
+                    other => {
+                        let local = other.rsplit("::").next().unwrap_or(other);
+                        match common.get(local) {
+                            Some(def) => Self::from_schema_json(def, common),
+                            None => Err(format!(
+                                "type `{other}` cannot hold tool arguments (use Long, String, Bool, decimal, sets and records)"
+                            )),
+                        }
+                    }
+                }
+            }
+            other => Err(format!(
+                "type `{other}` cannot hold tool arguments (use Long, String, Bool, decimal, sets and records)"
+            )),
+        }
+    }
+
+    /// Converts `value` to this type; `path` names the value in errors.
+    pub(crate) fn convert(&self, value: &Value, path: &str) -> Result<RestrictedExpression, (String, String)> {
+        let mismatch = |expected: &str| {
+            (
+                path.to_string(),
+                format!("expected {expected}, found {}", json_kind(value)),
+            )
+        };
+        match (self, value) {
+            (Self::Long, Value::Number(n)) => n.as_i64().map(RestrictedExpression::new_long).ok_or_else(|| mismatch("an integer")),
+            (Self::String, Value::String(s)) => Ok(RestrictedExpression::new_string(s.clone())),
+            (Self::Bool, Value::Bool(b)) => Ok(RestrictedExpression::new_bool(*b)),
+            (Self::Decimal, Value::Number(n)) => decimal_literal(n)
+                .map(RestrictedExpression::new_decimal)
+                .ok_or_else(|| mismatch("a number with at most 4 decimal places")),
+            (Self::Set(element), Value::Array(items)) => {
+                let converted = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| element.convert(item, &format!("{path}[{i}]")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(RestrictedExpression::new_set(converted))
+            }
+            (Self::Record(attrs), Value::Object(map)) => {
+                let mut fields = Vec::with_capacity(attrs.len());
+                for (name, (ty, required)) in attrs {
+                    match map.get(name) {
+                        Some(Value::Null) | None if !required => {}
+                        Some(v) => fields.push((name.clone(), ty.convert(v, &format!("{path}.{name}"))?)),
+                        None => return Err((format!("{path}.{name}"), "required argument is missing".into())),
+                    }
+                }
+                RestrictedExpression::new_record(fields).map_err(|e| (path.to_string(), e.to_string()))
+            }
+            (Self::Long, _) => Err(mismatch("an integer")),
+            (Self::String, _) => Err(mismatch("a string")),
+            (Self::Bool, _) => Err(mismatch("a boolean")),
+            (Self::Decimal, _) => Err(mismatch("a number")),
+            (Self::Set(_), _) => Err(mismatch("an array")),
+            (Self::Record(_), _) => Err(mismatch("an object")),
+        }
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A Cedar `decimal` literal for `n`, if it has at most four decimal places.
+fn decimal_literal(n: &serde_json::Number) -> Option<String> {
+    if let Some(i) = n.as_i64() {
+        return Some(format!("{i}.0"));
+    }
+    let text = n.to_string();
+    let (int, frac) = text.split_once('.')?;
+    (frac.len() <= 4 && !frac.contains(['e', 'E']) && !int.contains(['e', 'E'])).then_some(text)
+}
+
+/// A `.cedarschema` fragment declaring `Sondera::ToolArgs` from the parameter
+/// JSON Schemas of `tools`. Tools without a usable schema are left out; so are
+/// properties whose JSON Schema type has no Cedar counterpart.
+pub fn tool_args_fragment(tools: &[Tool]) -> String {
+    let mut out = String::from("namespace Sondera {\n  type ToolArgs = {\n");
+    for tool in tools {
+        let Some(schema) = tool.parameters_json_schema.as_ref() else {
+            continue;
+        };
+        if let Some(ty) = json_schema_type(schema) {
+            let _ = writeln!(out, "    {}?: {ty},", quote(&tool.name));
+        }
+    }
+    out.push_str("  };\n}\n");
+    out
+}
+
+fn json_schema_type(schema: &Value) -> Option<String> {
+    match schema.get("type")?.as_str()? {
+        "integer" => Some("Long".into()),
+        "number" => Some("decimal".into()),
+        "string" => Some("String".into()),
+        "boolean" => Some("Bool".into()),
+        "array" => Some(format!("Set<{}>", json_schema_type(schema.get("items")?)?)),
+        "object" => {
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut fields = Vec::new();
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (name, prop) in props {
+                    if let Some(ty) = json_schema_type(prop) {
+                        let opt = if required.contains(&name.as_str()) { "" } else { "?" };
+                        fields.push(format!("{}{opt}: {ty}", quote(name)));
+                    }
+                }
+            }
+            Some(format!("{{ {} }}", fields.join(", ")))
+        }
+        _ => None,
+    }
+}
+
+fn quote(name: &str) -> String {
+    serde_json::to_string(name).expect("strings serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn card_schemas_become_a_cedar_fragment() {
+        let tool = Tool {
+            name: "transfer_funds".into(),
+            description: String::new(),
+            parameters: Value::Null,
+            parameters_json_schema: Some(json!({
+                "type": "object",
+                "properties": {
+                    "amount": {"type": "integer"},
+                    "fee": {"type": "number"},
+                    "to": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "meta": {"type": "null"}
+                },
+                "required": ["amount", "to"]
+            })),
+            response: None,
+            response_json_schema: None,
+            source: None,
+        };
+        let fragment = tool_args_fragment(&[tool]);
+        for field in [r#""amount": Long"#, r#""fee"?: decimal"#, r#""tags"?: Set<String>"#, r#""to": String"#] {
+            assert!(fragment.contains(field), "{field} missing from {fragment}");
+        }
+        assert!(fragment.contains(r#""transfer_funds"?: {"#), "{fragment}");
+        assert!(!fragment.contains("meta"), "{fragment}");
+        let parsed = cedar_policy::SchemaFragment::from_cedarschema_str(&fragment);
+        assert!(parsed.is_ok(), "generated fragment must parse: {fragment}");
+    }
+
+    #[test]
+    fn conversion_follows_the_declared_type() {
+        let ty = ArgType::Record(BTreeMap::from([
+            ("amount".to_string(), (ArgType::Long, true)),
+            ("fee".to_string(), (ArgType::Decimal, false)),
+        ]));
+        assert!(ty.convert(&json!({"amount": 5, "fee": 1.25, "extra": "dropped"}), "args").is_ok());
+        assert!(ty.convert(&json!({"amount": 5}), "args").is_ok());
+        let (path, problem) = ty.convert(&json!({"amount": "5"}), "args").unwrap_err();
+        assert_eq!((path.as_str(), problem.as_str()), ("args.amount", "expected an integer, found a string"));
+        let (path, problem) = ty.convert(&json!({"fee": 1}), "args").unwrap_err();
+        assert_eq!((path.as_str(), problem.as_str()), ("args.amount", "required argument is missing"));
+        assert!(ty.convert(&json!({"amount": 1, "fee": 0.12345}), "args").is_err());
+    }
+}

@@ -1,0 +1,412 @@
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cedar_policy::{
+    ActionConstraint, Authorizer, Decision as CedarDecision, Effect, Entity, EntityUid, PolicyId,
+    PolicySet, Response, Schema,
+};
+use sondera_model::{Adjudicated, AgentCard, Decision, Event, Mode, PolicyMetadata, TrajectoryState};
+
+use crate::args::ArgType;
+use crate::error::{EvaluationError, PolicyError, PolicyLoadErrors};
+use crate::load::{self, BUILTIN_PACKS, LoadedPolicy, Source};
+use crate::request::{self, ActionName, CedarRequest, Names};
+
+/// Configures and loads a [`PolicyEngine`].
+///
+/// ```
+/// use sondera_policy::PolicyEngine;
+/// use sondera_model::Mode;
+///
+/// let engine = PolicyEngine::builder()
+///     .builtin_packs()
+///     .policy_source("inline.cedar", r#"
+///         @id("no-deletes")
+///         forbid (principal, action == Sondera::Action::"FileDelete", resource);
+///     "#)
+///     .mode(Mode::Govern)
+///     .build()
+///     .expect("valid policies");
+/// assert!(engine.policy("no-deletes").is_some());
+/// ```
+#[derive(Debug, Default)]
+pub struct PolicyEngineBuilder {
+    policies: Vec<Source>,
+    schemas: Vec<Source>,
+    cards: Vec<AgentCard>,
+    mode: Mode,
+    errors: Vec<PolicyError>,
+}
+
+impl PolicyEngineBuilder {
+    /// Adds the packs built into the binary.
+    #[must_use]
+    pub fn builtin_packs(mut self) -> Self {
+        for (name, text) in BUILTIN_PACKS {
+            self.policies.push(Source {
+                name: (*name).to_string(),
+                text: (*text).to_string(),
+            });
+        }
+        self
+    }
+
+    /// Adds every `.cedar` policy file and `.cedarschema` fragment under `dir`.
+    #[must_use]
+    pub fn directory(mut self, dir: impl AsRef<Path>) -> Self {
+        load::read_dir(
+            dir.as_ref(),
+            &mut self.policies,
+            &mut self.schemas,
+            &mut self.errors,
+        );
+        self
+    }
+
+    /// Adds the policies of several directories, in order.
+    #[must_use]
+    pub fn directories<I, P>(self, dirs: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        dirs.into_iter()
+            .fold(self, |builder, dir| builder.directory(dir.into()))
+    }
+
+    /// Adds policy text; `name` is what errors call it.
+    #[must_use]
+    pub fn policy_source(mut self, name: impl Into<String>, text: impl Into<String>) -> Self {
+        self.policies.push(Source {
+            name: name.into(),
+            text: text.into(),
+        });
+        self
+    }
+
+    /// Adds a `.cedarschema` fragment that extends the base schema.
+    #[must_use]
+    pub fn schema_source(mut self, name: impl Into<String>, text: impl Into<String>) -> Self {
+        self.schemas.push(Source {
+            name: name.into(),
+            text: text.into(),
+        });
+        self
+    }
+
+    /// Types tool arguments from the parameter JSON Schemas of this card's
+    /// tools, unless a schema fragment declares `Sondera::ToolArgs` itself.
+    #[must_use]
+    pub fn agent_card(mut self, card: &AgentCard) -> Self {
+        self.cards.push(card.clone());
+        self
+    }
+
+    #[must_use]
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Loads and validates everything, or reports every problem found.
+    pub fn build(self) -> Result<PolicyEngine, PolicyLoadErrors> {
+        if !self.errors.is_empty() {
+            return Err(PolicyLoadErrors(self.errors));
+        }
+        let loaded = load::load(&self.schemas, &self.policies, &self.cards).map_err(PolicyLoadErrors)?;
+        PolicyEngine::new(loaded, self.mode)
+    }
+}
+
+/// The policies of one action, split by how they take part in a decision.
+#[derive(Debug, Default, Clone)]
+struct Slice {
+    enforced: PolicySet,
+    shadow_forbids: PolicySet,
+    shadow_permits: PolicySet,
+}
+
+/// A validated policy set, ready to judge events.
+///
+/// The set is sliced by action at load time: Cedar's authorizer evaluates
+/// every policy it is given, so each request is judged only against the
+/// policies whose action scope can match it (directly, through an action
+/// group, or unconstrained). Evaluation reads only the event and the
+/// trajectory state passed in; it does no I/O, so the same inputs always give
+/// the same verdict.
+#[derive(Debug)]
+pub struct PolicyEngine {
+    schema: Schema,
+    mode: Mode,
+    policies: BTreeMap<String, LoadedPolicy>,
+    full: PolicySet,
+    slices: Vec<Slice>,
+    names: Names,
+    action_entities: Vec<Entity>,
+    tool_args: BTreeMap<String, ArgType>,
+    warnings: Vec<PolicyError>,
+    authorizer: Authorizer,
+}
+
+impl PolicyEngine {
+    pub fn builder() -> PolicyEngineBuilder {
+        PolicyEngineBuilder::default()
+    }
+
+    /// The built-in packs in govern mode.
+    pub fn builtin() -> Result<Self, PolicyLoadErrors> {
+        Self::builder().builtin_packs().build()
+    }
+
+    fn new(loaded: load::Loaded, mode: Mode) -> Result<Self, PolicyLoadErrors> {
+        let internal = |message: String| {
+            PolicyLoadErrors(vec![PolicyError {
+                file: "schema".into(),
+                line: 0,
+                column: 0,
+                policy_id: None,
+                message,
+                help: None,
+            }])
+        };
+        let action_entities = loaded
+            .schema
+            .action_entities()
+            .map_err(|e| internal(e.to_string()))?;
+        let names = Names::new();
+        let mut full = PolicySet::new();
+        let mut slices = vec![Slice::default(); ActionName::ALL.len()];
+        for loaded_policy in &loaded.policies {
+            let policy = &loaded_policy.policy;
+            if !loaded_policy.shadow {
+                full.add(policy.clone()).map_err(|e| internal(e.to_string()))?;
+            }
+            for action in ActionName::ALL {
+                if !scope_can_match(&policy.action_constraint(), names.action(action), &action_entities) {
+                    continue;
+                }
+                let slice = &mut slices[action.index()];
+                let target = match (loaded_policy.shadow, policy.effect()) {
+                    (false, _) => &mut slice.enforced,
+                    (true, Effect::Forbid) => &mut slice.shadow_forbids,
+                    (true, Effect::Permit) => &mut slice.shadow_permits,
+                };
+                target.add(policy.clone()).map_err(|e| internal(e.to_string()))?;
+            }
+        }
+        Ok(Self {
+            schema: loaded.schema,
+            mode,
+            policies: loaded
+                .policies
+                .into_iter()
+                .map(|p| (p.metadata.policy_id.clone(), p))
+                .collect(),
+            full,
+            slices,
+            names,
+            action_entities: action_entities.iter().cloned().collect(),
+            tool_args: loaded.tool_args,
+            warnings: loaded.warnings,
+            authorizer: Authorizer::new(),
+        })
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The same policies under another mode.
+    #[must_use]
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// Every enforced policy, unsliced (shadow policies excluded).
+    pub fn policy_set(&self) -> &PolicySet {
+        &self.full
+    }
+
+    /// The metadata of policy `id`.
+    pub fn policy(&self, id: &str) -> Option<&PolicyMetadata> {
+        self.policies.get(id).map(|p| &p.metadata)
+    }
+
+    pub fn policy_ids(&self) -> impl Iterator<Item = &str> {
+        self.policies.keys().map(String::as_str)
+    }
+
+    /// What the validator warned about (policies that cannot match, ...).
+    pub fn warnings(&self) -> &[PolicyError] {
+        &self.warnings
+    }
+
+    /// How many enforced policies a request for `action` is evaluated against.
+    pub fn slice_len(&self, action: ActionName) -> usize {
+        self.slices[action.index()].enforced.policies().count()
+    }
+
+    /// The Cedar request `event` is judged with, or `None` when policies do
+    /// not govern its payload (lifecycle and state events).
+    pub fn request(
+        &self,
+        event: &Event,
+        state: &TrajectoryState,
+    ) -> Result<Option<CedarRequest>, EvaluationError> {
+        request::build(&self.names, &self.action_entities, &self.tool_args, event, state)
+    }
+
+    /// Judges `event` given the state its trajectory had before it. `None`
+    /// when policies do not govern its payload.
+    pub fn evaluate(
+        &self,
+        event: &Event,
+        state: &TrajectoryState,
+    ) -> Result<Option<Adjudicated>, EvaluationError> {
+        Ok(self
+            .request(event, state)?
+            .map(|request| self.decide(&request)))
+    }
+
+    /// Applies the sliced policy set to a built request.
+    pub fn decide(&self, request: &CedarRequest) -> Adjudicated {
+        let slice = &self.slices[request.action.index()];
+        let response = self
+            .authorizer
+            .is_authorized(&request.request, &slice.enforced, &request.entities);
+        let shadow_matches = self.shadow_matches(slice, request);
+        let mut verdict = self.verdict(&response);
+        verdict.shadow_matches = shadow_matches;
+        self.apply_mode(verdict)
+    }
+
+    fn shadow_matches(&self, slice: &Slice, request: &CedarRequest) -> Vec<PolicyMetadata> {
+        let mut ids: Vec<&PolicyId> = Vec::new();
+        let mut responses = Vec::new();
+        for set in [&slice.shadow_forbids, &slice.shadow_permits] {
+            if set.policies().next().is_some() {
+                responses.push(
+                    self.authorizer
+                        .is_authorized(&request.request, set, &request.entities),
+                );
+            }
+        }
+        for response in &responses {
+            ids.extend(response.diagnostics().reason());
+        }
+        self.metadata_of(ids)
+    }
+
+    fn metadata_of<'a>(&self, ids: impl IntoIterator<Item = &'a PolicyId>) -> Vec<PolicyMetadata> {
+        let mut out: Vec<PolicyMetadata> = ids
+            .into_iter()
+            .filter_map(|id| self.policy(id.as_ref() as &str).cloned())
+            .collect();
+        out.sort_by(|a, b| a.policy_id.cmp(&b.policy_id));
+        out
+    }
+
+    /// Maps Cedar's answer to a decision: an erroring forbid denies (a policy
+    /// that cannot be evaluated must not let the step through), a hard forbid
+    /// beats an escalating one, and no matching permit denies.
+    fn verdict(&self, response: &Response) -> Adjudicated {
+        let errored: Vec<&PolicyId> = response
+            .diagnostics()
+            .errors()
+            .map(|cedar_policy::AuthorizationError::PolicyEvaluationError(e)| e.policy_id())
+            .filter(|id| self.policies.get(AsRef::<str>::as_ref(id)).is_some_and(|p| p.policy.effect() == Effect::Forbid))
+            .collect();
+        if !errored.is_empty() {
+            let policies = self.metadata_of(errored);
+            let names = join_ids(&policies);
+            return Adjudicated {
+                policies,
+                ..Adjudicated::deny(self.mode, format!("policy evaluation failed in {names}; failing closed"))
+            };
+        }
+        let matched = self.metadata_of(response.diagnostics().reason());
+        match response.decision() {
+            CedarDecision::Allow => Adjudicated {
+                policies: matched,
+                ..Adjudicated::allow(self.mode, "permitted")
+            },
+            CedarDecision::Deny if matched.is_empty() => {
+                Adjudicated::deny(self.mode, "no permit policy matched this step")
+            }
+            CedarDecision::Deny => {
+                let hard: Vec<PolicyMetadata> = matched.iter().filter(|p| !p.escalate).cloned().collect();
+                let (decision, policies) = if hard.is_empty() {
+                    (Decision::Escalate, matched)
+                } else {
+                    (Decision::Deny, hard)
+                };
+                let verb = if decision == Decision::Escalate { "escalated by" } else { "forbidden by" };
+                let steering = self.steering(&policies);
+                Adjudicated {
+                    decision,
+                    reason: Some(format!("{verb} {}", join_ids(&policies))),
+                    policies,
+                    steering,
+                    ..Adjudicated::deny(self.mode, "")
+                }
+            }
+        }
+    }
+
+    fn steering(&self, policies: &[PolicyMetadata]) -> Option<String> {
+        let texts: Vec<&str> = policies
+            .iter()
+            .filter_map(|p| self.policies.get(&p.policy_id)?.steer.as_deref())
+            .collect();
+        (!texts.is_empty()).then(|| texts.join(" "))
+    }
+
+    fn apply_mode(&self, mut verdict: Adjudicated) -> Adjudicated {
+        match self.mode {
+            Mode::Govern => verdict.steering = None,
+            Mode::Steer => {}
+            Mode::Monitor => {
+                if !verdict.decision.is_allow() {
+                    verdict.would_be = Some(verdict.decision);
+                    verdict.decision = Decision::Allow;
+                }
+                verdict.steering = None;
+            }
+        }
+        verdict
+    }
+}
+
+fn join_ids(policies: &[PolicyMetadata]) -> String {
+    policies
+        .iter()
+        .map(|p| p.policy_id.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether a policy's action scope can match requests for `action`.
+fn scope_can_match(constraint: &ActionConstraint, action: &EntityUid, entities: &cedar_policy::Entities) -> bool {
+    let is_in = |group: &EntityUid| {
+        group == action
+            || entities
+                .ancestors(action)
+                .is_some_and(|mut ancestors| ancestors.any(|a| a == group))
+    };
+    match constraint {
+        ActionConstraint::Any => true,
+        ActionConstraint::Eq(uid) => uid == action,
+        ActionConstraint::In(groups) => groups.iter().any(is_in),
+    }
+}
+
+// Engines are shared across threads and sessions.
+const _: () = {
+    const fn check<T: Send + Sync>() {}
+    check::<PolicyEngine>();
+};

@@ -1,0 +1,436 @@
+//! Turning an event and its trajectory's state into a Cedar request.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::str::FromStr;
+
+use cedar_policy::{
+    Context, Entities, Entity, EntityId, EntityTypeName, EntityUid, Request, RestrictedExpression,
+};
+use sondera_model::{Event, FileOperationKind, Payload, TrajectoryState};
+
+use crate::args::{ArgType, ArgumentTypeError};
+use crate::error::EvaluationError;
+
+/// The Cedar actions an event can be adjudicated as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ActionName {
+    Prompt,
+    Thought,
+    PreToolUse,
+    ToolOutput,
+    ShellCommand,
+    ShellCommandOutput,
+    WebFetch,
+    WebFetchOutput,
+    FileRead,
+    FileWrite,
+    FileEdit,
+    FileDelete,
+    FileOperationResult,
+}
+
+impl ActionName {
+    pub const ALL: [ActionName; 13] = [
+        Self::Prompt,
+        Self::Thought,
+        Self::PreToolUse,
+        Self::ToolOutput,
+        Self::ShellCommand,
+        Self::ShellCommandOutput,
+        Self::WebFetch,
+        Self::WebFetchOutput,
+        Self::FileRead,
+        Self::FileWrite,
+        Self::FileEdit,
+        Self::FileDelete,
+        Self::FileOperationResult,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Prompt => "Prompt",
+            Self::Thought => "Thought",
+            Self::PreToolUse => "PreToolUse",
+            Self::ToolOutput => "ToolOutput",
+            Self::ShellCommand => "ShellCommand",
+            Self::ShellCommandOutput => "ShellCommandOutput",
+            Self::WebFetch => "WebFetch",
+            Self::WebFetchOutput => "WebFetchOutput",
+            Self::FileRead => "FileRead",
+            Self::FileWrite => "FileWrite",
+            Self::FileEdit => "FileEdit",
+            Self::FileDelete => "FileDelete",
+            Self::FileOperationResult => "FileOperationResult",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The action `payload` is adjudicated as; `None` for lifecycle and
+    /// state events, which policies do not govern.
+    pub fn of(payload: &Payload) -> Option<Self> {
+        Some(match payload {
+            Payload::Prompt { .. } => Self::Prompt,
+            Payload::Thought { .. } => Self::Thought,
+            Payload::ToolCall { .. } => Self::PreToolUse,
+            Payload::ToolOutput { .. } => Self::ToolOutput,
+            Payload::ShellCommand { .. } => Self::ShellCommand,
+            Payload::ShellCommandOutput { .. } => Self::ShellCommandOutput,
+            Payload::WebFetch { .. } => Self::WebFetch,
+            Payload::WebFetchOutput { .. } => Self::WebFetchOutput,
+            Payload::FileOperation { operation, .. } => match operation {
+                FileOperationKind::Read => Self::FileRead,
+                FileOperationKind::Write => Self::FileWrite,
+                FileOperationKind::Edit => Self::FileEdit,
+                FileOperationKind::Delete => Self::FileDelete,
+            },
+            Payload::FileOperationResult { .. } => Self::FileOperationResult,
+            _ => return None,
+        })
+    }
+}
+
+/// Entity type names and action ids, parsed once.
+#[derive(Debug, Clone)]
+pub(crate) struct Names {
+    agent: EntityTypeName,
+    trajectory: EntityTypeName,
+    tool: EntityTypeName,
+    message: EntityTypeName,
+    file: EntityTypeName,
+    actions: Vec<EntityUid>,
+}
+
+impl Names {
+    pub(crate) fn new() -> Self {
+        let ty = |name: &str| EntityTypeName::from_str(name).expect("valid entity type name");
+        let action_type = ty("Sondera::Action");
+        Self {
+            agent: ty("Sondera::Agent"),
+            trajectory: ty("Sondera::Trajectory"),
+            tool: ty("Sondera::Tool"),
+            message: ty("Sondera::Message"),
+            file: ty("Sondera::File"),
+            actions: ActionName::ALL
+                .iter()
+                .map(|a| {
+                    EntityUid::from_type_name_and_id(action_type.clone(), EntityId::new(a.as_str()))
+                })
+                .collect(),
+        }
+    }
+
+    pub(crate) fn action(&self, action: ActionName) -> &EntityUid {
+        &self.actions[action.index()]
+    }
+}
+
+fn uid(ty: &EntityTypeName, id: &str) -> EntityUid {
+    EntityUid::from_type_name_and_id(ty.clone(), EntityId::new(id))
+}
+
+fn string(s: &str) -> RestrictedExpression {
+    RestrictedExpression::new_string(s.to_string())
+}
+
+fn long(n: u64) -> RestrictedExpression {
+    RestrictedExpression::new_long(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// Everything Cedar needs to judge one event.
+pub struct CedarRequest {
+    pub action: ActionName,
+    pub request: Request,
+    pub entities: Entities,
+}
+
+/// Builds the request for `event`, or `None` when policies do not govern its payload.
+pub(crate) fn build(
+    names: &Names,
+    action_entities: &[Entity],
+    tool_args: &BTreeMap<String, ArgType>,
+    event: &Event,
+    state: &TrajectoryState,
+) -> Result<Option<CedarRequest>, EvaluationError> {
+    let Some(action) = ActionName::of(&event.payload) else {
+        return Ok(None);
+    };
+    let fail = |message: String| EvaluationError::Request {
+        action: action.as_str().to_string(),
+        message,
+    };
+    let principal = uid(&names.agent, &event.agent.id);
+    let trajectory = uid(&names.trajectory, &event.trajectory_id);
+    let resource_entity = resource(names, &event.payload, &trajectory, state).map_err(fail)?;
+    let resource = resource_entity
+        .as_ref()
+        .map_or_else(|| trajectory.clone(), Entity::uid);
+
+    let mut context = vec![
+        ("execution".to_string(), execution(event)),
+        (
+            "trajectory".to_string(),
+            RestrictedExpression::new_entity_uid(trajectory.clone()),
+        ),
+    ];
+    payload_fields(&event.payload, state, tool_args, &mut context)?;
+    let context = Context::from_pairs(context).map_err(|e| fail(e.to_string()))?;
+
+    let mut entities = Vec::with_capacity(action_entities.len() + 3);
+    entities.extend_from_slice(action_entities);
+    entities.push(agent_entity(&principal, event).map_err(fail)?);
+    entities.push(trajectory_entity(&trajectory, state).map_err(fail)?);
+    entities.extend(resource_entity);
+    let entities = Entities::from_entities(entities, None).map_err(|e| fail(e.to_string()))?;
+
+    let request = Request::new(
+        principal,
+        names.action(action).clone(),
+        resource,
+        context,
+        None,
+    )
+    .map_err(|e| fail(e.to_string()))?;
+    Ok(Some(CedarRequest {
+        action,
+        request,
+        entities,
+    }))
+}
+
+fn agent_entity(uid: &EntityUid, event: &Event) -> Result<Entity, String> {
+    let attrs = HashMap::from([
+        ("provider".to_string(), string(&event.agent.provider)),
+        (
+            "platform".to_string(),
+            string(event.agent.platform.as_deref().unwrap_or("")),
+        ),
+    ]);
+    Entity::new(uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())
+}
+
+fn trajectory_entity(uid: &EntityUid, state: &TrajectoryState) -> Result<Entity, String> {
+    // The current step counts: a budget of N steps forbids the (N+1)th.
+    let attrs = HashMap::from([
+        ("step_count".to_string(), long(state.step_count + 1)),
+        ("denial_count".to_string(), long(state.denial_count)),
+        ("escalation_count".to_string(), long(state.escalation_count)),
+    ]);
+    Entity::new(uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())
+}
+
+/// The resource entity of a payload; `None` when the trajectory itself is the resource.
+fn resource(
+    names: &Names,
+    payload: &Payload,
+    trajectory: &EntityUid,
+    state: &TrajectoryState,
+) -> Result<Option<Entity>, String> {
+    let in_trajectory = || HashSet::from([trajectory.clone()]);
+    let entity = match payload {
+        Payload::Prompt { role, .. } => Entity::new(
+            uid(&names.message, role.as_str()),
+            HashMap::from([("role".to_string(), string(role.as_str()))]),
+            in_trajectory(),
+        ),
+        Payload::Thought { .. } => Entity::new(
+            uid(&names.message, "thought"),
+            HashMap::from([("role".to_string(), string("assistant"))]),
+            in_trajectory(),
+        ),
+        Payload::ToolCall { tool, .. } => tool_entity(names, tool, in_trajectory()),
+        Payload::ToolOutput { call_id, .. } => {
+            tool_entity(names, &pending_target(state, call_id), in_trajectory())
+        }
+        Payload::FileOperation { path, .. } => file_entity(names, path),
+        Payload::FileOperationResult { call_id, .. } => {
+            file_entity(names, &pending_target(state, call_id))
+        }
+        _ => return Ok(None),
+    };
+    entity.map(Some).map_err(|e| e.to_string())
+}
+
+fn tool_entity(
+    names: &Names,
+    tool: &str,
+    parents: HashSet<EntityUid>,
+) -> Result<Entity, cedar_policy::EntityAttrEvaluationError> {
+    Entity::new(
+        uid(&names.tool, tool),
+        HashMap::from([("name".to_string(), string(tool))]),
+        parents,
+    )
+}
+
+fn file_entity(names: &Names, path: &str) -> Result<Entity, cedar_policy::EntityAttrEvaluationError> {
+    Entity::new(
+        uid(&names.file, path),
+        HashMap::from([("path".to_string(), string(path))]),
+        HashSet::new(),
+    )
+}
+
+fn pending_target(state: &TrajectoryState, call_id: &str) -> String {
+    state
+        .pending(call_id)
+        .map(|c| c.target.clone())
+        .unwrap_or_default()
+}
+
+fn execution(event: &Event) -> RestrictedExpression {
+    let (name, path, depth) = match &event.execution {
+        Some(e) => (
+            e.agent_name.as_str(),
+            e.agent_path.join("/"),
+            e.agent_path.len().saturating_sub(1),
+        ),
+        None => (event.agent.id.as_str(), event.agent.id.clone(), 0),
+    };
+    RestrictedExpression::new_record([
+        ("agent_name".to_string(), string(name)),
+        ("agent_path".to_string(), RestrictedExpression::new_string(path)),
+        ("depth".to_string(), long(depth as u64)),
+    ])
+    .expect("distinct keys")
+}
+
+type Fields = Vec<(String, RestrictedExpression)>;
+
+fn put(fields: &mut Fields, key: &str, value: RestrictedExpression) {
+    fields.push((key.to_string(), value));
+}
+
+fn put_opt(fields: &mut Fields, key: &str, value: Option<&String>) {
+    if let Some(v) = value {
+        put(fields, key, string(v));
+    }
+}
+
+fn payload_fields(
+    payload: &Payload,
+    state: &TrajectoryState,
+    tool_args: &BTreeMap<String, ArgType>,
+    f: &mut Fields,
+) -> Result<(), EvaluationError> {
+    match payload {
+        Payload::Prompt { role, content } => {
+            put(f, "role", string(role.as_str()));
+            put(f, "content", string(content));
+        }
+        Payload::Thought { content } => put(f, "content", string(content)),
+        Payload::ToolCall {
+            call_id,
+            tool,
+            arguments,
+        } => {
+            put(f, "call_id", string(call_id));
+            put(f, "tool", string(tool));
+            put(f, "arguments", RestrictedExpression::new_string(arguments.to_string()));
+            put(f, "args", typed_args(tool_args, tool, arguments)?);
+        }
+        Payload::ToolOutput {
+            call_id,
+            success,
+            output,
+            error,
+        } => {
+            put(f, "call_id", string(call_id));
+            put(f, "tool", RestrictedExpression::new_string(pending_target(state, call_id)));
+            put(f, "success", RestrictedExpression::new_bool(*success));
+            put(f, "output", RestrictedExpression::new_string(output.to_string()));
+            put_opt(f, "error", error.as_ref());
+        }
+        Payload::ShellCommand {
+            call_id,
+            command,
+            working_dir,
+        } => {
+            put(f, "call_id", string(call_id));
+            put(f, "command", string(command));
+            put_opt(f, "working_dir", working_dir.as_ref());
+        }
+        Payload::ShellCommandOutput {
+            call_id,
+            exit_code,
+            stdout,
+            stderr,
+        } => {
+            put(f, "call_id", string(call_id));
+            put(f, "command", RestrictedExpression::new_string(pending_target(state, call_id)));
+            put(f, "exit_code", RestrictedExpression::new_long(*exit_code));
+            put(f, "stdout", string(stdout));
+            put(f, "stderr", string(stderr));
+        }
+        Payload::WebFetch {
+            call_id,
+            url,
+            prompt,
+        } => {
+            put(f, "call_id", string(call_id));
+            put(f, "url", string(url));
+            put(f, "prompt", string(prompt));
+        }
+        Payload::WebFetchOutput {
+            call_id,
+            url,
+            code,
+            result,
+        } => {
+            put(f, "call_id", string(call_id));
+            put(f, "url", string(url));
+            put(f, "code", long(u64::from(*code)));
+            put(f, "result", string(result));
+        }
+        Payload::FileOperation {
+            call_id,
+            operation,
+            path,
+            content,
+            old_content,
+        } => {
+            put(f, "call_id", string(call_id));
+            put(f, "operation", string(operation.as_str()));
+            put(f, "path", string(path));
+            put_opt(f, "content", content.as_ref());
+            put_opt(f, "old_content", old_content.as_ref());
+        }
+        Payload::FileOperationResult {
+            call_id,
+            success,
+            content,
+            error,
+        } => {
+            let pending = state.pending(call_id);
+            put(f, "call_id", string(call_id));
+            put(f, "operation", string(pending.and_then(|p| p.operation.as_deref()).unwrap_or("")));
+            put(f, "path", string(pending.map_or("", |p| p.target.as_str())));
+            put(f, "success", RestrictedExpression::new_bool(*success));
+            put_opt(f, "content", content.as_ref());
+            put_opt(f, "error", error.as_ref());
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn typed_args(
+    tool_args: &BTreeMap<String, ArgType>,
+    tool: &str,
+    arguments: &serde_json::Value,
+) -> Result<RestrictedExpression, EvaluationError> {
+    let mut fields = Vec::new();
+    if let Some(ty) = tool_args.get(tool) {
+        let value = ty
+            .convert(arguments, &format!("args.{tool}"))
+            .map_err(|(path, problem)| ArgumentTypeError {
+                tool: tool.to_string(),
+                path,
+                problem,
+            })?;
+        fields.push((tool.to_string(), value));
+    }
+    Ok(RestrictedExpression::new_record(fields).expect("one key at most"))
+}
