@@ -126,6 +126,17 @@ struct Slice {
     shadow_permits: PolicySet,
 }
 
+impl Slice {
+    fn add(&mut self, loaded: &LoadedPolicy) -> Result<(), cedar_policy::PolicySetError> {
+        let target = match (loaded.shadow, loaded.policy.effect()) {
+            (false, _) => &mut self.enforced,
+            (true, Effect::Forbid) => &mut self.shadow_forbids,
+            (true, Effect::Permit) => &mut self.shadow_permits,
+        };
+        target.add(loaded.policy.clone())
+    }
+}
+
 /// A validated policy set, ready to judge events.
 ///
 /// The set is sliced by action at load time: Cedar's authorizer evaluates
@@ -140,6 +151,7 @@ pub struct PolicyEngine {
     mode: Mode,
     policies: BTreeMap<String, LoadedPolicy>,
     full: PolicySet,
+    full_slice: Slice,
     slices: Vec<Slice>,
     names: Names,
     action_entities: Vec<Entity>,
@@ -174,24 +186,19 @@ impl PolicyEngine {
             .action_entities()
             .map_err(|e| internal(e.to_string()))?;
         let names = Names::new();
-        let mut full = PolicySet::new();
+        let mut full_slice = Slice::default();
         let mut slices = vec![Slice::default(); ActionName::ALL.len()];
         for loaded_policy in &loaded.policies {
-            let policy = &loaded_policy.policy;
-            if !loaded_policy.shadow {
-                full.add(policy.clone()).map_err(|e| internal(e.to_string()))?;
-            }
+            full_slice
+                .add(loaded_policy)
+                .map_err(|e| internal(e.to_string()))?;
             for action in ActionName::ALL {
-                if !scope_can_match(&policy.action_constraint(), names.action(action), &action_entities) {
-                    continue;
+                let constraint = loaded_policy.policy.action_constraint();
+                if scope_can_match(&constraint, names.action(action), &action_entities) {
+                    slices[action.index()]
+                        .add(loaded_policy)
+                        .map_err(|e| internal(e.to_string()))?;
                 }
-                let slice = &mut slices[action.index()];
-                let target = match (loaded_policy.shadow, policy.effect()) {
-                    (false, _) => &mut slice.enforced,
-                    (true, Effect::Forbid) => &mut slice.shadow_forbids,
-                    (true, Effect::Permit) => &mut slice.shadow_permits,
-                };
-                target.add(policy.clone()).map_err(|e| internal(e.to_string()))?;
             }
         }
         Ok(Self {
@@ -202,7 +209,8 @@ impl PolicyEngine {
                 .into_iter()
                 .map(|p| (p.metadata.policy_id.clone(), p))
                 .collect(),
-            full,
+            full: full_slice.enforced.clone(),
+            full_slice,
             slices,
             names,
             action_entities: action_entities.iter().cloned().collect(),
@@ -273,9 +281,18 @@ impl PolicyEngine {
             .map(|request| self.decide(&request)))
     }
 
-    /// Applies the sliced policy set to a built request.
+    /// Applies the policies of the request's action slice to a built request.
     pub fn decide(&self, request: &CedarRequest) -> Adjudicated {
-        let slice = &self.slices[request.action.index()];
+        self.decide_with(&self.slices[request.action.index()], request)
+    }
+
+    /// Applies the whole, unsliced policy set: the reference that slicing
+    /// must agree with, and what a slicing-free engine would cost.
+    pub fn decide_unsliced(&self, request: &CedarRequest) -> Adjudicated {
+        self.decide_with(&self.full_slice, request)
+    }
+
+    fn decide_with(&self, slice: &Slice, request: &CedarRequest) -> Adjudicated {
         let response = self
             .authorizer
             .is_authorized(&request.request, &slice.enforced, &request.entities);
