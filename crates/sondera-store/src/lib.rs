@@ -1,1 +1,81 @@
+//! Durable trajectories for Sondera Harness.
+//!
+//! A store records agents (with their cards), trajectories (agent, session,
+//! status, counts and the accumulated state policies read), every event in
+//! order and every adjudication with the policies that decided it. Writes are
+//! one [`StepRecord`] at a time, applied atomically: the event, its verdict
+//! and the trajectory's new state land together or not at all, and a step is
+//! acknowledged only once it is durable.
+//!
+//! Each event has a sequence number within its trajectory, and the store
+//! refuses a second event at the same position ([`StoreError::Conflict`]), so
+//! two writers racing on one trajectory cannot interleave silently.
+//!
+//! [`TrajectoryStore`] is the interface; [`SqliteStore`] is the embedded
+//! default (one file under a data directory, WAL journal, synchronous commits;
+//! or entirely in memory).
 
+mod sqlite;
+mod types;
+
+pub use sqlite::SqliteStore;
+pub use types::*;
+
+use async_trait::async_trait;
+use sondera_model::Agent;
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] rusqlite::Error),
+    #[error("cannot open the store at {path}: {message}")]
+    Open { path: String, message: String },
+    #[error(
+        "trajectory {trajectory_id} already has an event at position {seq}: another writer appended first"
+    )]
+    Conflict { trajectory_id: String, seq: u64 },
+    #[error("trajectory {0} is already recorded")]
+    DuplicateTrajectory(String),
+    #[error("trajectory {0} is not recorded")]
+    UnknownTrajectory(String),
+    #[error("stored data is corrupt ({what}): {message}")]
+    Corrupt { what: String, message: String },
+    #[error("invalid page cursor `{0}`")]
+    InvalidCursor(String),
+}
+
+/// Where trajectories are kept.
+#[async_trait]
+pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
+    /// Appends one step atomically: the event, its verdict (if it was
+    /// adjudicated) and the trajectory's new status and state. A `started`
+    /// event creates the trajectory and records its agent.
+    async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError>;
+
+    /// A trajectory's summary, including the state needed to resume it.
+    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError>;
+
+    /// A trajectory with its events in order.
+    async fn trajectory_with_events(&self, id: &str)
+    -> Result<Option<TrajectoryDetail>, StoreError>;
+
+    async fn agent(&self, id: &str) -> Result<Option<Agent>, StoreError>;
+
+    async fn list_agents(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError>;
+
+    async fn list_trajectories(
+        &self,
+        filter: &TrajectoryFilter,
+        page: &PageRequest,
+    ) -> Result<Page<TrajectorySummary>, StoreError>;
+
+    /// Adjudications that denied or escalated, newest first.
+    async fn list_adjudications(
+        &self,
+        filter: &AdjudicationFilter,
+        page: &PageRequest,
+    ) -> Result<Page<AdjudicationRecord>, StoreError>;
+
+    async fn analytics(&self, window: &TimeWindow) -> Result<Analytics, StoreError>;
+}

@@ -1,0 +1,518 @@
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use chrono::{DateTime, SecondsFormat, Utc};
+use parking_lot::Mutex;
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use serde::de::DeserializeOwned;
+use sondera_model::{Agent, Decision, Event, Payload};
+
+use crate::{
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest,
+    PolicyCount, StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail,
+    TrajectoryFilter, TrajectoryStatus, TrajectoryStore, TrajectorySummary,
+};
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS agents (
+    id TEXT PRIMARY KEY,
+    body TEXT NOT NULL,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trajectories (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL,
+    session_id TEXT,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    event_count INTEGER NOT NULL,
+    state TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS trajectories_by_created ON trajectories (created_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS trajectories_by_agent ON trajectories (agent_id, created_at DESC);
+CREATE INDEX IF NOT EXISTS trajectories_by_session ON trajectories (session_id);
+CREATE TABLE IF NOT EXISTS events (
+    trajectory_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event_id TEXT NOT NULL UNIQUE,
+    recorded_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (trajectory_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_by_time ON events (recorded_at);
+CREATE TABLE IF NOT EXISTS adjudications (
+    event_id TEXT PRIMARY KEY,
+    trajectory_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS adjudications_by_decision ON adjudications (decision, recorded_at DESC, event_id DESC);
+CREATE INDEX IF NOT EXISTS adjudications_by_time ON adjudications (recorded_at);
+CREATE TABLE IF NOT EXISTS adjudication_policies (
+    event_id TEXT NOT NULL,
+    policy_id TEXT NOT NULL,
+    recorded_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS adjudication_policies_by_time ON adjudication_policies (recorded_at);
+"#;
+
+/// The embedded store: SQLite in one file (WAL journal, a commit is synced
+/// before it is acknowledged) or entirely in memory.
+///
+/// Calls run on the caller's thread under one connection lock; each is a
+/// short indexed transaction whose cost does not depend on how much is stored.
+#[derive(Debug)]
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    path: Option<PathBuf>,
+}
+
+/// The database file inside a data directory.
+pub const DATABASE_FILE: &str = "sondera.db";
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store in `data_dir`.
+    pub fn open_dir(data_dir: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let dir = data_dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Self::open(dir.join(DATABASE_FILE))
+    }
+
+    /// Opens (creating if needed) the database file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let open_error = |e: rusqlite::Error| StoreError::Open {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        };
+        let conn = Connection::open(path).map_err(open_error)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_error)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(open_error)?;
+        Self::init(conn, Some(path.to_path_buf()))
+    }
+
+    /// A store that lives and dies with this value.
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::init(Connection::open_in_memory()?, None)
+    }
+
+    fn init(conn: Connection, path: Option<PathBuf>) -> Result<Self, StoreError> {
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    /// The database file, or `None` in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+}
+
+fn timestamp(t: &DateTime<Utc>) -> String {
+    // Fixed width, so text order is time order.
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+fn parse_time(text: &str) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| corrupt("timestamp", e))
+}
+
+fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt {
+        what: what.to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("store records serialize to JSON")
+}
+
+fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(what, e))
+}
+
+fn upsert_agent(tx: &Transaction<'_>, agent: &Agent, at: &str) -> Result<(), StoreError> {
+    tx.prepare_cached(
+        "INSERT INTO agents (id, body, first_seen, last_seen) VALUES (?1, ?2, ?3, ?3)
+         ON CONFLICT (id) DO UPDATE SET body = excluded.body, last_seen = excluded.last_seen",
+    )?
+    .execute(params![agent.id, to_json(agent), at])?;
+    Ok(())
+}
+
+fn create_trajectory(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result<(), StoreError> {
+    let event = step.event;
+    let inserted = tx
+        .prepare_cached(
+            "INSERT INTO trajectories (id, agent_id, session_id, status, created_at, updated_at, event_count, state)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, '{}') ON CONFLICT (id) DO NOTHING",
+        )?
+        .execute(params![event.trajectory_id, event.agent.id, step.session_id, TrajectoryStatus::Pending.as_str(), at])?;
+    if inserted == 0 {
+        return Err(StoreError::DuplicateTrajectory(event.trajectory_id.clone()));
+    }
+    Ok(())
+}
+
+fn insert_event(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result<(), StoreError> {
+    let event = step.event;
+    let result = tx
+        .prepare_cached("INSERT INTO events (trajectory_id, seq, event_id, recorded_at, body) VALUES (?1, ?2, ?3, ?4, ?5)")?
+        .execute(params![event.trajectory_id, step.seq as i64, event.event_id, at, to_json(event)]);
+    match result {
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
+            Err(StoreError::Conflict {
+                trajectory_id: event.trajectory_id.clone(),
+                seq: step.seq,
+            })
+        }
+        other => other.map(|_| ()).map_err(StoreError::from),
+    }
+}
+
+fn insert_adjudication(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result<(), StoreError> {
+    let Some(verdict) = step.adjudication else {
+        return Ok(());
+    };
+    let event = step.event;
+    tx.prepare_cached(
+        "INSERT INTO adjudications (event_id, trajectory_id, agent_id, seq, kind, decision, recorded_at, body)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        event.event_id,
+        event.trajectory_id,
+        event.agent.id,
+        step.seq as i64,
+        event.payload.kind(),
+        verdict.decision.as_str(),
+        at,
+        to_json(verdict)
+    ])?;
+    // What the policies decided, even when monitor mode let the step through.
+    let effective = verdict.would_be.unwrap_or(verdict.decision);
+    if effective != Decision::Allow {
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO adjudication_policies (event_id, policy_id, recorded_at) VALUES (?1, ?2, ?3)",
+        )?;
+        for policy in &verdict.policies {
+            insert.execute(params![event.event_id, policy.policy_id, at])?;
+        }
+    }
+    Ok(())
+}
+
+fn update_trajectory(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result<(), StoreError> {
+    let updated = tx
+        .prepare_cached(
+            "UPDATE trajectories SET status = ?2, updated_at = ?3, event_count = ?4, state = ?5 WHERE id = ?1",
+        )?
+        .execute(params![
+            step.event.trajectory_id,
+            step.status.as_str(),
+            at,
+            (step.seq + 1) as i64,
+            to_json(step.state)
+        ])?;
+    if updated == 0 {
+        return Err(StoreError::UnknownTrajectory(step.event.trajectory_id.clone()));
+    }
+    Ok(())
+}
+
+const SUMMARY_COLUMNS: &str =
+    "id, agent_id, session_id, status, created_at, updated_at, event_count, state";
+
+fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<Result<TrajectorySummary, StoreError>> {
+    let status: String = row.get(3)?;
+    let created: String = row.get(4)?;
+    let updated: String = row.get(5)?;
+    let state: String = row.get(7)?;
+    let id: String = row.get(0)?;
+    let agent_id: String = row.get(1)?;
+    let session_id: Option<String> = row.get(2)?;
+    let event_count: i64 = row.get(6)?;
+    Ok((|| {
+        Ok(TrajectorySummary {
+            status: TrajectoryStatus::parse(&status).ok_or_else(|| corrupt("trajectory status", &status))?,
+            created_at: parse_time(&created)?,
+            updated_at: parse_time(&updated)?,
+            state: from_json("trajectory state", &state)?,
+            id,
+            agent_id,
+            session_id,
+            event_count: event_count as u64,
+        })
+    })())
+}
+
+/// Splits a `time|id` cursor.
+fn split_cursor(cursor: &str) -> Result<(&str, &str), StoreError> {
+    cursor
+        .split_once('|')
+        .ok_or_else(|| StoreError::InvalidCursor(cursor.to_string()))
+}
+
+impl SqliteStore {
+    fn append_sync(&self, step: &StepRecord<'_>) -> Result<(), StoreError> {
+        let mut conn = self.conn.lock();
+        let tx = conn.transaction()?;
+        let at = timestamp(&step.event.timestamp);
+        if let Payload::Started { agent, .. } = &step.event.payload {
+            upsert_agent(&tx, agent, &at)?;
+            create_trajectory(&tx, step, &at)?;
+        }
+        insert_event(&tx, step, &at)?;
+        insert_adjudication(&tx, step, &at)?;
+        update_trajectory(&tx, step, &at)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn trajectory_sync(&self, conn: &Connection, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
+        conn.prepare_cached(&format!("SELECT {SUMMARY_COLUMNS} FROM trajectories WHERE id = ?1"))?
+            .query_row([id], summary_from_row)
+            .optional()?
+            .transpose()
+    }
+
+    fn events_sync(&self, conn: &Connection, id: &str) -> Result<Vec<StoredEvent>, StoreError> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT e.seq, e.body, a.body FROM events e LEFT JOIN adjudications a ON a.event_id = e.event_id
+             WHERE e.trajectory_id = ?1 ORDER BY e.seq",
+        )?;
+        let rows = stmt.query_map([id], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<String>>(2)?))
+        })?;
+        rows.map(|row| {
+            let (seq, event, verdict) = row?;
+            Ok(StoredEvent {
+                seq: seq as u64,
+                event: from_json::<Event>("event", &event)?,
+                adjudication: verdict.map(|v| from_json("adjudication", &v)).transpose()?,
+            })
+        })
+        .collect()
+    }
+
+    fn list_trajectories_sync(
+        &self,
+        filter: &TrajectoryFilter,
+        page: &PageRequest,
+    ) -> Result<Page<TrajectorySummary>, StoreError> {
+        let (after_time, after_id) = match &page.cursor {
+            Some(c) => split_cursor(c).map(|(t, i)| (Some(t), Some(i)))?,
+            None => (None, None),
+        };
+        let limit = page.bounded_limit();
+        let conn = self.conn.lock();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {SUMMARY_COLUMNS} FROM trajectories
+             WHERE (?1 IS NULL OR agent_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR session_id = ?3)
+               AND (?4 IS NULL OR (created_at, id) < (?4, ?5))
+             ORDER BY created_at DESC, id DESC LIMIT ?6"
+        ))?;
+        let rows = stmt.query_map(
+            params![
+                filter.agent_id,
+                filter.status.map(TrajectoryStatus::as_str),
+                filter.session_id,
+                after_time,
+                after_id,
+                (limit + 1) as i64
+            ],
+            summary_from_row,
+        )?;
+        let items = rows.map(|r| r?).collect::<Result<Vec<_>, _>>()?;
+        Ok(paginate(items, limit, |t| format!("{}|{}", timestamp(&t.created_at), t.id)))
+    }
+
+    fn list_adjudications_sync(
+        &self,
+        filter: &AdjudicationFilter,
+        page: &PageRequest,
+    ) -> Result<Page<AdjudicationRecord>, StoreError> {
+        let (after_time, after_id) = match &page.cursor {
+            Some(c) => split_cursor(c).map(|(t, i)| (Some(t), Some(i)))?,
+            None => (None, None),
+        };
+        let limit = page.bounded_limit();
+        let conn = self.conn.lock();
+        let mut stmt = conn.prepare_cached(
+            "SELECT event_id, trajectory_id, agent_id, seq, recorded_at, kind, body FROM adjudications
+             WHERE decision IN ('deny', 'escalate') AND (?1 IS NULL OR decision = ?1)
+               AND (?2 IS NULL OR agent_id = ?2) AND (?3 IS NULL OR trajectory_id = ?3)
+               AND (?4 IS NULL OR (recorded_at, event_id) < (?4, ?5))
+             ORDER BY recorded_at DESC, event_id DESC LIMIT ?6",
+        )?;
+        let rows = stmt.query_map(
+            params![
+                filter.decision.map(Decision::as_str),
+                filter.agent_id,
+                filter.trajectory_id,
+                after_time,
+                after_id,
+                (limit + 1) as i64
+            ],
+            |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, i64>(3)?,
+                    row.get::<_, String>(4)?,
+                    row.get::<_, String>(5)?,
+                    row.get::<_, String>(6)?,
+                ))
+            },
+        )?;
+        let items = rows
+            .map(|row| {
+                let (event_id, trajectory_id, agent_id, seq, at, kind, body) = row?;
+                Ok(AdjudicationRecord {
+                    timestamp: parse_time(&at)?,
+                    adjudication: from_json("adjudication", &body)?,
+                    event_id,
+                    trajectory_id,
+                    agent_id,
+                    seq: seq as u64,
+                    kind,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(paginate(items, limit, |a| format!("{}|{}", timestamp(&a.timestamp), a.event_id)))
+    }
+
+    fn list_agents_sync(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError> {
+        let limit = page.bounded_limit();
+        let conn = self.conn.lock();
+        let mut stmt = conn.prepare_cached(
+            "SELECT a.body, a.first_seen, a.last_seen, (SELECT COUNT(*) FROM trajectories t WHERE t.agent_id = a.id)
+             FROM agents a WHERE (?1 IS NULL OR a.id > ?1) ORDER BY a.id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![page.cursor, (limit + 1) as i64], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, i64>(3)?))
+        })?;
+        let items = rows
+            .map(|row| {
+                let (body, first, last, count) = row?;
+                Ok(AgentRecord {
+                    agent: from_json("agent", &body)?,
+                    first_seen: parse_time(&first)?,
+                    last_seen: parse_time(&last)?,
+                    trajectory_count: count as u64,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(paginate(items, limit, |a| a.agent.id.clone()))
+    }
+
+    fn analytics_sync(&self, window: &TimeWindow) -> Result<Analytics, StoreError> {
+        let since = window.since.as_ref().map(timestamp);
+        let until = window.until.as_ref().map(timestamp);
+        let conn = self.conn.lock();
+        let in_window = "(?1 IS NULL OR {col} >= ?1) AND (?2 IS NULL OR {col} < ?2)";
+        let count = |table: &str, col: &str, extra: &str| -> Result<u64, StoreError> {
+            let sql = format!("SELECT COUNT(*) FROM {table} WHERE {} {extra}", in_window.replace("{col}", col));
+            Ok(conn.prepare_cached(&sql)?.query_row(params![since, until], |r| r.get::<_, i64>(0))? as u64)
+        };
+        let mut analytics = Analytics {
+            trajectories: count("trajectories", "created_at", "")?,
+            events: count("events", "recorded_at", "")?,
+            allowed: count("adjudications", "recorded_at", "AND decision = 'allow'")?,
+            denied: count("adjudications", "recorded_at", "AND decision = 'deny'")?,
+            escalated: count("adjudications", "recorded_at", "AND decision = 'escalate'")?,
+            top_denying_policies: Vec::new(),
+        };
+        let sql = format!(
+            "SELECT policy_id, COUNT(*) AS n FROM adjudication_policies WHERE {} GROUP BY policy_id ORDER BY n DESC, policy_id LIMIT 10",
+            in_window.replace("{col}", "recorded_at")
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![since, until], |r| {
+            Ok(PolicyCount { policy_id: r.get(0)?, count: r.get::<_, i64>(1)? as u64 })
+        })?;
+        analytics.top_denying_policies = rows.collect::<Result<_, _>>()?;
+        Ok(analytics)
+    }
+}
+
+/// Trims the look-ahead row and turns the last item into the next cursor.
+fn paginate<T>(mut items: Vec<T>, limit: usize, cursor: impl Fn(&T) -> String) -> Page<T> {
+    let more = items.len() > limit;
+    items.truncate(limit);
+    let next = if more { items.last().map(&cursor) } else { None };
+    Page { items, next }
+}
+
+#[async_trait]
+impl TrajectoryStore for SqliteStore {
+    async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError> {
+        self.append_sync(&step)
+    }
+
+    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
+        let conn = self.conn.lock();
+        self.trajectory_sync(&conn, id)
+    }
+
+    async fn trajectory_with_events(&self, id: &str) -> Result<Option<TrajectoryDetail>, StoreError> {
+        let conn = self.conn.lock();
+        let Some(summary) = self.trajectory_sync(&conn, id)? else {
+            return Ok(None);
+        };
+        let events = self.events_sync(&conn, id)?;
+        Ok(Some(TrajectoryDetail { summary, events }))
+    }
+
+    async fn agent(&self, id: &str) -> Result<Option<Agent>, StoreError> {
+        let conn = self.conn.lock();
+        let body: Option<String> = conn
+            .prepare_cached("SELECT body FROM agents WHERE id = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?;
+        body.map(|b| from_json("agent", &b)).transpose()
+    }
+
+    async fn list_agents(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError> {
+        self.list_agents_sync(page)
+    }
+
+    async fn list_trajectories(
+        &self,
+        filter: &TrajectoryFilter,
+        page: &PageRequest,
+    ) -> Result<Page<TrajectorySummary>, StoreError> {
+        self.list_trajectories_sync(filter, page)
+    }
+
+    async fn list_adjudications(
+        &self,
+        filter: &AdjudicationFilter,
+        page: &PageRequest,
+    ) -> Result<Page<AdjudicationRecord>, StoreError> {
+        self.list_adjudications_sync(filter, page)
+    }
+
+    async fn analytics(&self, window: &TimeWindow) -> Result<Analytics, StoreError> {
+        self.analytics_sync(window)
+    }
+}

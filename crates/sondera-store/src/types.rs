@@ -1,0 +1,220 @@
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sondera_model::{Adjudicated, Agent, Decision, Event, Payload, TrajectoryState};
+
+/// Where a trajectory is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrajectoryStatus {
+    /// Known but not started.
+    Pending,
+    Running,
+    Completed,
+    Failed,
+    Terminated,
+    Suspended,
+}
+
+impl TrajectoryStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Terminated => "terminated",
+            Self::Suspended => "suspended",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "running" => Self::Running,
+            "completed" => Self::Completed,
+            "failed" => Self::Failed,
+            "terminated" => Self::Terminated,
+            "suspended" => Self::Suspended,
+            _ => return None,
+        })
+    }
+
+    /// The status after `payload`, given the status before it.
+    pub fn after(self, payload: &Payload) -> Self {
+        match payload {
+            Payload::Started { .. } | Payload::Resumed { .. } => Self::Running,
+            Payload::Completed { .. } => Self::Completed,
+            Payload::Failed { .. } => Self::Failed,
+            Payload::Terminated { .. } => Self::Terminated,
+            Payload::Suspended { .. } => Self::Suspended,
+            _ => self,
+        }
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Terminated)
+    }
+}
+
+impl std::fmt::Display for TrajectoryStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for TrajectoryStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s).ok_or_else(|| format!("unknown status `{s}`: expected pending, running, completed, failed, terminated or suspended"))
+    }
+}
+
+/// One step to append.
+#[derive(Debug, Clone, Copy)]
+pub struct StepRecord<'a> {
+    pub event: &'a Event,
+    /// Position of the event in its trajectory, from 0 (the `started` event).
+    pub seq: u64,
+    pub adjudication: Option<&'a Adjudicated>,
+    /// The trajectory's status after this step.
+    pub status: TrajectoryStatus,
+    /// The trajectory's state after this step.
+    pub state: &'a TrajectoryState,
+    /// The session the trajectory belongs to (read when it is created).
+    pub session_id: Option<&'a str>,
+}
+
+/// A trajectory without its events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrajectorySummary {
+    pub id: String,
+    pub agent_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    pub status: TrajectoryStatus,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// Events recorded, so the next one goes at this position.
+    pub event_count: u64,
+    pub state: TrajectoryState,
+}
+
+/// An event as stored, with its verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredEvent {
+    pub seq: u64,
+    pub event: Event,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjudication: Option<Adjudicated>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrajectoryDetail {
+    pub summary: TrajectorySummary,
+    pub events: Vec<StoredEvent>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentRecord {
+    pub agent: Agent,
+    pub first_seen: DateTime<Utc>,
+    pub last_seen: DateTime<Utc>,
+    pub trajectory_count: u64,
+}
+
+/// A deny or escalate verdict with where it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdjudicationRecord {
+    pub event_id: String,
+    pub trajectory_id: String,
+    pub agent_id: String,
+    pub seq: u64,
+    pub timestamp: DateTime<Utc>,
+    /// The payload kind that was judged (`shell_command`, ...).
+    pub kind: String,
+    pub adjudication: Adjudicated,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrajectoryFilter {
+    pub agent_id: Option<String>,
+    pub status: Option<TrajectoryStatus>,
+    pub session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AdjudicationFilter {
+    pub agent_id: Option<String>,
+    pub trajectory_id: Option<String>,
+    /// Only this decision; by default both deny and escalate.
+    pub decision: Option<Decision>,
+}
+
+/// Keyset pagination: pass the previous page's `next` cursor to continue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRequest {
+    pub limit: usize,
+    pub cursor: Option<String>,
+}
+
+impl PageRequest {
+    pub const MAX_LIMIT: usize = 1000;
+
+    pub fn first(limit: usize) -> Self {
+        Self {
+            limit,
+            cursor: None,
+        }
+    }
+
+    pub fn after(limit: usize, cursor: impl Into<String>) -> Self {
+        Self {
+            limit,
+            cursor: Some(cursor.into()),
+        }
+    }
+
+    pub(crate) fn bounded_limit(&self) -> usize {
+        self.limit.clamp(1, Self::MAX_LIMIT)
+    }
+}
+
+impl Default for PageRequest {
+    fn default() -> Self {
+        Self::first(100)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// The cursor of the next page; `None` on the last page.
+    pub next: Option<String>,
+}
+
+/// A half-open time window `[since, until)`; an open end is unbounded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeWindow {
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Analytics {
+    /// Trajectories created in the window.
+    pub trajectories: u64,
+    /// Events recorded in the window.
+    pub events: u64,
+    pub allowed: u64,
+    pub denied: u64,
+    pub escalated: u64,
+    /// Policies that denied or escalated most often, most first.
+    pub top_denying_policies: Vec<PolicyCount>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyCount {
+    pub policy_id: String,
+    pub count: u64,
+}
