@@ -1,1 +1,109 @@
+//! Harnesses: the interface an agent integration adjudicates through, and the
+//! embedded implementation.
+//!
+//! A [`Harness`] is one *trajectory scope*: it owns at most one trajectory at
+//! a time and walks it through its lifecycle (`initialize` sends `started`,
+//! `finalize` sends `completed`, `fail` sends `failed`, `resume` reattaches to
+//! a recorded trajectory), judging every step in between with `adjudicate`.
+//! Integrations serving many sessions take one scope per session from
+//! [`Harness::new_scope`]: scopes share configuration and the expensive
+//! resources (policy engine, store, transport) but never trajectory state.
+//!
+//! The trajectory id is published *before* the `started` or `resumed` event
+//! is sent and cleared only once a terminal event has been accepted, so a
+//! failure at either end leaves the id visible for cleanup rather than
+//! orphaning a trajectory that may exist.
+//!
+//! [`LocalHarness`] runs everything in process: an [`Adjudicator`] (policy
+//! engine plus store plus per-trajectory state) that scopes share. The same
+//! adjudicator backs the harness server, so an embedded agent and a remote one
+//! are judged by identical code.
 
+mod adjudicator;
+mod local;
+
+pub use adjudicator::Adjudicator;
+pub use local::{LocalHarness, LocalHarnessBuilder};
+
+use async_trait::async_trait;
+use sondera_model::{Adjudicated, Agent, Event, EventDecodeError, Payload};
+use sondera_store::{StoreError, TrajectoryStatus};
+
+/// Why a harness call failed. Every error from a gate must block the step it
+/// was judging: nothing is ever allowed because the harness failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    #[error("this scope already has trajectory {trajectory_id}; take a new scope for another trajectory")]
+    AlreadyInitialized { trajectory_id: String },
+    #[error("no trajectory: call initialize or resume before adjudicating")]
+    NotInitialized,
+    #[error("no agent: pass one to initialize or configure the harness with one")]
+    NoAgent,
+    #[error("event belongs to trajectory {found}, but this scope holds {expected}")]
+    TrajectoryMismatch { expected: String, found: String },
+    #[error("trajectory {0} is not recorded")]
+    UnknownTrajectory(String),
+    #[error("trajectory {0} has already started")]
+    AlreadyStarted(String),
+    #[error("trajectory {trajectory_id} has ended ({status}); it accepts no more events")]
+    TrajectoryEnded {
+        trajectory_id: String,
+        status: TrajectoryStatus,
+    },
+    #[error("invalid event: {0}")]
+    InvalidEvent(#[from] EventDecodeError),
+    #[error("the trajectory store failed: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// One trajectory scope of a governance harness.
+#[async_trait]
+pub trait Harness: Send + Sync {
+    /// Starts a new trajectory for `agent` (or the harness's configured
+    /// agent) and returns its id; sends `started`.
+    async fn initialize(
+        &mut self,
+        agent: Option<Agent>,
+        session_id: Option<String>,
+    ) -> Result<String, HarnessError>;
+
+    /// Reattaches to a recorded trajectory; sends `resumed`.
+    async fn resume(&mut self, trajectory_id: &str, agent: Option<Agent>)
+    -> Result<(), HarnessError>;
+
+    /// Ends the trajectory successfully; sends `completed`.
+    async fn finalize(&mut self, summary: Option<String>) -> Result<(), HarnessError>;
+
+    /// Ends the trajectory as failed; sends `failed`.
+    async fn fail(&mut self, reason: &str) -> Result<(), HarnessError>;
+
+    /// Judges one event of this scope's trajectory.
+    async fn adjudicate(&mut self, event: Event) -> Result<Adjudicated, HarnessError>;
+
+    /// Judges events in order, one verdict each. Stops at the first error;
+    /// the events before it stay recorded.
+    async fn adjudicates(&mut self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
+        let mut verdicts = Vec::with_capacity(events.len());
+        for event in events {
+            verdicts.push(self.adjudicate(event).await?);
+        }
+        Ok(verdicts)
+    }
+
+    /// The trajectory this scope holds, if any.
+    fn trajectory_id(&self) -> Option<&str>;
+
+    /// The agent this scope's trajectory belongs to.
+    fn agent(&self) -> Option<&Agent>;
+
+    /// A fresh, uninitialised scope sharing this one's configuration and
+    /// resources but no trajectory state.
+    fn new_scope(&self) -> Box<dyn Harness>;
+
+    /// An event of this scope's trajectory carrying `payload`, produced by the agent.
+    fn event(&self, payload: Payload) -> Result<Event, HarnessError> {
+        let trajectory_id = self.trajectory_id().ok_or(HarnessError::NotInitialized)?;
+        let agent = self.agent().ok_or(HarnessError::NoAgent)?;
+        Ok(Event::new(trajectory_id, agent, payload))
+    }
+}

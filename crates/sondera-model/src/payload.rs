@@ -85,6 +85,9 @@ pub enum Payload {
         agent: Agent,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         task: Option<String>,
+        /// The session (conversation) the trajectory belongs to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
     },
     Completed {
         #[serde(default, skip_serializing_if = "Option::is_none")]

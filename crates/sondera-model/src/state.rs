@@ -7,7 +7,7 @@ use crate::{Decision, Payload};
 /// How many tool calls awaiting their result a trajectory remembers. Older
 /// ones are forgotten, so the state of a trajectory stays the same size however
 /// long it runs.
-pub const MAX_PENDING_CALLS: usize = 256;
+pub const MAX_PENDING_CALLS: usize = 64;
 
 /// What a trajectory has accumulated so far: the facts policies read from the
 /// `Trajectory` entity. It is a fixed-size summary, never a scan of history,

@@ -40,7 +40,7 @@ fn every_payload() -> Vec<Payload> {
         Payload::ShellCommandOutput { call_id: "c2".into(), exit_code: 1, stdout: "".into(), stderr: "boom".into() },
         Payload::WebFetchOutput { call_id: "c3".into(), url: "https://docs.rs".into(), code: 200, result: "ok".into() },
         Payload::FileOperationResult { call_id: "c4".into(), success: false, content: None, error: Some("denied".into()) },
-        Payload::Started { agent: agent().with_card(card), task: Some("triage".into()) },
+        Payload::Started { agent: agent().with_card(card), task: Some("triage".into()), session_id: Some("s-1".into()) },
         Payload::Completed { summary: Some("done".into()) },
         Payload::Failed { reason: "crash".into() },
         Payload::Terminated { reason: "budget".into(), terminated_by: Actor::new(ActorKind::Policy, "budget-guard") },

@@ -158,14 +158,18 @@ fn upsert_agent(tx: &Transaction<'_>, agent: &Agent, at: &str) -> Result<(), Sto
     Ok(())
 }
 
-fn create_trajectory(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result<(), StoreError> {
-    let event = step.event;
+fn create_trajectory(
+    tx: &Transaction<'_>,
+    event: &Event,
+    session_id: Option<&str>,
+    at: &str,
+) -> Result<(), StoreError> {
     let inserted = tx
         .prepare_cached(
             "INSERT INTO trajectories (id, agent_id, session_id, status, created_at, updated_at, event_count, state)
              VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, '{}') ON CONFLICT (id) DO NOTHING",
         )?
-        .execute(params![event.trajectory_id, event.agent.id, step.session_id, TrajectoryStatus::Pending.as_str(), at])?;
+        .execute(params![event.trajectory_id, event.agent.id, session_id, TrajectoryStatus::Pending.as_str(), at])?;
     if inserted == 0 {
         return Err(StoreError::DuplicateTrajectory(event.trajectory_id.clone()));
     }
@@ -276,9 +280,12 @@ impl SqliteStore {
         let mut conn = self.conn.lock();
         let tx = conn.transaction()?;
         let at = timestamp(&step.event.timestamp);
-        if let Payload::Started { agent, .. } = &step.event.payload {
+        if let Payload::Started {
+            agent, session_id, ..
+        } = &step.event.payload
+        {
             upsert_agent(&tx, agent, &at)?;
-            create_trajectory(&tx, step, &at)?;
+            create_trajectory(&tx, step.event, session_id.as_deref(), &at)?;
         }
         insert_event(&tx, step, &at)?;
         insert_adjudication(&tx, step, &at)?;

@@ -81,8 +81,6 @@ pub struct StepRecord<'a> {
     pub status: TrajectoryStatus,
     /// The trajectory's state after this step.
     pub state: &'a TrajectoryState,
-    /// The session the trajectory belongs to (read when it is created).
-    pub session_id: Option<&'a str>,
 }
 
 /// A trajectory without its events.

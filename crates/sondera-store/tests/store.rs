@@ -31,20 +31,20 @@ fn verdict(decision: Decision, policy: &str) -> Adjudicated {
 /// Writes a trajectory: started, then one shell step per decision, then optionally completed.
 async fn write_trajectory(store: &dyn TrajectoryStore, traj: &str, agent_id: &str, session: &str, start: i64, decisions: &[Decision], complete: bool) {
     let mut state = TrajectoryState::default();
-    let started = event(traj, agent_id, start, Payload::Started { agent: agent(agent_id), task: None });
-    store.append(StepRecord { event: &started, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state, session_id: Some(session) }).await.unwrap();
+    let started = event(traj, agent_id, start, Payload::Started { agent: agent(agent_id), task: None, session_id: Some(session.into()) });
+    store.append(StepRecord { event: &started, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap();
     let mut seq = 1;
     for (i, decision) in decisions.iter().enumerate() {
         let payload = Payload::ShellCommand { call_id: format!("c{i}"), command: format!("cmd {i}"), working_dir: None };
         state.record(&payload, *decision);
         let e = event(traj, agent_id, start + seq as i64, payload);
         let v = verdict(*decision, if *decision == Decision::Allow { "base-default-permit" } else { "no-cmd" });
-        store.append(StepRecord { event: &e, seq, adjudication: Some(&v), status: TrajectoryStatus::Running, state: &state, session_id: None }).await.unwrap();
+        store.append(StepRecord { event: &e, seq, adjudication: Some(&v), status: TrajectoryStatus::Running, state: &state }).await.unwrap();
         seq += 1;
     }
     if complete {
         let e = event(traj, agent_id, start + seq as i64, Payload::Completed { summary: None });
-        store.append(StepRecord { event: &e, seq, adjudication: None, status: TrajectoryStatus::Completed, state: &state, session_id: None }).await.unwrap();
+        store.append(StepRecord { event: &e, seq, adjudication: None, status: TrajectoryStatus::Completed, state: &state }).await.unwrap();
     }
 }
 
@@ -69,17 +69,17 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
     write_trajectory(store, "t-conflict", "bot", "s", 0, &[Decision::Allow], false).await;
     let state = TrajectoryState::default();
     let e = event("t-conflict", "bot", 9, Payload::Thought { content: "late".into() });
-    let err = store.append(StepRecord { event: &e, seq: 1, adjudication: None, status: TrajectoryStatus::Running, state: &state, session_id: None }).await.unwrap_err();
+    let err = store.append(StepRecord { event: &e, seq: 1, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap_err();
     assert!(matches!(err, StoreError::Conflict { ref trajectory_id, seq: 1 } if trajectory_id == "t-conflict"), "{err}");
     // Nothing of the refused step was kept.
     assert_eq!(store.trajectory("t-conflict").await.unwrap().unwrap().event_count, 2);
 
-    let again = event("t-conflict", "bot", 10, Payload::Started { agent: agent("bot"), task: None });
-    let err = store.append(StepRecord { event: &again, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state, session_id: None }).await.unwrap_err();
+    let again = event("t-conflict", "bot", 10, Payload::Started { agent: agent("bot"), task: None, session_id: None });
+    let err = store.append(StepRecord { event: &again, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap_err();
     assert!(matches!(err, StoreError::DuplicateTrajectory(_)), "{err}");
 
     let orphan = event("never-started", "bot", 10, Payload::Thought { content: "x".into() });
-    let err = store.append(StepRecord { event: &orphan, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state, session_id: None }).await.unwrap_err();
+    let err = store.append(StepRecord { event: &orphan, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap_err();
     assert!(matches!(err, StoreError::UnknownTrajectory(_)), "{err}");
 }
 
@@ -139,13 +139,13 @@ async fn blocked_adjudications_and_analytics(store: &dyn TrajectoryStore) {
 
 async fn monitor_verdicts_count_what_policies_decided(store: &dyn TrajectoryStore) {
     let state = TrajectoryState::default();
-    let started = event("m1", "bot", 0, Payload::Started { agent: agent("bot"), task: None });
-    store.append(StepRecord { event: &started, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state, session_id: None }).await.unwrap();
+    let started = event("m1", "bot", 0, Payload::Started { agent: agent("bot"), task: None, session_id: None });
+    store.append(StepRecord { event: &started, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap();
     let mut monitored = verdict(Decision::Deny, "shadowed-deny");
     monitored.would_be = Some(Decision::Deny);
     monitored.decision = Decision::Allow;
     let e = event("m1", "bot", 1, Payload::Thought { content: "x".into() });
-    store.append(StepRecord { event: &e, seq: 1, adjudication: Some(&monitored), status: TrajectoryStatus::Running, state: &state, session_id: None }).await.unwrap();
+    store.append(StepRecord { event: &e, seq: 1, adjudication: Some(&monitored), status: TrajectoryStatus::Running, state: &state }).await.unwrap();
     let analytics = store.analytics(&TimeWindow::default()).await.unwrap();
     assert_eq!(analytics.allowed, 1);
     assert_eq!(analytics.top_denying_policies[0].policy_id, "shadowed-deny");

@@ -1,0 +1,166 @@
+//! The embedded governance core: judges any event of any trajectory and
+//! records it, keeping each trajectory's state.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use sondera_model::{Adjudicated, Event, Payload, TrajectoryState};
+use sondera_policy::PolicyEngine;
+use sondera_store::{StepRecord, TrajectoryStatus, TrajectoryStore};
+
+use crate::HarnessError;
+
+/// Where a trajectory stands: what the next event is judged with.
+#[derive(Debug)]
+struct Cursor {
+    status: TrajectoryStatus,
+    /// Position of the next event.
+    next_seq: u64,
+    state: TrajectoryState,
+}
+
+impl Cursor {
+    fn unstarted() -> Self {
+        Self {
+            status: TrajectoryStatus::Pending,
+            next_seq: 0,
+            state: TrajectoryState::default(),
+        }
+    }
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Cursor>>>;
+
+/// How many idle trajectories keep their state in memory; beyond this, idle
+/// ones are dropped and reloaded from the store when they next see an event.
+const CACHED_TRAJECTORIES: usize = 4096;
+
+/// Judges events against a policy engine and records them in a store.
+///
+/// Events of one trajectory are judged one at a time, in arrival order, each
+/// against the state its predecessors left; events of different trajectories
+/// proceed independently. A step is acknowledged only after the store has
+/// durably recorded it together with its verdict and the trajectory's new
+/// state, so a crash never leaves a verdict the store does not know about.
+///
+/// Failing closed: an event that policies cannot evaluate (say, tool arguments
+/// that do not fit their declared types) is recorded with a deny naming the
+/// cause; a store failure is returned as an error, which callers must treat
+/// as a block.
+#[derive(Debug)]
+pub struct Adjudicator {
+    engine: RwLock<Arc<PolicyEngine>>,
+    store: Arc<dyn TrajectoryStore>,
+    trajectories: Mutex<HashMap<String, Slot>>,
+}
+
+impl Adjudicator {
+    pub fn new(engine: PolicyEngine, store: Arc<dyn TrajectoryStore>) -> Self {
+        Self {
+            engine: RwLock::new(Arc::new(engine)),
+            store,
+            trajectories: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The policies in force.
+    pub fn engine(&self) -> Arc<PolicyEngine> {
+        self.engine.read().clone()
+    }
+
+    /// Replaces the policies; events already being judged finish under the old set.
+    pub fn replace_engine(&self, engine: PolicyEngine) {
+        *self.engine.write() = Arc::new(engine);
+    }
+
+    pub fn store(&self) -> &Arc<dyn TrajectoryStore> {
+        &self.store
+    }
+
+    fn slot(&self, trajectory_id: &str) -> Slot {
+        let mut map = self.trajectories.lock();
+        if map.len() >= CACHED_TRAJECTORIES && !map.contains_key(trajectory_id) {
+            map.retain(|_, slot| Arc::strong_count(slot) > 1);
+        }
+        map.entry(trajectory_id.to_string()).or_default().clone()
+    }
+
+    fn forget(&self, trajectory_id: &str) {
+        self.trajectories.lock().remove(trajectory_id);
+    }
+
+    /// Judges and records one event, returning its verdict.
+    pub async fn adjudicate(&self, event: &Event) -> Result<Adjudicated, HarnessError> {
+        event.check()?;
+        let slot = self.slot(&event.trajectory_id);
+        let mut guard = slot.lock().await;
+        if guard.is_none() {
+            *guard = self.load(event).await?;
+        }
+        if guard.is_none() && matches!(event.payload, Payload::Started { .. }) {
+            *guard = Some(Cursor::unstarted());
+        }
+        let result = match guard.as_mut() {
+            Some(cursor) => self.step(cursor, event).await,
+            None => Err(HarnessError::UnknownTrajectory(event.trajectory_id.clone())),
+        };
+        let ended = guard.as_ref().is_some_and(|c| c.status.is_terminal());
+        if result.is_err() || ended {
+            // On error the store may know more than this cache; reload next time.
+            *guard = None;
+            drop(guard);
+            self.forget(&event.trajectory_id);
+        }
+        result
+    }
+
+    /// Reads a trajectory's cursor from the store; `None` when it is not recorded.
+    async fn load(&self, event: &Event) -> Result<Option<Cursor>, HarnessError> {
+        Ok(self
+            .store
+            .trajectory(&event.trajectory_id)
+            .await?
+            .map(|summary| Cursor {
+                status: summary.status,
+                next_seq: summary.event_count,
+                state: summary.state,
+            }))
+    }
+
+    async fn step(&self, cursor: &mut Cursor, event: &Event) -> Result<Adjudicated, HarnessError> {
+        let id = &event.trajectory_id;
+        if cursor.status.is_terminal() {
+            return Err(HarnessError::TrajectoryEnded { trajectory_id: id.clone(), status: cursor.status });
+        }
+        if let Payload::Started { .. } = event.payload
+            && cursor.next_seq > 0
+        {
+            return Err(HarnessError::AlreadyStarted(id.clone()));
+        }
+        let engine = self.engine();
+        let evaluated = engine.evaluate(event, &cursor.state);
+        let verdict = match &evaluated {
+            Ok(Some(verdict)) => verdict.clone(),
+            Ok(None) => Adjudicated::allow(engine.mode(), format!("{} recorded", event.payload.kind())),
+            Err(e) => Adjudicated::deny(engine.mode(), format!("cannot adjudicate this step, failing closed: {e}")),
+        };
+        let governed = !matches!(evaluated, Ok(None));
+        if governed {
+            cursor.state.record(&event.payload, verdict.would_be.unwrap_or(verdict.decision));
+        }
+        let status = cursor.status.after(&event.payload);
+        self.store
+            .append(StepRecord {
+                event,
+                seq: cursor.next_seq,
+                adjudication: governed.then_some(&verdict),
+                status,
+                state: &cursor.state,
+            })
+            .await?;
+        cursor.status = status;
+        cursor.next_seq += 1;
+        Ok(verdict)
+    }
+}

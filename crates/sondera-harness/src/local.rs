@@ -1,0 +1,245 @@
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use sondera_model::{Actor, Adjudicated, Agent, Event, Mode, Payload};
+use sondera_policy::{PolicyEngine, PolicyLoadErrors};
+use sondera_store::{SqliteStore, StoreError, TrajectoryStore};
+
+use crate::{Adjudicator, Harness, HarnessError};
+
+/// A harness that judges and records everything in process.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use sondera_harness::{Harness, LocalHarness};
+/// use sondera_model::{Agent, Payload};
+///
+/// let mut harness = LocalHarness::builder()
+///     .agent(Agent::new("my-agent", "google-adk"))
+///     .in_memory()
+///     .build()
+///     .unwrap();
+/// harness.initialize(None, Some("session-1".into())).await.unwrap();
+/// let call = harness.event(Payload::ShellCommand {
+///     call_id: "c1".into(),
+///     command: "cargo test".into(),
+///     working_dir: None,
+/// }).unwrap();
+/// assert!(harness.adjudicate(call).await.unwrap().is_allowed());
+/// harness.finalize(None).await.unwrap();
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct LocalHarness {
+    adjudicator: Arc<Adjudicator>,
+    default_agent: Option<Agent>,
+    agent: Option<Agent>,
+    trajectory_id: Option<String>,
+}
+
+/// Where a [`LocalHarness`] keeps trajectories.
+#[derive(Debug)]
+enum StoreChoice {
+    Memory,
+    DataDir(PathBuf),
+    Store(Arc<dyn TrajectoryStore>),
+}
+
+/// Configures a [`LocalHarness`]: the built-in policy packs and an in-memory
+/// store unless told otherwise.
+#[derive(Debug)]
+pub struct LocalHarnessBuilder {
+    engine: Option<PolicyEngine>,
+    policy_dirs: Vec<PathBuf>,
+    mode: Mode,
+    store: StoreChoice,
+    agent: Option<Agent>,
+}
+
+/// Why a [`LocalHarness`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalHarnessError {
+    #[error(transparent)]
+    Policies(#[from] PolicyLoadErrors),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl LocalHarnessBuilder {
+    /// Judges with this engine instead of loading one.
+    #[must_use]
+    pub fn engine(mut self, engine: PolicyEngine) -> Self {
+        self.engine = Some(engine);
+        self
+    }
+
+    /// Loads policies from `dir` instead of the built-in packs (repeatable).
+    #[must_use]
+    pub fn policy_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.policy_dirs.push(dir.into());
+        self
+    }
+
+    #[must_use]
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Keeps trajectories in memory only (the default).
+    #[must_use]
+    pub fn in_memory(mut self) -> Self {
+        self.store = StoreChoice::Memory;
+        self
+    }
+
+    /// Keeps trajectories durably in SQLite under `dir`.
+    #[must_use]
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.store = StoreChoice::DataDir(dir.into());
+        self
+    }
+
+    /// Keeps trajectories in `store`.
+    #[must_use]
+    pub fn store(mut self, store: Arc<dyn TrajectoryStore>) -> Self {
+        self.store = StoreChoice::Store(store);
+        self
+    }
+
+    /// The agent `initialize` uses when it is given none.
+    #[must_use]
+    pub fn agent(mut self, agent: Agent) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    pub fn build(self) -> Result<LocalHarness, LocalHarnessError> {
+        let engine = match self.engine {
+            Some(engine) => engine.with_mode(self.mode),
+            None if self.policy_dirs.is_empty() => PolicyEngine::builder().builtin_packs().mode(self.mode).build()?,
+            None => PolicyEngine::builder().directories(self.policy_dirs).mode(self.mode).build()?,
+        };
+        let store: Arc<dyn TrajectoryStore> = match self.store {
+            StoreChoice::Memory => Arc::new(SqliteStore::in_memory()?),
+            StoreChoice::DataDir(dir) => Arc::new(SqliteStore::open_dir(dir)?),
+            StoreChoice::Store(store) => store,
+        };
+        Ok(LocalHarness::with_adjudicator(Arc::new(Adjudicator::new(engine, store)), self.agent))
+    }
+}
+
+impl LocalHarness {
+    pub fn builder() -> LocalHarnessBuilder {
+        LocalHarnessBuilder {
+            engine: None,
+            policy_dirs: Vec::new(),
+            mode: Mode::Govern,
+            store: StoreChoice::Memory,
+            agent: None,
+        }
+    }
+
+    /// A scope over a shared adjudicator.
+    pub fn with_adjudicator(adjudicator: Arc<Adjudicator>, default_agent: Option<Agent>) -> Self {
+        Self {
+            adjudicator,
+            agent: default_agent.clone(),
+            default_agent,
+            trajectory_id: None,
+        }
+    }
+
+    pub fn adjudicator(&self) -> &Arc<Adjudicator> {
+        &self.adjudicator
+    }
+
+    fn require_no_trajectory(&self) -> Result<(), HarnessError> {
+        match &self.trajectory_id {
+            Some(id) => Err(HarnessError::AlreadyInitialized { trajectory_id: id.clone() }),
+            None => Ok(()),
+        }
+    }
+
+    async fn send_lifecycle(&mut self, payload: Payload, actor: Option<Actor>) -> Result<Adjudicated, HarnessError> {
+        let mut event = self.event(payload)?;
+        if let Some(actor) = actor {
+            event = event.with_actor(actor);
+        }
+        self.adjudicator.adjudicate(&event).await
+    }
+
+    /// Sends a terminal event; the trajectory id is cleared only once it is accepted.
+    async fn end(&mut self, payload: Payload) -> Result<(), HarnessError> {
+        self.send_lifecycle(payload, None).await?;
+        self.trajectory_id = None;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Harness for LocalHarness {
+    async fn initialize(&mut self, agent: Option<Agent>, session_id: Option<String>) -> Result<String, HarnessError> {
+        self.require_no_trajectory()?;
+        let agent = agent.or_else(|| self.default_agent.clone()).ok_or(HarnessError::NoAgent)?;
+        let trajectory_id = uuid::Uuid::new_v4().to_string();
+        self.agent = Some(agent.clone());
+        self.trajectory_id = Some(trajectory_id.clone());
+        let started = Payload::Started { agent, task: None, session_id };
+        self.send_lifecycle(started, None).await?;
+        Ok(trajectory_id)
+    }
+
+    async fn resume(&mut self, trajectory_id: &str, agent: Option<Agent>) -> Result<(), HarnessError> {
+        self.require_no_trajectory()?;
+        let store = self.adjudicator.store();
+        let recorded = store
+            .trajectory(trajectory_id)
+            .await?
+            .ok_or_else(|| HarnessError::UnknownTrajectory(trajectory_id.to_string()))?;
+        let agent = match agent {
+            Some(agent) => Some(agent),
+            None => store.agent(&recorded.agent_id).await?,
+        };
+        let agent = agent
+            .or_else(|| self.default_agent.clone())
+            .ok_or(HarnessError::NoAgent)?;
+        self.agent = Some(agent);
+        self.trajectory_id = Some(trajectory_id.to_string());
+        let resumed = Payload::Resumed { resumed_by: Actor::system("sondera-harness") };
+        self.send_lifecycle(resumed, Some(Actor::system("sondera-harness"))).await?;
+        Ok(())
+    }
+
+    async fn finalize(&mut self, summary: Option<String>) -> Result<(), HarnessError> {
+        self.end(Payload::Completed { summary }).await
+    }
+
+    async fn fail(&mut self, reason: &str) -> Result<(), HarnessError> {
+        self.end(Payload::Failed { reason: reason.to_string() }).await
+    }
+
+    async fn adjudicate(&mut self, event: Event) -> Result<Adjudicated, HarnessError> {
+        let expected = self.trajectory_id.as_deref().ok_or(HarnessError::NotInitialized)?;
+        if event.trajectory_id != expected {
+            return Err(HarnessError::TrajectoryMismatch {
+                expected: expected.to_string(),
+                found: event.trajectory_id,
+            });
+        }
+        self.adjudicator.adjudicate(&event).await
+    }
+
+    fn trajectory_id(&self) -> Option<&str> {
+        self.trajectory_id.as_deref()
+    }
+
+    fn agent(&self) -> Option<&Agent> {
+        self.agent.as_ref()
+    }
+
+    fn new_scope(&self) -> Box<dyn Harness> {
+        Box::new(Self::with_adjudicator(self.adjudicator.clone(), self.default_agent.clone()))
+    }
+}
