@@ -17,10 +17,16 @@ use crate::error::{PolicyError, from_diagnostic, line_column};
 pub const BASE_SCHEMA: &str = include_str!("../../../policies/schema.cedarschema");
 
 /// The policy packs built into the binary, as (name, Cedar text).
-pub const BUILTIN_PACKS: &[(&str, &str)] = &[(
-    "policies/packs/base.cedar",
-    include_str!("../../../policies/packs/base.cedar"),
-)];
+pub const BUILTIN_PACKS: &[(&str, &str)] = &[
+    (
+        "policies/packs/base.cedar",
+        include_str!("../../../policies/packs/base.cedar"),
+    ),
+    (
+        "policies/packs/credentials.cedar",
+        include_str!("../../../policies/packs/credentials.cedar"),
+    ),
+];
 
 const BASE_SCHEMA_NAME: &str = "policies/schema.cedarschema";
 

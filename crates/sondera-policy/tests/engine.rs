@@ -294,10 +294,37 @@ fn every_request_conforms_to_the_schema() {
 
 #[test]
 fn slices_hold_only_policies_whose_action_scope_can_match() {
-    let engine = engine(&format!("{RM_FORBID}\n@id(\"files\") forbid (principal, action in Sondera::Action::\"FileMutation\", resource) when {{ resource.path == \"/etc/hosts\" }};"));
-    // default permit (unconstrained), runaway + denial budget (ToolUse group), no-rm
-    assert_eq!(engine.slice_len(ActionName::ShellCommand), 4);
-    assert_eq!(engine.slice_len(ActionName::FileWrite), 4);
-    assert_eq!(engine.slice_len(ActionName::FileRead), 3);
-    assert_eq!(engine.slice_len(ActionName::Prompt), 1);
+    let engine = PolicyEngine::builder()
+        .policy_source("slices.cedar", format!(r#"
+@id("any") permit (principal, action, resource);
+@id("tool-use") forbid (principal, action in Sondera::Action::"ToolUse", resource) when {{ context.trajectory.step_count > 10 }};
+@id("mutations") forbid (principal, action in Sondera::Action::"FileMutation", resource) when {{ resource.path == "/etc/hosts" }};
+@id("list") forbid (principal, action in [Sondera::Action::"Prompt", Sondera::Action::"FileRead"], resource) when {{ context.trajectory.step_count > 10 }};
+{RM_FORBID}"#))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(engine.slice_len(ActionName::ShellCommand), 3, "any, tool-use, no-rm");
+    assert_eq!(engine.slice_len(ActionName::FileWrite), 3, "any, tool-use, mutations");
+    assert_eq!(engine.slice_len(ActionName::FileRead), 3, "any, tool-use, list");
+    assert_eq!(engine.slice_len(ActionName::Prompt), 2, "any, list");
+    assert_eq!(engine.slice_len(ActionName::ToolOutput), 1, "any");
+}
+
+#[test]
+fn credentials_pack_guards_keys_without_blocking_public_ones() {
+    let engine = PolicyEngine::builtin().unwrap();
+    let file = |operation, path: &str| event(Payload::FileOperation { call_id: "f".into(), operation, path: path.into(), content: Some("x".into()), old_content: None });
+    let cases = [
+        (FileOperationKind::Read, "/home/dev/.ssh/id_ed25519", Decision::Deny),
+        (FileOperationKind::Read, "/home/dev/.ssh/id_ed25519.pub", Decision::Allow),
+        (FileOperationKind::Read, "/home/dev/.aws/credentials", Decision::Deny),
+        (FileOperationKind::Read, "/etc/shadow", Decision::Deny),
+        (FileOperationKind::Write, "/home/dev/.ssh/authorized_keys", Decision::Deny),
+        (FileOperationKind::Edit, "/home/dev/.bashrc", Decision::Escalate),
+        (FileOperationKind::Read, "/home/dev/.bashrc", Decision::Allow),
+        (FileOperationKind::Write, "/workspace/project/src/main.rs", Decision::Allow),
+    ];
+    for (operation, path, expected) in cases {
+        assert_eq!(judge(&engine, &file(operation, path)).decision, expected, "{operation:?} {path}");
+    }
 }
