@@ -130,13 +130,13 @@ impl Adjudicator {
 
     async fn step(&self, cursor: &mut Cursor, event: &Event) -> Result<Adjudicated, HarnessError> {
         let id = &event.trajectory_id;
-        if cursor.status.is_terminal() {
-            return Err(HarnessError::TrajectoryEnded { trajectory_id: id.clone(), status: cursor.status });
-        }
         if let Payload::Started { .. } = event.payload
             && cursor.next_seq > 0
         {
             return Err(HarnessError::AlreadyStarted(id.clone()));
+        }
+        if cursor.status.is_terminal() {
+            return Err(HarnessError::TrajectoryEnded { trajectory_id: id.clone(), status: cursor.status });
         }
         let engine = self.engine();
         let evaluated = engine.evaluate(event, &cursor.state);

@@ -165,7 +165,13 @@ impl Event {
             });
         }
         let event: Event = serde_json::from_str(text).map_err(|e| {
-            let (line, column, message) = (e.line(), e.column(), e.to_string());
+            let (line, column) = (e.line(), e.column());
+            // serde_json appends the position, which the variant already carries.
+            let full = e.to_string();
+            let message = match full.rsplit_once(" at line ") {
+                Some((head, _)) => head.to_string(),
+                None => full,
+            };
             match e.classify() {
                 serde_json::error::Category::Data => EventDecodeError::Invalid {
                     line,
