@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use sondera_harness::Adjudicator;
 use sondera_model::{Adjudicated, Decision, Event};
 use sondera_policy::PolicyEngine;
-use sondera_store::{SqliteStore, TrajectoryStore};
+use sondera_store::{MemoryStore, SqliteStore, TrajectoryStore};
 
 use crate::AdjudicateArgs;
 
@@ -24,7 +24,7 @@ pub(crate) fn run(args: AdjudicateArgs) -> anyhow::Result<ExitCode> {
             SqliteStore::open_dir(&dir)
                 .with_context(|| format!("opening the store in {}", dir.display()))?,
         ),
-        None => Arc::new(SqliteStore::in_memory()?),
+        None => Arc::new(MemoryStore::new()),
     };
     let adjudicator = Adjudicator::new(engine, store);
     let input: Box<dyn Read> = match args.input.as_deref() {

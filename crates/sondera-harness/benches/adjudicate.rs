@@ -1,1 +1,118 @@
-fn main(){}
+//! A whole adjudication through `LocalHarness` (classify-free event in,
+//! verdict recorded) against one bare Cedar `is_authorized` call over the
+//! whole unsliced policy set with the same request. The set is the built-in
+//! packs plus 120 synthetic policies (policies/bench/pack-120.cedar).
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use cedar_policy::Authorizer;
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use sondera_harness::{Harness, LocalHarness};
+use sondera_model::{Agent, Event, Payload};
+use sondera_policy::PolicyEngine;
+use sondera_store::{MemoryStore, SqliteStore, TrajectoryStore};
+
+const PACK_120: &str = include_str!("../../../policies/bench/pack-120.cedar");
+
+fn engine() -> PolicyEngine {
+    PolicyEngine::builder()
+        .builtin_packs()
+        .policy_source("pack-120.cedar", PACK_120)
+        .build()
+        .expect("benchmark policies load")
+}
+
+fn payloads() -> [(&'static str, Payload); 2] {
+    [
+        (
+            "pre_tool_use",
+            Payload::ToolCall {
+                call_id: "c1".into(),
+                tool: "create_ticket".into(),
+                arguments: json!({"title": "Flaky test", "body": "retry the job", "priority": 2}),
+            },
+        ),
+        (
+            "shell_command",
+            Payload::ShellCommand {
+                call_id: "c2".into(),
+                command: "cargo test --workspace -- --nocapture".into(),
+                working_dir: Some("/workspace/project".into()),
+            },
+        ),
+    ]
+}
+
+fn harness(store: Arc<dyn TrajectoryStore>, rt: &tokio::runtime::Runtime) -> LocalHarness {
+    let mut h = LocalHarness::builder()
+        .engine(engine())
+        .store(store)
+        .agent(Agent::new("bench-agent", "google-adk"))
+        .build()
+        .unwrap();
+    rt.block_on(h.initialize(None, None)).unwrap();
+    h
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let engine = engine();
+    let policies = engine.policy_set().policies().count();
+    let mut group = c.benchmark_group(format!("adjudicate_{policies}_policies"));
+    let authorizer = Authorizer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut memory = harness(Arc::new(MemoryStore::new()), &rt);
+    let mut on_disk = harness(Arc::new(SqliteStore::open_dir(dir.path()).unwrap()), &rt);
+
+    for (name, payload) in payloads() {
+        let probe = memory.event(payload.clone()).unwrap();
+        let request = engine
+            .unsliced_request(&probe, &Default::default())
+            .unwrap()
+            .unwrap();
+        group.bench_function(format!("{name}/bare_is_authorized_unsliced"), |b| {
+            b.iter(|| {
+                black_box(authorizer.is_authorized(
+                    &request.request,
+                    engine.policy_set(),
+                    &request.entities,
+                ))
+            })
+        });
+        group.bench_function(format!("{name}/engine_request_and_decide"), |b| {
+            b.iter(|| {
+                let request = engine.request(&probe, &Default::default()).unwrap().unwrap();
+                black_box(engine.decide(&request))
+            })
+        });
+        let (memory_id, agent) = (memory.trajectory_id().unwrap().to_string(), memory.agent().unwrap().clone());
+        group.bench_function(format!("{name}/local_harness_memory_store"), |b| {
+            b.iter_batched(
+                || Event::new(&memory_id, &agent, payload.clone()),
+                |event| black_box(rt.block_on(memory.adjudicate(event)).unwrap()),
+                BatchSize::SmallInput,
+            )
+        });
+        let disk_id = on_disk.trajectory_id().unwrap().to_string();
+        group.bench_function(format!("{name}/local_harness_sqlite_file"), |b| {
+            b.iter_batched(
+                || Event::new(&disk_id, &agent, payload.clone()),
+                |event| black_box(rt.block_on(on_disk.adjudicate(event)).unwrap()),
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(30)
+        .warm_up_time(std::time::Duration::from_secs(1))
+        .measurement_time(std::time::Duration::from_secs(3));
+    targets = bench
+}
+criterion_main!(benches);

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use sondera_model::{Actor, Adjudicated, Agent, Event, Mode, Payload};
 use sondera_policy::{PolicyEngine, PolicyLoadErrors};
-use sondera_store::{SqliteStore, StoreError, TrajectoryStore};
+use sondera_store::{MemoryStore, SqliteStore, StoreError, TrajectoryStore};
 
 use crate::{Adjudicator, Harness, HarnessError};
 
@@ -122,7 +122,7 @@ impl LocalHarnessBuilder {
             None => PolicyEngine::builder().directories(self.policy_dirs).mode(self.mode).build()?,
         };
         let store: Arc<dyn TrajectoryStore> = match self.store {
-            StoreChoice::Memory => Arc::new(SqliteStore::in_memory()?),
+            StoreChoice::Memory => Arc::new(MemoryStore::new()),
             StoreChoice::DataDir(dir) => Arc::new(SqliteStore::open_dir(dir)?),
             StoreChoice::Store(store) => store,
         };

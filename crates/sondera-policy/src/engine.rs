@@ -2,8 +2,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cedar_policy::{
-    ActionConstraint, Authorizer, Decision as CedarDecision, Effect, Entity, EntityUid, PolicyId,
-    PolicySet, Response, Schema,
+    ActionConstraint, Authorizer, Decision as CedarDecision, Effect, Entity, EntityUid, Policy,
+    PolicyId, PolicySet, Response, Schema,
 };
 use sondera_model::{Adjudicated, AgentCard, Decision, Event, Mode, PolicyMetadata, TrajectoryState};
 
@@ -124,16 +124,55 @@ struct Slice {
     enforced: PolicySet,
     shadow_forbids: PolicySet,
     shadow_permits: PolicySet,
+    /// Some policy still tests the action, so requests must carry the
+    /// action's entity and its groups.
+    needs_action_entities: bool,
 }
 
 impl Slice {
-    fn add(&mut self, loaded: &LoadedPolicy) -> Result<(), cedar_policy::PolicySetError> {
+    fn add(&mut self, loaded: &LoadedPolicy, policy: Policy) -> Result<(), cedar_policy::PolicySetError> {
         let target = match (loaded.shadow, loaded.policy.effect()) {
             (false, _) => &mut self.enforced,
             (true, Effect::Forbid) => &mut self.shadow_forbids,
             (true, Effect::Permit) => &mut self.shadow_permits,
         };
-        target.add(loaded.policy.clone())
+        target.add(policy)
+    }
+
+    /// Adds a policy whose action scope is known to match this slice's action.
+    ///
+    /// The copy loses its action scope: the slice already proved it true, and
+    /// without it requests need no action entities, which spares Cedar a
+    /// transitive-closure computation per request. A policy whose conditions
+    /// mention `action` keeps its scope and makes the slice carry them.
+    fn add_for_action(&mut self, loaded: &LoadedPolicy) -> Result<(), cedar_policy::PolicySetError> {
+        match without_action_scope(&loaded.policy) {
+            Some(policy) => self.add(loaded, policy),
+            None => {
+                self.needs_action_entities = true;
+                self.add(loaded, loaded.policy.clone())
+            }
+        }
+    }
+}
+
+fn without_action_scope(policy: &Policy) -> Option<Policy> {
+    let mut json = policy.to_json().ok()?;
+    if mentions_action(&json["conditions"]) {
+        return None;
+    }
+    json["action"] = serde_json::json!({ "op": "All" });
+    Policy::from_json(Some(policy.id().clone()), json).ok()
+}
+
+fn mentions_action(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.get("Var").and_then(|v| v.as_str()) == Some("action")
+                || map.values().any(mentions_action)
+        }
+        serde_json::Value::Array(items) => items.iter().any(mentions_action),
+        _ => false,
     }
 }
 
@@ -154,7 +193,9 @@ pub struct PolicyEngine {
     full_slice: Slice,
     slices: Vec<Slice>,
     names: Names,
-    action_entities: Vec<Entity>,
+    /// Per action: the action's entity and its ancestors, the only action
+    /// entities a request for it needs.
+    action_lineage: Vec<Vec<Entity>>,
     tool_args: BTreeMap<String, ArgType>,
     warnings: Vec<PolicyError>,
     authorizer: Authorizer,
@@ -186,21 +227,28 @@ impl PolicyEngine {
             .action_entities()
             .map_err(|e| internal(e.to_string()))?;
         let names = Names::new();
-        let mut full_slice = Slice::default();
+        let mut full_slice = Slice {
+            needs_action_entities: true,
+            ..Slice::default()
+        };
         let mut slices = vec![Slice::default(); ActionName::ALL.len()];
         for loaded_policy in &loaded.policies {
             full_slice
-                .add(loaded_policy)
+                .add(loaded_policy, loaded_policy.policy.clone())
                 .map_err(|e| internal(e.to_string()))?;
             for action in ActionName::ALL {
                 let constraint = loaded_policy.policy.action_constraint();
                 if scope_can_match(&constraint, names.action(action), &action_entities) {
                     slices[action.index()]
-                        .add(loaded_policy)
+                        .add_for_action(loaded_policy)
                         .map_err(|e| internal(e.to_string()))?;
                 }
             }
         }
+        let action_lineage = ActionName::ALL
+            .iter()
+            .map(|a| lineage(names.action(*a), &action_entities))
+            .collect();
         Ok(Self {
             schema: loaded.schema,
             mode,
@@ -213,7 +261,7 @@ impl PolicyEngine {
             full_slice,
             slices,
             names,
-            action_entities: action_entities.iter().cloned().collect(),
+            action_lineage,
             tool_args: loaded.tool_args,
             warnings: loaded.warnings,
             authorizer: Authorizer::new(),
@@ -266,7 +314,34 @@ impl PolicyEngine {
         event: &Event,
         state: &TrajectoryState,
     ) -> Result<Option<CedarRequest>, EvaluationError> {
-        request::build(&self.names, &self.action_entities, &self.tool_args, event, state)
+        self.build_request(event, state, |slice| slice.needs_action_entities)
+    }
+
+    /// The request the whole, unsliced set needs: it always carries the
+    /// action's entity and groups. For [`Self::decide_unsliced`].
+    pub fn unsliced_request(
+        &self,
+        event: &Event,
+        state: &TrajectoryState,
+    ) -> Result<Option<CedarRequest>, EvaluationError> {
+        self.build_request(event, state, |_| true)
+    }
+
+    fn build_request(
+        &self,
+        event: &Event,
+        state: &TrajectoryState,
+        with_action_entities: impl Fn(&Slice) -> bool,
+    ) -> Result<Option<CedarRequest>, EvaluationError> {
+        let Some(action) = ActionName::of(&event.payload) else {
+            return Ok(None);
+        };
+        let lineage: &[Entity] = if with_action_entities(&self.slices[action.index()]) {
+            &self.action_lineage[action.index()]
+        } else {
+            &[]
+        };
+        request::build(&self.names, action, lineage, &self.tool_args, event, state).map(Some)
     }
 
     /// Judges `event` given the state its trajectory had before it. `None`
@@ -286,8 +361,9 @@ impl PolicyEngine {
         self.decide_with(&self.slices[request.action.index()], request)
     }
 
-    /// Applies the whole, unsliced policy set: the reference that slicing
-    /// must agree with, and what a slicing-free engine would cost.
+    /// Applies the whole, unsliced policy set to a request from
+    /// [`Self::unsliced_request`]: the reference that slicing must agree
+    /// with, and what a slicing-free engine would cost.
     pub fn decide_unsliced(&self, request: &CedarRequest) -> Adjudicated {
         self.decide_with(&self.full_slice, request)
     }
@@ -405,6 +481,15 @@ fn join_ids(policies: &[PolicyMetadata]) -> String {
         .map(|p| p.policy_id.as_str())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The entity of `action` and of every group it is in.
+fn lineage(action: &EntityUid, entities: &cedar_policy::Entities) -> Vec<Entity> {
+    let mut out: Vec<Entity> = entities.get(action).into_iter().cloned().collect();
+    if let Some(ancestors) = entities.ancestors(action) {
+        out.extend(ancestors.filter_map(|a| entities.get(a)).cloned());
+    }
+    out
 }
 
 /// Whether a policy's action scope can match requests for `action`.

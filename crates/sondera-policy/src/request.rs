@@ -146,17 +146,16 @@ pub struct CedarRequest {
     pub entities: Entities,
 }
 
-/// Builds the request for `event`, or `None` when policies do not govern its payload.
+/// Builds the request for `event`, whose payload is adjudicated as `action`;
+/// `lineage` holds the action entities the policies need (possibly none).
 pub(crate) fn build(
     names: &Names,
-    action_entities: &[Entity],
+    action: ActionName,
+    lineage: &[Entity],
     tool_args: &BTreeMap<String, ArgType>,
     event: &Event,
     state: &TrajectoryState,
-) -> Result<Option<CedarRequest>, EvaluationError> {
-    let Some(action) = ActionName::of(&event.payload) else {
-        return Ok(None);
-    };
+) -> Result<CedarRequest, EvaluationError> {
     let fail = |message: String| EvaluationError::Request {
         action: action.as_str().to_string(),
         message,
@@ -178,8 +177,8 @@ pub(crate) fn build(
     payload_fields(&event.payload, state, tool_args, &mut context)?;
     let context = Context::from_pairs(context).map_err(|e| fail(e.to_string()))?;
 
-    let mut entities = Vec::with_capacity(action_entities.len() + 3);
-    entities.extend_from_slice(action_entities);
+    let mut entities = Vec::with_capacity(lineage.len() + 3);
+    entities.extend_from_slice(lineage);
     entities.push(agent_entity(&principal, event).map_err(fail)?);
     entities.push(trajectory_entity(&trajectory, state).map_err(fail)?);
     entities.extend(resource_entity);
@@ -193,11 +192,11 @@ pub(crate) fn build(
         None,
     )
     .map_err(|e| fail(e.to_string()))?;
-    Ok(Some(CedarRequest {
+    Ok(CedarRequest {
         action,
         request,
         entities,
-    }))
+    })
 }
 
 fn agent_entity(uid: &EntityUid, event: &Event) -> Result<Entity, String> {

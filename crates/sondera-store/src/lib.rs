@@ -12,12 +12,14 @@
 //! two writers racing on one trajectory cannot interleave silently.
 //!
 //! [`TrajectoryStore`] is the interface; [`SqliteStore`] is the embedded
-//! default (one file under a data directory, WAL journal, synchronous commits;
-//! or entirely in memory).
+//! default (one file under a data directory, WAL journal, synchronous
+//! commits) and [`MemoryStore`] keeps everything in process memory.
 
+mod memory;
 mod sqlite;
 mod types;
 
+pub use memory::MemoryStore;
 pub use sqlite::SqliteStore;
 pub use types::*;
 
@@ -35,6 +37,8 @@ pub enum StoreError {
         "trajectory {trajectory_id} already has an event at position {seq}: another writer appended first"
     )]
     Conflict { trajectory_id: String, seq: u64 },
+    #[error("event {0} is already recorded")]
+    DuplicateEvent(String),
     #[error("trajectory {0} is already recorded")]
     DuplicateTrajectory(String),
     #[error("trajectory {0} is not recorded")]

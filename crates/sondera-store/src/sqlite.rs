@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use parking_lot::Mutex;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use serde::de::DeserializeOwned;
@@ -123,10 +123,7 @@ impl SqliteStore {
     }
 }
 
-fn timestamp(t: &DateTime<Utc>) -> String {
-    // Fixed width, so text order is time order.
-    t.to_rfc3339_opts(SecondsFormat::Micros, true)
-}
+use crate::types::cursor_time as timestamp;
 
 fn parse_time(text: &str) -> Result<DateTime<Utc>, StoreError> {
     DateTime::parse_from_rfc3339(text)
@@ -182,6 +179,11 @@ fn insert_event(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result
         .prepare_cached("INSERT INTO events (trajectory_id, seq, event_id, recorded_at, body) VALUES (?1, ?2, ?3, ?4, ?5)")?
         .execute(params![event.trajectory_id, step.seq as i64, event.event_id, at, to_json(event)]);
     match result {
+        Err(rusqlite::Error::SqliteFailure(e, Some(message)))
+            if e.code == rusqlite::ErrorCode::ConstraintViolation && message.contains("events.event_id") =>
+        {
+            Err(StoreError::DuplicateEvent(event.event_id.clone()))
+        }
         Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
             Err(StoreError::Conflict {
                 trajectory_id: event.trajectory_id.clone(),

@@ -1,4 +1,4 @@
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sondera_model::{Adjudicated, Agent, Decision, Event, Payload, TrajectoryState};
 
@@ -215,4 +215,9 @@ pub struct Analytics {
 pub struct PolicyCount {
     pub policy_id: String,
     pub count: u64,
+}
+
+/// A timestamp as fixed-width RFC 3339 text, so text order is time order.
+pub(crate) fn cursor_time(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }

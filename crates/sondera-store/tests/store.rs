@@ -78,6 +78,12 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
     let err = store.append(StepRecord { event: &again, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap_err();
     assert!(matches!(err, StoreError::DuplicateTrajectory(_)), "{err}");
 
+    let reused = event("t-conflict", "bot", 11, Payload::Thought { content: "x".into() });
+    let mut reused = reused;
+    reused.event_id = store.trajectory_with_events("t-conflict").await.unwrap().unwrap().events[1].event.event_id.clone();
+    let err = store.append(StepRecord { event: &reused, seq: 2, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap_err();
+    assert!(matches!(err, StoreError::DuplicateEvent(_)), "{err}");
+
     let orphan = event("never-started", "bot", 10, Payload::Thought { content: "x".into() });
     let err = store.append(StepRecord { event: &orphan, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap_err();
     assert!(matches!(err, StoreError::UnknownTrajectory(_)), "{err}");
@@ -169,6 +175,7 @@ macro_rules! suite {
     };
 }
 
+suite!(memory, (MemoryStore::new(), ()));
 suite!(sqlite_memory, (SqliteStore::in_memory().unwrap(), ()));
 suite!(sqlite_file, {
     let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,296 @@
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use parking_lot::RwLock;
+use sondera_model::{Agent, Decision, Payload};
+
+use crate::types::cursor_time;
+use crate::{
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest,
+    PolicyCount, StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail,
+    TrajectoryFilter, TrajectoryStatus, TrajectoryStore, TrajectorySummary,
+};
+
+/// A store that keeps everything in process memory, for tests, benchmarks
+/// and runs that need no record. Appends cost the same however much is
+/// stored; queries scan, which suits the sizes such runs reach.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    inner: RwLock<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    agents: BTreeMap<String, AgentRecord>,
+    trajectories: HashMap<String, Trajectory>,
+    event_ids: HashSet<String>,
+    /// Every verdict, in the order recorded, for queries and analytics.
+    verdicts: Vec<Verdict>,
+}
+
+#[derive(Debug)]
+struct Trajectory {
+    summary: TrajectorySummary,
+    events: Vec<StoredEvent>,
+}
+
+#[derive(Debug)]
+struct Verdict {
+    record: AdjudicationRecord,
+    /// What the policies decided, even when monitor mode allowed the step.
+    effective: Decision,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Inner {
+    fn start(&mut self, step: &StepRecord<'_>, agent: &Agent, session_id: Option<&str>) {
+        let event = step.event;
+        let at = event.timestamp;
+        let record = self.agents.entry(agent.id.clone()).or_insert_with(|| AgentRecord {
+            agent: agent.clone(),
+            first_seen: at,
+            last_seen: at,
+            trajectory_count: 0,
+        });
+        record.agent = agent.clone();
+        record.last_seen = at;
+        record.trajectory_count += 1;
+        self.trajectories.insert(
+            event.trajectory_id.clone(),
+            Trajectory {
+                summary: TrajectorySummary {
+                    id: event.trajectory_id.clone(),
+                    agent_id: event.agent.id.clone(),
+                    session_id: session_id.map(str::to_string),
+                    status: TrajectoryStatus::Pending,
+                    created_at: at,
+                    updated_at: at,
+                    event_count: 0,
+                    state: Default::default(),
+                },
+                events: Vec::new(),
+            },
+        );
+    }
+
+    /// Everything that can refuse a step, checked before anything changes.
+    fn check(&self, step: &StepRecord<'_>) -> Result<(), StoreError> {
+        let event = step.event;
+        if self.event_ids.contains(&event.event_id) {
+            return Err(StoreError::DuplicateEvent(event.event_id.clone()));
+        }
+        if let Payload::Started { .. } = event.payload {
+            return match self.trajectories.contains_key(&event.trajectory_id) {
+                true => Err(StoreError::DuplicateTrajectory(event.trajectory_id.clone())),
+                false => Ok(()),
+            };
+        }
+        let trajectory = self
+            .trajectories
+            .get(&event.trajectory_id)
+            .ok_or_else(|| StoreError::UnknownTrajectory(event.trajectory_id.clone()))?;
+        if trajectory.events.last().is_some_and(|last| last.seq >= step.seq) {
+            return Err(StoreError::Conflict {
+                trajectory_id: event.trajectory_id.clone(),
+                seq: step.seq,
+            });
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, step: &StepRecord<'_>) -> Result<(), StoreError> {
+        let event = step.event;
+        self.check(step)?;
+        if let Payload::Started { agent, session_id, .. } = &event.payload {
+            self.start(step, agent, session_id.as_deref());
+        }
+        self.event_ids.insert(event.event_id.clone());
+        if let Some(verdict) = step.adjudication {
+            self.verdicts.push(Verdict {
+                record: AdjudicationRecord {
+                    event_id: event.event_id.clone(),
+                    trajectory_id: event.trajectory_id.clone(),
+                    agent_id: event.agent.id.clone(),
+                    seq: step.seq,
+                    timestamp: event.timestamp,
+                    kind: event.payload.kind().to_string(),
+                    adjudication: verdict.clone(),
+                },
+                effective: verdict.would_be.unwrap_or(verdict.decision),
+            });
+        }
+        let trajectory = self.trajectories.get_mut(&event.trajectory_id).expect("checked above");
+        trajectory.events.push(StoredEvent {
+            seq: step.seq,
+            event: event.clone(),
+            adjudication: step.adjudication.cloned(),
+        });
+        let summary = &mut trajectory.summary;
+        summary.status = step.status;
+        summary.updated_at = event.timestamp;
+        summary.event_count = step.seq + 1;
+        summary.state = step.state.clone();
+        Ok(())
+    }
+}
+
+fn in_window(window: &TimeWindow, t: &DateTime<Utc>) -> bool {
+    window.since.is_none_or(|since| *t >= since) && window.until.is_none_or(|until| *t < until)
+}
+
+/// One page of `ordered`, starting after the page's cursor.
+fn page_of<'a, T: Clone + 'a>(
+    ordered: impl IntoIterator<Item = &'a T>,
+    page: &PageRequest,
+    key: impl Fn(&T) -> String,
+    after: impl Fn(&T, &str) -> bool,
+) -> Page<T> {
+    let limit = page.bounded_limit();
+    let mut items: Vec<T> = ordered
+        .into_iter()
+        .filter(|item: &&T| page.cursor.as_deref().is_none_or(|c| after(*item, c)))
+        .take(limit + 1)
+        .cloned()
+        .collect();
+    let more = items.len() > limit;
+    items.truncate(limit);
+    let next = if more { items.last().map(&key) } else { None };
+    Page { items, next }
+}
+
+/// Checks a `time|id` cursor.
+fn time_cursor(page: &PageRequest) -> Result<(), StoreError> {
+    match &page.cursor {
+        Some(c) if !c.contains('|') => Err(StoreError::InvalidCursor(c.clone())),
+        _ => Ok(()),
+    }
+}
+
+/// Whether (time, id) comes after the `time|id` cursor in newest-first order.
+fn older_than(time: &DateTime<Utc>, id: &str, cursor: &str) -> bool {
+    cursor
+        .split_once('|')
+        .is_some_and(|(t, i)| (cursor_time(time).as_str(), id) < (t, i))
+}
+
+#[async_trait]
+impl TrajectoryStore for MemoryStore {
+    async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError> {
+        self.inner.write().append(&step)
+    }
+
+    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
+        Ok(self.inner.read().trajectories.get(id).map(|t| t.summary.clone()))
+    }
+
+    async fn trajectory_with_events(&self, id: &str) -> Result<Option<TrajectoryDetail>, StoreError> {
+        Ok(self.inner.read().trajectories.get(id).map(|t| TrajectoryDetail {
+            summary: t.summary.clone(),
+            events: t.events.clone(),
+        }))
+    }
+
+    async fn agent(&self, id: &str) -> Result<Option<Agent>, StoreError> {
+        Ok(self.inner.read().agents.get(id).map(|a| a.agent.clone()))
+    }
+
+    async fn list_agents(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError> {
+        let inner = self.inner.read();
+        Ok(page_of(
+            inner.agents.values(),
+            page,
+            |a| a.agent.id.clone(),
+            |a, c| a.agent.id.as_str() > c,
+        ))
+    }
+
+    async fn list_trajectories(
+        &self,
+        filter: &TrajectoryFilter,
+        page: &PageRequest,
+    ) -> Result<Page<TrajectorySummary>, StoreError> {
+        let inner = self.inner.read();
+        let mut matching: Vec<&TrajectorySummary> = inner
+            .trajectories
+            .values()
+            .map(|t| &t.summary)
+            .filter(|t| filter.agent_id.as_ref().is_none_or(|a| *a == t.agent_id))
+            .filter(|t| filter.status.is_none_or(|s| s == t.status))
+            .filter(|t| filter.session_id.is_none() || filter.session_id == t.session_id)
+            .collect();
+        matching.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
+        time_cursor(page)?;
+        Ok(page_of(
+            matching,
+            page,
+            |t| format!("{}|{}", cursor_time(&t.created_at), t.id),
+            |t, c| older_than(&t.created_at, &t.id, c),
+        ))
+    }
+
+    async fn list_adjudications(
+        &self,
+        filter: &AdjudicationFilter,
+        page: &PageRequest,
+    ) -> Result<Page<AdjudicationRecord>, StoreError> {
+        let inner = self.inner.read();
+        let mut matching: Vec<&AdjudicationRecord> = inner
+            .verdicts
+            .iter()
+            .map(|v| &v.record)
+            .filter(|r| r.adjudication.decision != Decision::Allow)
+            .filter(|r| filter.decision.is_none_or(|d| d == r.adjudication.decision))
+            .filter(|r| filter.agent_id.as_ref().is_none_or(|a| *a == r.agent_id))
+            .filter(|r| filter.trajectory_id.as_ref().is_none_or(|t| *t == r.trajectory_id))
+            .collect();
+        matching.sort_by(|a, b| (b.timestamp, &b.event_id).cmp(&(a.timestamp, &a.event_id)));
+        time_cursor(page)?;
+        Ok(page_of(
+            matching,
+            page,
+            |r| format!("{}|{}", cursor_time(&r.timestamp), r.event_id),
+            |r, c| older_than(&r.timestamp, &r.event_id, c),
+        ))
+    }
+
+    async fn analytics(&self, window: &TimeWindow) -> Result<Analytics, StoreError> {
+        let inner = self.inner.read();
+        let mut analytics = Analytics {
+            trajectories: inner.trajectories.values().filter(|t| in_window(window, &t.summary.created_at)).count() as u64,
+            events: inner
+                .trajectories
+                .values()
+                .flat_map(|t| &t.events)
+                .filter(|e| in_window(window, &e.event.timestamp))
+                .count() as u64,
+            ..Analytics::default()
+        };
+        let mut by_policy: BTreeMap<&str, u64> = BTreeMap::new();
+        for verdict in inner.verdicts.iter().filter(|v| in_window(window, &v.record.timestamp)) {
+            match verdict.record.adjudication.decision {
+                Decision::Allow => analytics.allowed += 1,
+                Decision::Deny => analytics.denied += 1,
+                Decision::Escalate => analytics.escalated += 1,
+            }
+            if verdict.effective != Decision::Allow {
+                for policy in &verdict.record.adjudication.policies {
+                    *by_policy.entry(policy.policy_id.as_str()).or_default() += 1;
+                }
+            }
+        }
+        let mut top: Vec<PolicyCount> = by_policy
+            .into_iter()
+            .map(|(policy_id, count)| PolicyCount { policy_id: policy_id.to_string(), count })
+            .collect();
+        top.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.policy_id.cmp(&b.policy_id)));
+        top.truncate(10);
+        analytics.top_denying_policies = top;
+        Ok(analytics)
+    }
+}
