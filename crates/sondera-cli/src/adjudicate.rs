@@ -81,7 +81,13 @@ async fn judge_lines(
         if text.trim().is_empty() {
             continue;
         }
-        let outcome = judge(adjudicator, text.trim_end(), truncated, args.max_event_bytes).await;
+        let outcome = judge(
+            adjudicator,
+            text.trim_end(),
+            truncated,
+            args.max_event_bytes,
+        )
+        .await;
         report(&mut out, number, &outcome, args.json)?;
         match &outcome {
             Ok((_, verdict)) if !verdict.is_allowed() => tally.blocked += 1,
@@ -146,7 +152,9 @@ fn report(
             });
             writeln!(out, "{value}")
         }
-        (Err(error), true) => writeln!(out, "{}", serde_json::json!({"line": line, "error": error})),
+        (Err(error), true) => {
+            writeln!(out, "{}", serde_json::json!({"line": line, "error": error}))
+        }
         (Ok((event, verdict)), false) => writeln!(out, "{}", text_line(line, event, verdict)),
         (Err(error), false) => writeln!(out, "{line:>5}: error     {error}"),
     }

@@ -10,7 +10,11 @@ use clap::{Args, Parser, Subcommand};
 use sondera_model::Mode;
 
 #[derive(Debug, Parser)]
-#[command(name = "sondera", version, about = "Deterministic runtime governance for AI agents")]
+#[command(
+    name = "sondera",
+    version,
+    about = "Deterministic runtime governance for AI agents"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -53,7 +57,12 @@ struct AdjudicateArgs {
 struct PolicyArgs {
     /// Load policies (`.cedar`) and schema fragments (`.cedarschema`) from DIR
     /// instead of the built-in packs; repeatable.
-    #[arg(long = "policies", value_name = "DIR", env = "SONDERA_POLICIES", value_delimiter = ',')]
+    #[arg(
+        long = "policies",
+        value_name = "DIR",
+        env = "SONDERA_POLICIES",
+        value_delimiter = ','
+    )]
     dirs: Vec<PathBuf>,
     /// govern enforces; monitor records but always allows; steer adds correction text.
     #[arg(long, default_value = "govern", env = "SONDERA_MODE")]
@@ -63,7 +72,12 @@ struct PolicyArgs {
 #[derive(Debug, Args)]
 struct StoreArgs {
     /// Where trajectories are recorded (SQLite). Default: ~/.sondera/data.
-    #[arg(long, value_name = "DIR", env = "SONDERA_DATA_DIR", conflicts_with = "ephemeral")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SONDERA_DATA_DIR",
+        conflicts_with = "ephemeral"
+    )]
     data_dir: Option<PathBuf>,
     /// Keep nothing: record trajectories in memory only.
     #[arg(long)]

@@ -14,7 +14,12 @@ fn sondera(args: &[&str], stdin: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     child.wait_with_output().unwrap()
 }
 
@@ -28,27 +33,46 @@ fn example_session_prints_one_verdict_per_event() {
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), SESSION.lines().count(), "{text}");
-    assert!(lines[2].contains("allow") && lines[2].contains("shell_command"), "{text}");
-    assert!(lines[6].contains("deny") && lines[6].contains("[cred-read-private-key]"), "{text}");
-    assert!(lines[7].contains("escalate") && lines[7].contains("[persist-shell-rc]"), "{text}");
+    assert!(
+        lines[2].contains("allow") && lines[2].contains("shell_command"),
+        "{text}"
+    );
+    assert!(
+        lines[6].contains("deny") && lines[6].contains("[cred-read-private-key]"),
+        "{text}"
+    );
+    assert!(
+        lines[7].contains("escalate") && lines[7].contains("[persist-shell-rc]"),
+        "{text}"
+    );
     assert_eq!(out.status.code(), Some(1), "a blocked event exits 1");
 }
 
 #[test]
 fn json_output_carries_the_full_verdict() {
     let out = sondera(&["adjudicate", "--ephemeral", "--json"], SESSION);
-    let verdicts: Vec<serde_json::Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let verdicts: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let denied = &verdicts[6];
     assert_eq!(denied["line"], 7);
     assert_eq!(denied["event_id"], "demo-event-06");
     assert_eq!(denied["verdict"]["decision"], "deny");
-    assert_eq!(denied["verdict"]["policies"][0]["annotations"]["severity"], "critical");
+    assert_eq!(
+        denied["verdict"]["policies"][0]["annotations"]["severity"],
+        "critical"
+    );
 }
 
 #[test]
 fn monitor_mode_allows_and_shows_what_would_have_happened() {
     let out = sondera(&["adjudicate", "--ephemeral", "--mode", "monitor"], SESSION);
-    assert!(stdout(&out).contains("allow (would deny)"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("allow (would deny)"),
+        "{}",
+        stdout(&out)
+    );
     assert_eq!(out.status.code(), Some(0));
 }
 
@@ -59,12 +83,26 @@ fn bad_lines_are_reported_and_the_rest_still_judged() {
     lines.insert(2, "{not json".into());
     lines.insert(3, unknown_payload);
     lines.insert(4, "x".repeat(5000));
-    let out = sondera(&["adjudicate", "--ephemeral", "--max-event-bytes", "4096"], &lines.join("\n"));
+    let out = sondera(
+        &["adjudicate", "--ephemeral", "--max-event-bytes", "4096"],
+        &lines.join("\n"),
+    );
     let text = stdout(&out);
-    assert!(text.contains("    3: error     malformed JSON at line 1, column 2: key must be a string\n"), "{text}");
-    assert!(text.contains("    4: error     not a valid event (line 1, column"), "{text}");
+    assert!(
+        text.contains(
+            "    3: error     malformed JSON at line 1, column 2: key must be a string\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("    4: error     not a valid event (line 1, column"),
+        "{text}"
+    );
     assert!(text.contains("unknown variant `teleport`"), "{text}");
-    assert!(text.contains("    5: error     event is larger than the 4096-byte limit"), "{text}");
+    assert!(
+        text.contains("    5: error     event is larger than the 4096-byte limit"),
+        "{text}"
+    );
     assert!(text.contains("    6: allow     shell_command"), "{text}");
     assert_eq!(text.lines().count(), lines.len());
     assert_eq!(out.status.code(), Some(2));
@@ -74,7 +112,13 @@ fn bad_lines_are_reported_and_the_rest_still_judged() {
 fn events_before_a_start_are_not_judged() {
     let orphan = SESSION.lines().nth(2).unwrap();
     let out = sondera(&["adjudicate", "--ephemeral"], orphan);
-    assert!(stdout(&out).contains("not adjudicated, treat as blocked: trajectory demo-trajectory-1 is not recorded"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(
+            "not adjudicated, treat as blocked: trajectory demo-trajectory-1 is not recorded"
+        ),
+        "{}",
+        stdout(&out)
+    );
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -85,24 +129,49 @@ fn the_data_directory_keeps_trajectories_across_runs() {
     let first = sondera(&["adjudicate", "--data-dir", data], SESSION);
     assert_eq!(first.status.code(), Some(1));
     assert!(dir.path().join("sondera.db").exists());
-    let again = sondera(&["adjudicate", "--data-dir", data], SESSION.lines().next().unwrap());
-    assert!(stdout(&again).contains("trajectory demo-trajectory-1 has already started"), "{}", stdout(&again));
+    let again = sondera(
+        &["adjudicate", "--data-dir", data],
+        SESSION.lines().next().unwrap(),
+    );
+    assert!(
+        stdout(&again).contains("trajectory demo-trajectory-1 has already started"),
+        "{}",
+        stdout(&again)
+    );
 }
 
 #[test]
 fn a_broken_policy_directory_is_reported_with_its_location() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("mine.cedar"), "@id(\"p\")\nforbid (principal, action, resource)\nwhen { context.nope };\n").unwrap();
-    let out = sondera(&["adjudicate", "--ephemeral", "--policies", dir.path().to_str().unwrap()], SESSION);
+    std::fs::write(
+        dir.path().join("mine.cedar"),
+        "@id(\"p\")\nforbid (principal, action, resource)\nwhen { context.nope };\n",
+    )
+    .unwrap();
+    let out = sondera(
+        &[
+            "adjudicate",
+            "--ephemeral",
+            "--policies",
+            dir.path().to_str().unwrap(),
+        ],
+        SESSION,
+    );
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("mine.cedar:3:"), "{stderr}");
     assert!(stderr.contains("policy `p`"), "{stderr}");
     assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty(), "nothing is judged under a broken policy set");
+    assert!(
+        out.stdout.is_empty(),
+        "nothing is judged under a broken policy set"
+    );
 }
 
 #[test]
 fn version_prints_the_package_version() {
     let out = sondera(&["version"], "");
-    assert_eq!(stdout(&out).trim(), format!("sondera {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        stdout(&out).trim(),
+        format!("sondera {}", env!("CARGO_PKG_VERSION"))
+    );
 }

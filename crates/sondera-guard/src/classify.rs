@@ -250,11 +250,8 @@ fn web_payload(call_id: &str, folded: &str, args: &Map<String, Value>) -> Option
 
 /// The first non-blank string among `keys`, in the order given.
 fn first_string<'a>(args: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a str> {
-    keys.iter().find_map(|key| {
-        args.get(*key)?
-            .as_str()
-            .filter(|s| !s.trim().is_empty())
-    })
+    keys.iter()
+        .find_map(|key| args.get(*key)?.as_str().filter(|s| !s.trim().is_empty()))
 }
 
 /// What a tool returned: its result object, or the error it raised.

@@ -8,15 +8,28 @@ fn classify(tool: &str, args: Value) -> Payload {
 
 fn file(tool: &str, args: Value) -> (Op, String, Option<String>, Option<String>) {
     match classify(tool, args) {
-        Payload::FileOperation { operation, path, content, old_content, .. } => (operation, path, content, old_content),
+        Payload::FileOperation {
+            operation,
+            path,
+            content,
+            old_content,
+            ..
+        } => (operation, path, content, old_content),
         other => panic!("{tool}: expected a file operation, got {other:?}"),
     }
 }
 
 fn assert_generic(tool: &str, args: Value) {
     match classify(tool, args.clone()) {
-        Payload::ToolCall { tool: t, arguments, call_id } => {
-            assert_eq!((t.as_str(), &arguments, call_id.as_str()), (tool, &args, "c1"));
+        Payload::ToolCall {
+            tool: t,
+            arguments,
+            call_id,
+        } => {
+            assert_eq!(
+                (t.as_str(), &arguments, call_id.as_str()),
+                (tool, &args, "c1")
+            );
         }
         other => panic!("{tool} {args}: expected a generic call, got {other:?}"),
     }
@@ -24,7 +37,13 @@ fn assert_generic(tool: &str, args: Value) {
 
 #[test]
 fn names_fold_without_merging_distinct_tools() {
-    for name in ["read_file", "readFile", "read-file", "READ_FILE", "Read File"] {
+    for name in [
+        "read_file",
+        "readFile",
+        "read-file",
+        "READ_FILE",
+        "Read File",
+    ] {
         assert_eq!(fold_tool_name(name), "readfile", "{name}");
     }
     assert_eq!(fold_tool_name("mcp__fs__read_file"), "mcpfsreadfile");
@@ -34,10 +53,49 @@ fn names_fold_without_merging_distinct_tools() {
 #[test]
 fn file_names_map_to_their_operation() {
     let cases: &[(&[&str], Op)] = &[
-        (&["read", "read_file", "readFiles", "read_many_files", "view", "view_file", "open_file"], Op::Read),
-        (&["write", "write_file", "create", "create_file", "new_file", "save_file"], Op::Write),
-        (&["edit", "edit_file", "edit_files", "replace", "str_replace", "replace_in_file", "replace_string_in_file", "multi_edit", "apply_patch", "patch", "apply_diff"], Op::Edit),
-        (&["delete", "delete_file", "remove_file", "rm_file"], Op::Delete),
+        (
+            &[
+                "read",
+                "read_file",
+                "readFiles",
+                "read_many_files",
+                "view",
+                "view_file",
+                "open_file",
+            ],
+            Op::Read,
+        ),
+        (
+            &[
+                "write",
+                "write_file",
+                "create",
+                "create_file",
+                "new_file",
+                "save_file",
+            ],
+            Op::Write,
+        ),
+        (
+            &[
+                "edit",
+                "edit_file",
+                "edit_files",
+                "replace",
+                "str_replace",
+                "replace_in_file",
+                "replace_string_in_file",
+                "multi_edit",
+                "apply_patch",
+                "patch",
+                "apply_diff",
+            ],
+            Op::Edit,
+        ),
+        (
+            &["delete", "delete_file", "remove_file", "rm_file"],
+            Op::Delete,
+        ),
     ];
     for (names, op) in cases {
         for name in *names {
@@ -48,11 +106,23 @@ fn file_names_map_to_their_operation() {
 
 #[test]
 fn path_comes_from_the_first_string_in_priority_order() {
-    assert_eq!(file("read_file", json!({"path": "b", "file_path": "a"})).1, "a");
-    assert_eq!(file("read_file", json!({"filePath": 3, "absolute_path": "abs"})).1, "abs");
-    assert_eq!(file("view", json!({"notebook_path": "n.ipynb"})).1, "n.ipynb");
+    assert_eq!(
+        file("read_file", json!({"path": "b", "file_path": "a"})).1,
+        "a"
+    );
+    assert_eq!(
+        file("read_file", json!({"filePath": 3, "absolute_path": "abs"})).1,
+        "abs"
+    );
+    assert_eq!(
+        file("view", json!({"notebook_path": "n.ipynb"})).1,
+        "n.ipynb"
+    );
     assert_eq!(file("read", json!({"file": "f"})).1, "f");
-    assert_eq!(file("read", json!({"targetFile": "t", "target_file": "u"})).1, "t");
+    assert_eq!(
+        file("read", json!({"targetFile": "t", "target_file": "u"})).1,
+        "t"
+    );
 }
 
 #[test]
@@ -64,13 +134,19 @@ fn filename_and_uri_never_count_as_paths() {
 
 #[test]
 fn issue_tracker_create_stays_a_generic_call() {
-    assert_generic("create", json!({"title": "Cleanup task", "body": "stop running rm -rf / on staging"}));
+    assert_generic(
+        "create",
+        json!({"title": "Cleanup task", "body": "stop running rm -rf / on staging"}),
+    );
     assert_generic("delete", json!({"ticket_id": 42}));
 }
 
 #[test]
 fn content_and_old_content_are_taken_from_known_keys() {
-    let (_, _, content, old) = file("edit_file", json!({"file_path": "a", "old_string": "x", "new_string": "y"}));
+    let (_, _, content, old) = file(
+        "edit_file",
+        json!({"file_path": "a", "old_string": "x", "new_string": "y"}),
+    );
     assert_eq!((content.as_deref(), old.as_deref()), (Some("y"), Some("x")));
     let (_, _, content, _) = file("write_file", json!({"path": "a", "file_text": "body"}));
     assert_eq!(content.as_deref(), Some("body"));
@@ -80,22 +156,44 @@ fn content_and_old_content_are_taken_from_known_keys() {
 
 #[test]
 fn multiplexed_editors_take_the_operation_from_an_argument() {
-    let editor = |op: Value| file("str_replace_editor", json!({"command": op, "path": "/home/dev/.ssh/id_ed25519"})).0;
+    let editor = |op: Value| {
+        file(
+            "str_replace_editor",
+            json!({"command": op, "path": "/home/dev/.ssh/id_ed25519"}),
+        )
+        .0
+    };
     assert_eq!(editor(json!("view")), Op::Read);
     assert_eq!(editor(json!("create")), Op::Write);
     assert_eq!(editor(json!("delete")), Op::Delete);
     assert_eq!(editor(json!("str_replace")), Op::Edit);
     assert_eq!(editor(json!("undo_edit")), Op::Edit);
-    assert_eq!(file("str_replace_based_edit_tool", json!({"subcommand": "read", "path": "a"})).0, Op::Read);
-    assert_eq!(file("text_editor", json!({"operation": "remove", "path": "a"})).0, Op::Delete);
-    assert_eq!(file("textEditor", json!({"action": "write", "path": "a"})).0, Op::Write);
+    assert_eq!(
+        file(
+            "str_replace_based_edit_tool",
+            json!({"subcommand": "read", "path": "a"})
+        )
+        .0,
+        Op::Read
+    );
+    assert_eq!(
+        file("text_editor", json!({"operation": "remove", "path": "a"})).0,
+        Op::Delete
+    );
+    assert_eq!(
+        file("textEditor", json!({"action": "write", "path": "a"})).0,
+        Op::Write
+    );
 }
 
 #[test]
 fn patch_tools_may_carry_only_a_patch_body() {
     let patch = "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-a\n+b\n*** End Patch";
     let (op, path, content, _) = file("apply_patch", json!({"patch": patch}));
-    assert_eq!((op, path.as_str(), content.as_deref()), (Op::Edit, "src/lib.rs", Some(patch)));
+    assert_eq!(
+        (op, path.as_str(), content.as_deref()),
+        (Op::Edit, "src/lib.rs", Some(patch))
+    );
     let diff = "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-x\n+y\n";
     assert_eq!(file("apply_diff", json!({"diff": diff})).1, "README.md");
     // Other editors need a path; a body alone is not enough.
@@ -104,16 +202,40 @@ fn patch_tools_may_carry_only_a_patch_body() {
 
 #[test]
 fn shell_tools_need_a_command() {
-    for name in ["bash", "sh", "shell", "terminal", "run_shell_command", "shell_command", "execute_shell_command", "runTerminalCommand"] {
+    for name in [
+        "bash",
+        "sh",
+        "shell",
+        "terminal",
+        "run_shell_command",
+        "shell_command",
+        "execute_shell_command",
+        "runTerminalCommand",
+    ] {
         match classify(name, json!({"cmd": "ls", "cwd": "/w"})) {
-            Payload::ShellCommand { command, working_dir, .. } => {
-                assert_eq!((command.as_str(), working_dir.as_deref()), ("ls", Some("/w")), "{name}");
+            Payload::ShellCommand {
+                command,
+                working_dir,
+                ..
+            } => {
+                assert_eq!(
+                    (command.as_str(), working_dir.as_deref()),
+                    ("ls", Some("/w")),
+                    "{name}"
+                );
             }
             other => panic!("{name}: {other:?}"),
         }
     }
     match classify("bash", json!({"commandLine": "make", "workingDir": "/x"})) {
-        Payload::ShellCommand { command, working_dir, .. } => assert_eq!((command.as_str(), working_dir.as_deref()), ("make", Some("/x"))),
+        Payload::ShellCommand {
+            command,
+            working_dir,
+            ..
+        } => assert_eq!(
+            (command.as_str(), working_dir.as_deref()),
+            ("make", Some("/x"))
+        ),
         other => panic!("{other:?}"),
     }
     assert_generic("bash", json!({"description": "no command here"}));
@@ -132,11 +254,37 @@ fn web_tools_need_a_url() {
         Payload::WebFetch { url, prompt, .. } => (url, prompt),
         other => panic!("{tool}: {other:?}"),
     };
-    assert_eq!(web("web_fetch", json!({"url": "https://a", "prompt": "p"})), ("https://a".into(), "p".into()));
-    assert_eq!(web("fetch", json!({"URL": "https://b", "query": "q"})), ("https://b".into(), "q".into()));
-    assert_eq!(web("http_request", json!({"href": "https://c", "instructions": "i"})).0, "https://c");
-    assert_eq!(web("fetchUrl", json!({"urls": [1, "", "https://d", "https://e"]})).0, "https://d");
-    assert_eq!(web("read_url", json!({"links": ["https://f"], "question": "why"})), ("https://f".into(), "why".into()));
+    assert_eq!(
+        web("web_fetch", json!({"url": "https://a", "prompt": "p"})),
+        ("https://a".into(), "p".into())
+    );
+    assert_eq!(
+        web("fetch", json!({"URL": "https://b", "query": "q"})),
+        ("https://b".into(), "q".into())
+    );
+    assert_eq!(
+        web(
+            "http_request",
+            json!({"href": "https://c", "instructions": "i"})
+        )
+        .0,
+        "https://c"
+    );
+    assert_eq!(
+        web(
+            "fetchUrl",
+            json!({"urls": [1, "", "https://d", "https://e"]})
+        )
+        .0,
+        "https://d"
+    );
+    assert_eq!(
+        web(
+            "read_url",
+            json!({"links": ["https://f"], "question": "why"})
+        ),
+        ("https://f".into(), "why".into())
+    );
     assert_generic("web_search", json!({"query": "rust"}));
     assert_generic("search", json!({"query": "how does rm -rf / work"}));
     assert_generic("fetch", json!({"query": "no url"}));
@@ -160,14 +308,24 @@ fn file_observations_read_content_through_adk_wrapping() {
         (json!("bare"), "bare"),
     ] {
         match obs(value) {
-            Payload::FileOperationResult { success: true, content: Some(c), error: None, call_id } => {
+            Payload::FileOperationResult {
+                success: true,
+                content: Some(c),
+                error: None,
+                call_id,
+            } => {
                 assert_eq!((c.as_str(), call_id.as_str()), (expected, "c1"));
             }
             other => panic!("{other:?}"),
         }
     }
     match observation_for(&action, ToolOutcome::Raised("permission denied")) {
-        Payload::FileOperationResult { success: false, content: None, error: Some(e), .. } => assert_eq!(e, "permission denied"),
+        Payload::FileOperationResult {
+            success: false,
+            content: None,
+            error: Some(e),
+            ..
+        } => assert_eq!(e, "permission denied"),
         other => panic!("{other:?}"),
     }
 }
@@ -175,16 +333,36 @@ fn file_observations_read_content_through_adk_wrapping() {
 #[test]
 fn shell_observations_map_streams_and_exit_codes() {
     let action = classify("bash", json!({"command": "ls"}));
-    match observation_for(&action, ToolOutcome::Returned(&json!({"stdout": "a\nb", "stderr": "warn", "returncode": 2}))) {
-        Payload::ShellCommandOutput { exit_code, stdout, stderr, .. } => assert_eq!((exit_code, stdout.as_str(), stderr.as_str()), (2, "a\nb", "warn")),
+    match observation_for(
+        &action,
+        ToolOutcome::Returned(&json!({"stdout": "a\nb", "stderr": "warn", "returncode": 2})),
+    ) {
+        Payload::ShellCommandOutput {
+            exit_code,
+            stdout,
+            stderr,
+            ..
+        } => assert_eq!(
+            (exit_code, stdout.as_str(), stderr.as_str()),
+            (2, "a\nb", "warn")
+        ),
         other => panic!("{other:?}"),
     }
     match observation_for(&action, ToolOutcome::Returned(&json!({"result": "out"}))) {
-        Payload::ShellCommandOutput { exit_code: 0, stdout, .. } => assert_eq!(stdout, "out"),
+        Payload::ShellCommandOutput {
+            exit_code: 0,
+            stdout,
+            ..
+        } => assert_eq!(stdout, "out"),
         other => panic!("{other:?}"),
     }
     match observation_for(&action, ToolOutcome::Raised("sandbox refused")) {
-        Payload::ShellCommandOutput { exit_code: 1, stdout, stderr, .. } => assert_eq!((stdout.as_str(), stderr.as_str()), ("", "sandbox refused")),
+        Payload::ShellCommandOutput {
+            exit_code: 1,
+            stdout,
+            stderr,
+            ..
+        } => assert_eq!((stdout.as_str(), stderr.as_str()), ("", "sandbox refused")),
         other => panic!("{other:?}"),
     }
 }
@@ -192,12 +370,22 @@ fn shell_observations_map_streams_and_exit_codes() {
 #[test]
 fn web_observations_carry_url_and_status() {
     let action = classify("web_fetch", json!({"url": "https://docs.rs"}));
-    match observation_for(&action, ToolOutcome::Returned(&json!({"content": "page", "status_code": 404}))) {
-        Payload::WebFetchOutput { url, code: 404, result, .. } => assert_eq!((url.as_str(), result.as_str()), ("https://docs.rs", "page")),
+    match observation_for(
+        &action,
+        ToolOutcome::Returned(&json!({"content": "page", "status_code": 404})),
+    ) {
+        Payload::WebFetchOutput {
+            url,
+            code: 404,
+            result,
+            ..
+        } => assert_eq!((url.as_str(), result.as_str()), ("https://docs.rs", "page")),
         other => panic!("{other:?}"),
     }
     match observation_for(&action, ToolOutcome::Raised("dns failure")) {
-        Payload::WebFetchOutput { code: 0, result, .. } => assert_eq!(result, "dns failure"),
+        Payload::WebFetchOutput {
+            code: 0, result, ..
+        } => assert_eq!(result, "dns failure"),
         other => panic!("{other:?}"),
     }
 }
@@ -207,11 +395,20 @@ fn generic_observations_keep_structure() {
     let action = classify("get_weather", json!({"city": "Lisbon"}));
     let result = json!({"temp": 21, "unit": "C", "hourly": [1, 2]});
     match observation_for(&action, ToolOutcome::Returned(&result)) {
-        Payload::ToolOutput { success: true, output, error: None, .. } => assert_eq!(output, result),
+        Payload::ToolOutput {
+            success: true,
+            output,
+            error: None,
+            ..
+        } => assert_eq!(output, result),
         other => panic!("{other:?}"),
     }
     match observation_for(&action, ToolOutcome::Returned(&json!({"error": "quota"}))) {
-        Payload::ToolOutput { success: false, error: Some(e), .. } => assert_eq!(e, "quota"),
+        Payload::ToolOutput {
+            success: false,
+            error: Some(e),
+            ..
+        } => assert_eq!(e, "quota"),
         other => panic!("{other:?}"),
     }
 }

@@ -57,7 +57,9 @@ fn harness(store: Arc<dyn TrajectoryStore>, rt: &tokio::runtime::Runtime) -> Loc
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let engine = engine();
     let policies = engine.policy_set().policies().count();
     let mut group = c.benchmark_group(format!("adjudicate_{policies}_policies"));
@@ -83,11 +85,17 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function(format!("{name}/engine_request_and_decide"), |b| {
             b.iter(|| {
-                let request = engine.request(&probe, &Default::default()).unwrap().unwrap();
+                let request = engine
+                    .request(&probe, &Default::default())
+                    .unwrap()
+                    .unwrap();
                 black_box(engine.decide(&request))
             })
         });
-        let (memory_id, agent) = (memory.trajectory_id().unwrap().to_string(), memory.agent().unwrap().clone());
+        let (memory_id, agent) = (
+            memory.trajectory_id().unwrap().to_string(),
+            memory.agent().unwrap().clone(),
+        );
         group.bench_function(format!("{name}/local_harness_memory_store"), |b| {
             b.iter_batched(
                 || Event::new(&memory_id, &agent, payload.clone()),

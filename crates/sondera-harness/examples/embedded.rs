@@ -23,11 +23,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .agent(Agent::new("example-agent", "google-adk"))
         .in_memory()
         .build()?;
-    harness.initialize(None, Some("example-session".into())).await?;
+    harness
+        .initialize(None, Some("example-session".into()))
+        .await?;
 
     let calls = [
         ("bash", json!({"command": "cargo build --release"})),
-        ("read_file", json!({"path": "/workspace/project/src/main.rs"})),
+        (
+            "read_file",
+            json!({"path": "/workspace/project/src/main.rs"}),
+        ),
         ("read_file", json!({"path": "/home/dev/.ssh/id_rsa"})),
         ("create", json!({"title": "Release notes", "body": "draft"})),
     ];
@@ -41,7 +46,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let result = run_tool(tool, args);
         let observation = observation_for(&action, ToolOutcome::Returned(&result));
         let checked = harness.adjudicate(harness.event(observation)?).await?;
-        println!("{tool:<10} {} -> result {}", action.kind(), checked.decision);
+        println!(
+            "{tool:<10} {} -> result {}",
+            action.kind(),
+            checked.decision
+        );
     }
     harness.finalize(Some("example finished".into())).await?;
     Ok(())

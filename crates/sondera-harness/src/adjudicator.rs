@@ -80,7 +80,10 @@ impl Adjudicator {
 
     fn slot(&self, trajectory_id: &str) -> Slot {
         let mut map = self.trajectories.lock();
-        if map.len() >= CACHED_TRAJECTORIES && !map.contains_key(trajectory_id) {
+        if let Some(slot) = map.get(trajectory_id) {
+            return slot.clone();
+        }
+        if map.len() >= CACHED_TRAJECTORIES {
             map.retain(|_, slot| Arc::strong_count(slot) > 1);
         }
         map.entry(trajectory_id.to_string()).or_default().clone()
@@ -136,18 +139,30 @@ impl Adjudicator {
             return Err(HarnessError::AlreadyStarted(id.clone()));
         }
         if cursor.status.is_terminal() {
-            return Err(HarnessError::TrajectoryEnded { trajectory_id: id.clone(), status: cursor.status });
+            return Err(HarnessError::TrajectoryEnded {
+                trajectory_id: id.clone(),
+                status: cursor.status,
+            });
         }
         let engine = self.engine();
-        let evaluated = engine.evaluate(event, &cursor.state);
-        let verdict = match &evaluated {
-            Ok(Some(verdict)) => verdict.clone(),
-            Ok(None) => Adjudicated::allow(engine.mode(), format!("{} recorded", event.payload.kind())),
-            Err(e) => Adjudicated::deny(engine.mode(), format!("cannot adjudicate this step, failing closed: {e}")),
+        let (verdict, governed) = match engine.evaluate(event, &cursor.state) {
+            Ok(Some(verdict)) => (verdict, true),
+            Ok(None) => (
+                Adjudicated::allow(engine.mode(), format!("{} recorded", event.payload.kind())),
+                false,
+            ),
+            Err(e) => (
+                Adjudicated::deny(
+                    engine.mode(),
+                    format!("cannot adjudicate this step, failing closed: {e}"),
+                ),
+                true,
+            ),
         };
-        let governed = !matches!(evaluated, Ok(None));
         if governed {
-            cursor.state.record(&event.payload, verdict.would_be.unwrap_or(verdict.decision));
+            cursor
+                .state
+                .record(&event.payload, verdict.would_be.unwrap_or(verdict.decision));
         }
         let status = cursor.status.after(&event.payload);
         self.store

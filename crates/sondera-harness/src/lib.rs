@@ -33,7 +33,9 @@ use sondera_store::{StoreError, TrajectoryStatus};
 /// was judging: nothing is ever allowed because the harness failed.
 #[derive(Debug, thiserror::Error)]
 pub enum HarnessError {
-    #[error("this scope already has trajectory {trajectory_id}; take a new scope for another trajectory")]
+    #[error(
+        "this scope already has trajectory {trajectory_id}; take a new scope for another trajectory"
+    )]
     AlreadyInitialized { trajectory_id: String },
     #[error("no trajectory: call initialize or resume before adjudicating")]
     NotInitialized,
@@ -68,8 +70,11 @@ pub trait Harness: Send + Sync {
     ) -> Result<String, HarnessError>;
 
     /// Reattaches to a recorded trajectory; sends `resumed`.
-    async fn resume(&mut self, trajectory_id: &str, agent: Option<Agent>)
-    -> Result<(), HarnessError>;
+    async fn resume(
+        &mut self,
+        trajectory_id: &str,
+        agent: Option<Agent>,
+    ) -> Result<(), HarnessError>;
 
     /// Ends the trajectory successfully; sends `completed`.
     async fn finalize(&mut self, summary: Option<String>) -> Result<(), HarnessError>;

@@ -118,15 +118,24 @@ impl LocalHarnessBuilder {
     pub fn build(self) -> Result<LocalHarness, LocalHarnessError> {
         let engine = match self.engine {
             Some(engine) => engine.with_mode(self.mode),
-            None if self.policy_dirs.is_empty() => PolicyEngine::builder().builtin_packs().mode(self.mode).build()?,
-            None => PolicyEngine::builder().directories(self.policy_dirs).mode(self.mode).build()?,
+            None if self.policy_dirs.is_empty() => PolicyEngine::builder()
+                .builtin_packs()
+                .mode(self.mode)
+                .build()?,
+            None => PolicyEngine::builder()
+                .directories(self.policy_dirs)
+                .mode(self.mode)
+                .build()?,
         };
         let store: Arc<dyn TrajectoryStore> = match self.store {
             StoreChoice::Memory => Arc::new(MemoryStore::new()),
             StoreChoice::DataDir(dir) => Arc::new(SqliteStore::open_dir(dir)?),
             StoreChoice::Store(store) => store,
         };
-        Ok(LocalHarness::with_adjudicator(Arc::new(Adjudicator::new(engine, store)), self.agent))
+        Ok(LocalHarness::with_adjudicator(
+            Arc::new(Adjudicator::new(engine, store)),
+            self.agent,
+        ))
     }
 }
 
@@ -157,12 +166,18 @@ impl LocalHarness {
 
     fn require_no_trajectory(&self) -> Result<(), HarnessError> {
         match &self.trajectory_id {
-            Some(id) => Err(HarnessError::AlreadyInitialized { trajectory_id: id.clone() }),
+            Some(id) => Err(HarnessError::AlreadyInitialized {
+                trajectory_id: id.clone(),
+            }),
             None => Ok(()),
         }
     }
 
-    async fn send_lifecycle(&mut self, payload: Payload, actor: Option<Actor>) -> Result<Adjudicated, HarnessError> {
+    async fn send_lifecycle(
+        &mut self,
+        payload: Payload,
+        actor: Option<Actor>,
+    ) -> Result<Adjudicated, HarnessError> {
         let mut event = self.event(payload)?;
         if let Some(actor) = actor {
             event = event.with_actor(actor);
@@ -180,18 +195,32 @@ impl LocalHarness {
 
 #[async_trait]
 impl Harness for LocalHarness {
-    async fn initialize(&mut self, agent: Option<Agent>, session_id: Option<String>) -> Result<String, HarnessError> {
+    async fn initialize(
+        &mut self,
+        agent: Option<Agent>,
+        session_id: Option<String>,
+    ) -> Result<String, HarnessError> {
         self.require_no_trajectory()?;
-        let agent = agent.or_else(|| self.default_agent.clone()).ok_or(HarnessError::NoAgent)?;
+        let agent = agent
+            .or_else(|| self.default_agent.clone())
+            .ok_or(HarnessError::NoAgent)?;
         let trajectory_id = uuid::Uuid::new_v4().to_string();
         self.agent = Some(agent.clone());
         self.trajectory_id = Some(trajectory_id.clone());
-        let started = Payload::Started { agent, task: None, session_id };
+        let started = Payload::Started {
+            agent,
+            task: None,
+            session_id,
+        };
         self.send_lifecycle(started, None).await?;
         Ok(trajectory_id)
     }
 
-    async fn resume(&mut self, trajectory_id: &str, agent: Option<Agent>) -> Result<(), HarnessError> {
+    async fn resume(
+        &mut self,
+        trajectory_id: &str,
+        agent: Option<Agent>,
+    ) -> Result<(), HarnessError> {
         self.require_no_trajectory()?;
         let store = self.adjudicator.store();
         let recorded = store
@@ -207,8 +236,11 @@ impl Harness for LocalHarness {
             .ok_or(HarnessError::NoAgent)?;
         self.agent = Some(agent);
         self.trajectory_id = Some(trajectory_id.to_string());
-        let resumed = Payload::Resumed { resumed_by: Actor::system("sondera-harness") };
-        self.send_lifecycle(resumed, Some(Actor::system("sondera-harness"))).await?;
+        let resumed = Payload::Resumed {
+            resumed_by: Actor::system("sondera-harness"),
+        };
+        self.send_lifecycle(resumed, Some(Actor::system("sondera-harness")))
+            .await?;
         Ok(())
     }
 
@@ -217,11 +249,17 @@ impl Harness for LocalHarness {
     }
 
     async fn fail(&mut self, reason: &str) -> Result<(), HarnessError> {
-        self.end(Payload::Failed { reason: reason.to_string() }).await
+        self.end(Payload::Failed {
+            reason: reason.to_string(),
+        })
+        .await
     }
 
     async fn adjudicate(&mut self, event: Event) -> Result<Adjudicated, HarnessError> {
-        let expected = self.trajectory_id.as_deref().ok_or(HarnessError::NotInitialized)?;
+        let expected = self
+            .trajectory_id
+            .as_deref()
+            .ok_or(HarnessError::NotInitialized)?;
         if event.trajectory_id != expected {
             return Err(HarnessError::TrajectoryMismatch {
                 expected: expected.to_string(),
@@ -240,6 +278,9 @@ impl Harness for LocalHarness {
     }
 
     fn new_scope(&self) -> Box<dyn Harness> {
-        Box::new(Self::with_adjudicator(self.adjudicator.clone(), self.default_agent.clone()))
+        Box::new(Self::with_adjudicator(
+            self.adjudicator.clone(),
+            self.default_agent.clone(),
+        ))
     }
 }

@@ -13,7 +13,12 @@ fn agent() -> Agent {
 }
 
 fn shell(h: &dyn Harness, command: &str) -> Event {
-    h.event(Payload::ShellCommand { call_id: format!("c-{command}"), command: command.into(), working_dir: None }).unwrap()
+    h.event(Payload::ShellCommand {
+        call_id: format!("c-{command}"),
+        command: command.into(),
+        working_dir: None,
+    })
+    .unwrap()
 }
 
 const NO_RM: &str = r#"
@@ -24,11 +29,20 @@ forbid (principal, action in Sondera::Action::"ToolUse", resource) when { contex
 "#;
 
 fn engine() -> PolicyEngine {
-    PolicyEngine::builder().builtin_packs().policy_source("test.cedar", NO_RM).build().unwrap()
+    PolicyEngine::builder()
+        .builtin_packs()
+        .policy_source("test.cedar", NO_RM)
+        .build()
+        .unwrap()
 }
 
 fn harness_with(store: Arc<dyn TrajectoryStore>) -> LocalHarness {
-    LocalHarness::builder().engine(engine()).store(store).agent(agent()).build().unwrap()
+    LocalHarness::builder()
+        .engine(engine())
+        .store(store)
+        .agent(agent())
+        .build()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -40,15 +54,28 @@ async fn lifecycle_records_every_step_and_clears_the_id_at_the_end() {
     let allowed = h.adjudicate(shell(&h, "ls")).await.unwrap();
     assert_eq!(allowed.decision, Decision::Allow);
     let denied = h.adjudicate(shell(&h, "rm -rf build")).await.unwrap();
-    assert_eq!((denied.decision, denied.policy_ids().collect::<Vec<_>>()), (Decision::Deny, vec!["no-rm"]));
+    assert_eq!(
+        (denied.decision, denied.policy_ids().collect::<Vec<_>>()),
+        (Decision::Deny, vec!["no-rm"])
+    );
     h.finalize(Some("done".into())).await.unwrap();
     assert_eq!(h.trajectory_id(), None);
 
     let detail = store.trajectory_with_events(&id).await.unwrap().unwrap();
     assert_eq!(detail.summary.status, TrajectoryStatus::Completed);
     assert_eq!(detail.summary.session_id.as_deref(), Some("session-7"));
-    assert_eq!(detail.events.iter().map(|e| e.event.payload.kind()).collect::<Vec<_>>(), ["started", "shell_command", "shell_command", "completed"]);
-    let blocked = store.list_adjudications(&AdjudicationFilter::default(), &PageRequest::default()).await.unwrap();
+    assert_eq!(
+        detail
+            .events
+            .iter()
+            .map(|e| e.event.payload.kind())
+            .collect::<Vec<_>>(),
+        ["started", "shell_command", "shell_command", "completed"]
+    );
+    let blocked = store
+        .list_adjudications(&AdjudicationFilter::default(), &PageRequest::default())
+        .await
+        .unwrap();
     assert_eq!(blocked.items.len(), 1);
     assert_eq!(blocked.items[0].adjudication.policies[0].policy_id, "no-rm");
 }
@@ -56,18 +83,47 @@ async fn lifecycle_records_every_step_and_clears_the_id_at_the_end() {
 #[tokio::test]
 async fn lifecycle_misuse_is_an_error() {
     let mut h = LocalHarness::builder().build().unwrap();
-    assert!(matches!(h.initialize(None, None).await, Err(HarnessError::NoAgent)));
+    assert!(matches!(
+        h.initialize(None, None).await,
+        Err(HarnessError::NoAgent)
+    ));
     assert_eq!(h.trajectory_id(), None);
-    let stray = Event::new("t", &agent(), Payload::Thought { content: "x".into() });
-    assert!(matches!(h.adjudicate(stray).await, Err(HarnessError::NotInitialized)));
-    assert!(matches!(h.finalize(None).await, Err(HarnessError::NotInitialized)));
+    let stray = Event::new(
+        "t",
+        &agent(),
+        Payload::Thought {
+            content: "x".into(),
+        },
+    );
+    assert!(matches!(
+        h.adjudicate(stray).await,
+        Err(HarnessError::NotInitialized)
+    ));
+    assert!(matches!(
+        h.finalize(None).await,
+        Err(HarnessError::NotInitialized)
+    ));
 
     let id = h.initialize(Some(agent()), None).await.unwrap();
     let again = h.initialize(Some(agent()), None).await.unwrap_err();
-    assert!(matches!(again, HarnessError::AlreadyInitialized { ref trajectory_id } if *trajectory_id == id));
-    let foreign = Event::new("someone-else", &agent(), Payload::Thought { content: "x".into() });
-    assert!(matches!(h.adjudicate(foreign).await, Err(HarnessError::TrajectoryMismatch { .. })));
-    assert!(matches!(h.resume("other", None).await, Err(HarnessError::AlreadyInitialized { .. })));
+    assert!(
+        matches!(again, HarnessError::AlreadyInitialized { ref trajectory_id } if *trajectory_id == id)
+    );
+    let foreign = Event::new(
+        "someone-else",
+        &agent(),
+        Payload::Thought {
+            content: "x".into(),
+        },
+    );
+    assert!(matches!(
+        h.adjudicate(foreign).await,
+        Err(HarnessError::TrajectoryMismatch { .. })
+    ));
+    assert!(matches!(
+        h.resume("other", None).await,
+        Err(HarnessError::AlreadyInitialized { .. })
+    ));
 }
 
 #[tokio::test]
@@ -85,8 +141,17 @@ async fn scopes_share_resources_but_not_trajectory_state() {
     // The first scope is over its denial budget; the second has its own count.
     let over = first.adjudicate(shell(&first, "ls")).await.unwrap();
     assert_eq!(over.policy_ids().collect::<Vec<_>>(), ["denial-budget"]);
-    assert!(second.adjudicate(shell(second.as_ref(), "ls")).await.unwrap().is_allowed());
-    let page = store.list_trajectories(&TrajectoryFilter::default(), &PageRequest::default()).await.unwrap();
+    assert!(
+        second
+            .adjudicate(shell(second.as_ref(), "ls"))
+            .await
+            .unwrap()
+            .is_allowed()
+    );
+    let page = store
+        .list_trajectories(&TrajectoryFilter::default(), &PageRequest::default())
+        .await
+        .unwrap();
     assert_eq!(page.items.len(), 2, "both scopes write to the shared store");
 }
 
@@ -94,22 +159,42 @@ async fn scopes_share_resources_but_not_trajectory_state() {
 async fn state_survives_a_restart_and_resume() {
     let dir = tempfile::tempdir().unwrap();
     let id = {
-        let mut h = LocalHarness::builder().engine(engine()).data_dir(dir.path()).agent(agent()).build().unwrap();
+        let mut h = LocalHarness::builder()
+            .engine(engine())
+            .data_dir(dir.path())
+            .agent(agent())
+            .build()
+            .unwrap();
         let id = h.initialize(None, None).await.unwrap();
         h.adjudicate(shell(&h, "rm a")).await.unwrap();
         h.adjudicate(shell(&h, "rm b")).await.unwrap();
         id
     };
-    let mut h = LocalHarness::builder().engine(engine()).data_dir(dir.path()).build().unwrap();
+    let mut h = LocalHarness::builder()
+        .engine(engine())
+        .data_dir(dir.path())
+        .build()
+        .unwrap();
     h.resume(&id, None).await.unwrap();
-    assert_eq!(h.agent().map(|a| a.id.as_str()), Some("coder"), "the agent comes back from the store");
+    assert_eq!(
+        h.agent().map(|a| a.id.as_str()),
+        Some("coder"),
+        "the agent comes back from the store"
+    );
     let verdict = h.adjudicate(shell(&h, "ls")).await.unwrap();
-    assert_eq!(verdict.policy_ids().collect::<Vec<_>>(), ["denial-budget"], "denials before the restart still count");
+    assert_eq!(
+        verdict.policy_ids().collect::<Vec<_>>(),
+        ["denial-budget"],
+        "denials before the restart still count"
+    );
     h.finalize(None).await.unwrap();
 
     let mut late = h.new_scope();
     late.resume(&id, None).await.map(|_| ()).unwrap_err();
-    assert!(matches!(h.resume("never-recorded", None).await, Err(HarnessError::UnknownTrajectory(_))));
+    assert!(matches!(
+        h.resume("never-recorded", None).await,
+        Err(HarnessError::UnknownTrajectory(_))
+    ));
 }
 
 #[tokio::test]
@@ -118,33 +203,68 @@ async fn adjudicates_returns_one_verdict_per_event_in_order() {
     h.initialize(None, None).await.unwrap();
     let events = vec![shell(&h, "ls"), shell(&h, "rm a"), shell(&h, "pwd")];
     let verdicts = h.adjudicates(events).await.unwrap();
-    assert_eq!(verdicts.iter().map(|v| v.decision).collect::<Vec<_>>(), [Decision::Allow, Decision::Deny, Decision::Allow]);
+    assert_eq!(
+        verdicts.iter().map(|v| v.decision).collect::<Vec<_>>(),
+        [Decision::Allow, Decision::Deny, Decision::Allow]
+    );
 }
 
 #[tokio::test]
 async fn unevaluable_steps_are_recorded_as_denied() {
     let engine = PolicyEngine::builder()
         .builtin_packs()
-        .schema_source("args.cedarschema", r#"namespace Sondera { type ToolArgs = { "pay"?: { amount: Long } }; }"#)
+        .schema_source(
+            "args.cedarschema",
+            r#"namespace Sondera { type ToolArgs = { "pay"?: { amount: Long } }; }"#,
+        )
         .build()
         .unwrap();
     let store: Arc<dyn TrajectoryStore> = Arc::new(SqliteStore::in_memory().unwrap());
-    let mut h = LocalHarness::builder().engine(engine).store(store.clone()).agent(agent()).build().unwrap();
+    let mut h = LocalHarness::builder()
+        .engine(engine)
+        .store(store.clone())
+        .agent(agent())
+        .build()
+        .unwrap();
     h.initialize(None, None).await.unwrap();
-    let call = h.event(Payload::ToolCall { call_id: "p".into(), tool: "pay".into(), arguments: json!({"amount": "lots"}) }).unwrap();
+    let call = h
+        .event(Payload::ToolCall {
+            call_id: "p".into(),
+            tool: "pay".into(),
+            arguments: json!({"amount": "lots"}),
+        })
+        .unwrap();
     let verdict = h.adjudicate(call).await.unwrap();
     assert_eq!(verdict.decision, Decision::Deny);
-    assert!(verdict.reason.as_deref().unwrap().contains("args.pay.amount"), "{verdict:?}");
-    let blocked = store.list_adjudications(&AdjudicationFilter::default(), &PageRequest::default()).await.unwrap();
+    assert!(
+        verdict
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("args.pay.amount"),
+        "{verdict:?}"
+    );
+    let blocked = store
+        .list_adjudications(&AdjudicationFilter::default(), &PageRequest::default())
+        .await
+        .unwrap();
     assert_eq!(blocked.items.len(), 1);
 }
 
 #[tokio::test]
 async fn monitor_mode_lets_steps_through_and_keeps_the_would_be_decision() {
-    let mut h = LocalHarness::builder().engine(engine()).mode(Mode::Monitor).agent(agent()).build().unwrap();
+    let mut h = LocalHarness::builder()
+        .engine(engine())
+        .mode(Mode::Monitor)
+        .agent(agent())
+        .build()
+        .unwrap();
     h.initialize(None, None).await.unwrap();
     let verdict = h.adjudicate(shell(&h, "rm a")).await.unwrap();
-    assert_eq!((verdict.decision, verdict.would_be), (Decision::Allow, Some(Decision::Deny)));
+    assert_eq!(
+        (verdict.decision, verdict.would_be),
+        (Decision::Allow, Some(Decision::Deny))
+    );
 }
 
 /// A store that fails every write while `failing` is set.
@@ -158,37 +278,82 @@ struct FlakyStore {
 impl TrajectoryStore for FlakyStore {
     async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError> {
         if self.failing.load(Ordering::SeqCst) {
-            return Err(StoreError::Open { path: "flaky".into(), message: "disk unplugged".into() });
+            return Err(StoreError::Open {
+                path: "flaky".into(),
+                message: "disk unplugged".into(),
+            });
         }
         self.inner.append(step).await
     }
-    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> { self.inner.trajectory(id).await }
-    async fn trajectory_with_events(&self, id: &str) -> Result<Option<TrajectoryDetail>, StoreError> { self.inner.trajectory_with_events(id).await }
-    async fn agent(&self, id: &str) -> Result<Option<Agent>, StoreError> { self.inner.agent(id).await }
-    async fn list_agents(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError> { self.inner.list_agents(page).await }
-    async fn list_trajectories(&self, f: &TrajectoryFilter, p: &PageRequest) -> Result<Page<TrajectorySummary>, StoreError> { self.inner.list_trajectories(f, p).await }
-    async fn list_adjudications(&self, f: &AdjudicationFilter, p: &PageRequest) -> Result<Page<AdjudicationRecord>, StoreError> { self.inner.list_adjudications(f, p).await }
-    async fn analytics(&self, w: &TimeWindow) -> Result<Analytics, StoreError> { self.inner.analytics(w).await }
+    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
+        self.inner.trajectory(id).await
+    }
+    async fn trajectory_with_events(
+        &self,
+        id: &str,
+    ) -> Result<Option<TrajectoryDetail>, StoreError> {
+        self.inner.trajectory_with_events(id).await
+    }
+    async fn agent(&self, id: &str) -> Result<Option<Agent>, StoreError> {
+        self.inner.agent(id).await
+    }
+    async fn list_agents(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError> {
+        self.inner.list_agents(page).await
+    }
+    async fn list_trajectories(
+        &self,
+        f: &TrajectoryFilter,
+        p: &PageRequest,
+    ) -> Result<Page<TrajectorySummary>, StoreError> {
+        self.inner.list_trajectories(f, p).await
+    }
+    async fn list_adjudications(
+        &self,
+        f: &AdjudicationFilter,
+        p: &PageRequest,
+    ) -> Result<Page<AdjudicationRecord>, StoreError> {
+        self.inner.list_adjudications(f, p).await
+    }
+    async fn analytics(&self, w: &TimeWindow) -> Result<Analytics, StoreError> {
+        self.inner.analytics(w).await
+    }
 }
 
 #[tokio::test]
 async fn store_failures_fail_closed_and_keep_the_id_for_cleanup() {
-    let flaky = Arc::new(FlakyStore { inner: SqliteStore::in_memory().unwrap(), failing: AtomicBool::new(true) });
+    let flaky = Arc::new(FlakyStore {
+        inner: SqliteStore::in_memory().unwrap(),
+        failing: AtomicBool::new(true),
+    });
     let mut h = harness_with(flaky.clone());
     let err = h.initialize(None, None).await.unwrap_err();
     assert!(matches!(err, HarnessError::Store(_)), "{err}");
-    let published = h.trajectory_id().map(str::to_string).expect("the id stays visible after a failed start");
+    let published = h
+        .trajectory_id()
+        .map(str::to_string)
+        .expect("the id stays visible after a failed start");
 
     flaky.failing.store(false, Ordering::SeqCst);
     // The start was never recorded, so the scope cannot judge steps of it.
-    assert!(matches!(h.adjudicate(shell(&h, "ls")).await, Err(HarnessError::UnknownTrajectory(ref id)) if *id == published));
+    assert!(
+        matches!(h.adjudicate(shell(&h, "ls")).await, Err(HarnessError::UnknownTrajectory(ref id)) if *id == published)
+    );
 
     let mut h = harness_with(flaky.clone());
     h.initialize(None, None).await.unwrap();
     flaky.failing.store(true, Ordering::SeqCst);
-    assert!(matches!(h.adjudicate(shell(&h, "ls")).await, Err(HarnessError::Store(_))), "a step that cannot be recorded is not allowed");
+    assert!(
+        matches!(
+            h.adjudicate(shell(&h, "ls")).await,
+            Err(HarnessError::Store(_))
+        ),
+        "a step that cannot be recorded is not allowed"
+    );
     assert!(h.finalize(None).await.is_err());
-    assert!(h.trajectory_id().is_some(), "a failed finalize keeps the id");
+    assert!(
+        h.trajectory_id().is_some(),
+        "a failed finalize keeps the id"
+    );
     flaky.failing.store(false, Ordering::SeqCst);
     h.finalize(None).await.unwrap();
     assert_eq!(h.trajectory_id(), None);
@@ -204,7 +369,11 @@ async fn concurrent_scopes_keep_their_own_order_and_counts() {
         tasks.push(tokio::spawn(async move {
             let id = scope.initialize(None, Some(format!("s{i}"))).await.unwrap();
             for n in 0..20 {
-                let event = scope.event(Payload::Thought { content: format!("{i}-{n}") }).unwrap();
+                let event = scope
+                    .event(Payload::Thought {
+                        content: format!("{i}-{n}"),
+                    })
+                    .unwrap();
                 scope.adjudicate(event).await.unwrap();
             }
             scope.finalize(None).await.unwrap();
@@ -215,7 +384,14 @@ async fn concurrent_scopes_keep_their_own_order_and_counts() {
         let id = task.await.unwrap();
         let detail = store.trajectory_with_events(&id).await.unwrap().unwrap();
         assert_eq!(detail.summary.state.step_count, 20);
-        let thoughts: Vec<String> = detail.events.iter().filter_map(|e| match &e.event.payload { Payload::Thought { content } => Some(content.clone()), _ => None }).collect();
+        let thoughts: Vec<String> = detail
+            .events
+            .iter()
+            .filter_map(|e| match &e.event.payload {
+                Payload::Thought { content } => Some(content.clone()),
+                _ => None,
+            })
+            .collect();
         let prefix = thoughts[0].split('-').next().unwrap().to_string();
         let expected: Vec<String> = (0..20).map(|n| format!("{prefix}-{n}")).collect();
         assert_eq!(thoughts, expected);

@@ -64,7 +64,6 @@ impl TrajectoryState {
             self.pending_calls.retain(|c| c.call_id != call_id);
         }
     }
-
 }
 
 impl PendingCall {
@@ -155,6 +154,10 @@ mod tests {
         }
         assert_eq!(state.pending_calls.len(), MAX_PENDING_CALLS);
         assert!(state.pending("0").is_none());
-        assert!(state.pending(&(MAX_PENDING_CALLS + 9).to_string()).is_some());
+        assert!(
+            state
+                .pending(&(MAX_PENDING_CALLS + 9).to_string())
+                .is_some()
+        );
     }
 }

@@ -31,7 +31,9 @@ pub(crate) enum ArgType {
 
 /// Why a tool's arguments do not fit the declared type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("arguments of tool `{tool}` do not match the declared Sondera::ToolArgs type at `{path}`: {problem}")]
+#[error(
+    "arguments of tool `{tool}` do not match the declared Sondera::ToolArgs type at `{path}`: {problem}"
+)]
 pub struct ArgumentTypeError {
     pub tool: String,
     pub path: String,
@@ -56,7 +58,10 @@ impl ArgType {
                 if let Some(map) = value.get("attributes").and_then(Value::as_object) {
                     for (name, attr) in map {
                         let required = attr.get("required").and_then(Value::as_bool) != Some(false);
-                        attrs.insert(name.clone(), (Self::from_schema_json(attr, common)?, required));
+                        attrs.insert(
+                            name.clone(),
+                            (Self::from_schema_json(attr, common)?, required),
+                        );
                     }
                 }
                 Ok(Self::Record(attrs))
@@ -86,7 +91,11 @@ impl ArgType {
     }
 
     /// Converts `value` to this type; `path` names the value in errors.
-    pub(crate) fn convert(&self, value: &Value, path: &str) -> Result<RestrictedExpression, (String, String)> {
+    pub(crate) fn convert(
+        &self,
+        value: &Value,
+        path: &str,
+    ) -> Result<RestrictedExpression, (String, String)> {
         let mismatch = |expected: &str| {
             (
                 path.to_string(),
@@ -94,7 +103,10 @@ impl ArgType {
             )
         };
         match (self, value) {
-            (Self::Long, Value::Number(n)) => n.as_i64().map(RestrictedExpression::new_long).ok_or_else(|| mismatch("an integer")),
+            (Self::Long, Value::Number(n)) => n
+                .as_i64()
+                .map(RestrictedExpression::new_long)
+                .ok_or_else(|| mismatch("an integer")),
             (Self::String, Value::String(s)) => Ok(RestrictedExpression::new_string(s.clone())),
             (Self::Bool, Value::Bool(b)) => Ok(RestrictedExpression::new_bool(*b)),
             (Self::Decimal, Value::Number(n)) => decimal_literal(n)
@@ -113,11 +125,19 @@ impl ArgType {
                 for (name, (ty, required)) in attrs {
                     match map.get(name) {
                         Some(Value::Null) | None if !required => {}
-                        Some(v) => fields.push((name.clone(), ty.convert(v, &format!("{path}.{name}"))?)),
-                        None => return Err((format!("{path}.{name}"), "required argument is missing".into())),
+                        Some(v) => {
+                            fields.push((name.clone(), ty.convert(v, &format!("{path}.{name}"))?))
+                        }
+                        None => {
+                            return Err((
+                                format!("{path}.{name}"),
+                                "required argument is missing".into(),
+                            ));
+                        }
                     }
                 }
-                RestrictedExpression::new_record(fields).map_err(|e| (path.to_string(), e.to_string()))
+                RestrictedExpression::new_record(fields)
+                    .map_err(|e| (path.to_string(), e.to_string()))
             }
             (Self::Long, _) => Err(mismatch("an integer")),
             (Self::String, _) => Err(mismatch("a string")),
@@ -184,7 +204,11 @@ fn json_schema_type(schema: &Value) -> Option<String> {
             if let Some(props) = schema.get("properties").and_then(Value::as_object) {
                 for (name, prop) in props {
                     if let Some(ty) = json_schema_type(prop) {
-                        let opt = if required.contains(&name.as_str()) { "" } else { "?" };
+                        let opt = if required.contains(&name.as_str()) {
+                            ""
+                        } else {
+                            "?"
+                        };
                         fields.push(format!("{}{opt}: {ty}", quote(name)));
                     }
                 }
@@ -226,7 +250,12 @@ mod tests {
             source: None,
         };
         let fragment = tool_args_fragment(&[tool]);
-        for field in [r#""amount": Long"#, r#""fee"?: decimal"#, r#""tags"?: Set<String>"#, r#""to": String"#] {
+        for field in [
+            r#""amount": Long"#,
+            r#""fee"?: decimal"#,
+            r#""tags"?: Set<String>"#,
+            r#""to": String"#,
+        ] {
             assert!(fragment.contains(field), "{field} missing from {fragment}");
         }
         assert!(fragment.contains(r#""transfer_funds"?: {"#), "{fragment}");
@@ -241,12 +270,27 @@ mod tests {
             ("amount".to_string(), (ArgType::Long, true)),
             ("fee".to_string(), (ArgType::Decimal, false)),
         ]));
-        assert!(ty.convert(&json!({"amount": 5, "fee": 1.25, "extra": "dropped"}), "args").is_ok());
+        assert!(
+            ty.convert(
+                &json!({"amount": 5, "fee": 1.25, "extra": "dropped"}),
+                "args"
+            )
+            .is_ok()
+        );
         assert!(ty.convert(&json!({"amount": 5}), "args").is_ok());
         let (path, problem) = ty.convert(&json!({"amount": "5"}), "args").unwrap_err();
-        assert_eq!((path.as_str(), problem.as_str()), ("args.amount", "expected an integer, found a string"));
+        assert_eq!(
+            (path.as_str(), problem.as_str()),
+            ("args.amount", "expected an integer, found a string")
+        );
         let (path, problem) = ty.convert(&json!({"fee": 1}), "args").unwrap_err();
-        assert_eq!((path.as_str(), problem.as_str()), ("args.amount", "required argument is missing"));
-        assert!(ty.convert(&json!({"amount": 1, "fee": 0.12345}), "args").is_err());
+        assert_eq!(
+            (path.as_str(), problem.as_str()),
+            ("args.amount", "required argument is missing")
+        );
+        assert!(
+            ty.convert(&json!({"amount": 1, "fee": 0.12345}), "args")
+                .is_err()
+        );
     }
 }

@@ -5,7 +5,9 @@ use cedar_policy::{
     ActionConstraint, Authorizer, Decision as CedarDecision, Effect, Entity, EntityUid, Policy,
     PolicyId, PolicySet, Response, Schema,
 };
-use sondera_model::{Adjudicated, AgentCard, Decision, Event, Mode, PolicyMetadata, TrajectoryState};
+use sondera_model::{
+    Adjudicated, AgentCard, Decision, Event, Mode, PolicyMetadata, TrajectoryState,
+};
 
 use crate::args::ArgType;
 use crate::error::{EvaluationError, PolicyError, PolicyLoadErrors};
@@ -113,7 +115,8 @@ impl PolicyEngineBuilder {
         if !self.errors.is_empty() {
             return Err(PolicyLoadErrors(self.errors));
         }
-        let loaded = load::load(&self.schemas, &self.policies, &self.cards).map_err(PolicyLoadErrors)?;
+        let loaded =
+            load::load(&self.schemas, &self.policies, &self.cards).map_err(PolicyLoadErrors)?;
         PolicyEngine::new(loaded, self.mode)
     }
 }
@@ -130,13 +133,13 @@ struct Slice {
 }
 
 impl Slice {
-    fn add(&mut self, loaded: &LoadedPolicy, policy: Policy) -> Result<(), cedar_policy::PolicySetError> {
+    fn add(&mut self, loaded: &LoadedPolicy, policy: Policy) -> Result<(), String> {
         let target = match (loaded.shadow, loaded.policy.effect()) {
             (false, _) => &mut self.enforced,
             (true, Effect::Forbid) => &mut self.shadow_forbids,
             (true, Effect::Permit) => &mut self.shadow_permits,
         };
-        target.add(policy)
+        target.add(policy).map_err(|e| e.to_string())
     }
 
     /// Adds a policy whose action scope is known to match this slice's action.
@@ -145,7 +148,7 @@ impl Slice {
     /// without it requests need no action entities, which spares Cedar a
     /// transitive-closure computation per request. A policy whose conditions
     /// mention `action` keeps its scope and makes the slice carry them.
-    fn add_for_action(&mut self, loaded: &LoadedPolicy) -> Result<(), cedar_policy::PolicySetError> {
+    fn add_for_action(&mut self, loaded: &LoadedPolicy) -> Result<(), String> {
         match without_action_scope(&loaded.policy) {
             Some(policy) => self.add(loaded, policy),
             None => {
@@ -235,13 +238,13 @@ impl PolicyEngine {
         for loaded_policy in &loaded.policies {
             full_slice
                 .add(loaded_policy, loaded_policy.policy.clone())
-                .map_err(|e| internal(e.to_string()))?;
+                .map_err(internal)?;
             for action in ActionName::ALL {
                 let constraint = loaded_policy.policy.action_constraint();
                 if scope_can_match(&constraint, names.action(action), &action_entities) {
                     slices[action.index()]
                         .add_for_action(loaded_policy)
-                        .map_err(|e| internal(e.to_string()))?;
+                        .map_err(internal)?;
                 }
             }
         }
@@ -369,9 +372,9 @@ impl PolicyEngine {
     }
 
     fn decide_with(&self, slice: &Slice, request: &CedarRequest) -> Adjudicated {
-        let response = self
-            .authorizer
-            .is_authorized(&request.request, &slice.enforced, &request.entities);
+        let response =
+            self.authorizer
+                .is_authorized(&request.request, &slice.enforced, &request.entities);
         let shadow_matches = self.shadow_matches(slice, request);
         let mut verdict = self.verdict(&response);
         verdict.shadow_matches = shadow_matches;
@@ -383,10 +386,11 @@ impl PolicyEngine {
         let mut responses = Vec::new();
         for set in [&slice.shadow_forbids, &slice.shadow_permits] {
             if set.policies().next().is_some() {
-                responses.push(
-                    self.authorizer
-                        .is_authorized(&request.request, set, &request.entities),
-                );
+                responses.push(self.authorizer.is_authorized(
+                    &request.request,
+                    set,
+                    &request.entities,
+                ));
             }
         }
         for response in &responses {
@@ -412,14 +416,21 @@ impl PolicyEngine {
             .diagnostics()
             .errors()
             .map(|cedar_policy::AuthorizationError::PolicyEvaluationError(e)| e.policy_id())
-            .filter(|id| self.policies.get(AsRef::<str>::as_ref(id)).is_some_and(|p| p.policy.effect() == Effect::Forbid))
+            .filter(|id| {
+                self.policies
+                    .get(AsRef::<str>::as_ref(id))
+                    .is_some_and(|p| p.policy.effect() == Effect::Forbid)
+            })
             .collect();
         if !errored.is_empty() {
             let policies = self.metadata_of(errored);
             let names = join_ids(&policies);
             return Adjudicated {
                 policies,
-                ..Adjudicated::deny(self.mode, format!("policy evaluation failed in {names}; failing closed"))
+                ..Adjudicated::deny(
+                    self.mode,
+                    format!("policy evaluation failed in {names}; failing closed"),
+                )
             };
         }
         let matched = self.metadata_of(response.diagnostics().reason());
@@ -432,13 +443,18 @@ impl PolicyEngine {
                 Adjudicated::deny(self.mode, "no permit policy matched this step")
             }
             CedarDecision::Deny => {
-                let hard: Vec<PolicyMetadata> = matched.iter().filter(|p| !p.escalate).cloned().collect();
+                let hard: Vec<PolicyMetadata> =
+                    matched.iter().filter(|p| !p.escalate).cloned().collect();
                 let (decision, policies) = if hard.is_empty() {
                     (Decision::Escalate, matched)
                 } else {
                     (Decision::Deny, hard)
                 };
-                let verb = if decision == Decision::Escalate { "escalated by" } else { "forbidden by" };
+                let verb = if decision == Decision::Escalate {
+                    "escalated by"
+                } else {
+                    "forbidden by"
+                };
                 let steering = self.steering(&policies);
                 Adjudicated {
                     decision,
@@ -493,7 +509,11 @@ fn lineage(action: &EntityUid, entities: &cedar_policy::Entities) -> Vec<Entity>
 }
 
 /// Whether a policy's action scope can match requests for `action`.
-fn scope_can_match(constraint: &ActionConstraint, action: &EntityUid, entities: &cedar_policy::Entities) -> bool {
+fn scope_can_match(
+    constraint: &ActionConstraint,
+    action: &EntityUid,
+    entities: &cedar_policy::Entities,
+) -> bool {
     let is_in = |group: &EntityUid| {
         group == action
             || entities

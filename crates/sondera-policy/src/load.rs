@@ -207,12 +207,12 @@ type ToolArgsJson = (serde_json::Value, serde_json::Value);
 /// Parses one fragment and returns its `Sondera::ToolArgs` declaration, if any,
 /// with the fragment's common types for resolving references.
 fn parse_fragment(source: &Source) -> Result<(SchemaFragment, Option<ToolArgsJson>), PolicyError> {
-    let parse = || SchemaFragment::from_cedarschema_str(&source.text).map(|(f, _)| f);
-    let fragment = parse().map_err(|e| schema_error(&source.name, &source.text, &e))?;
-    let json = parse()
-        .ok()
-        .and_then(|f| f.to_json_value().ok())
-        .unwrap_or_default();
+    let parse = || match SchemaFragment::from_cedarschema_str(&source.text) {
+        Ok((fragment, _warnings)) => Ok(fragment),
+        Err(e) => Err(schema_error(&source.name, &source.text, &e)),
+    };
+    let fragment = parse()?;
+    let json = parse()?.to_json_value().unwrap_or_default();
     let common = json["Sondera"]["commonTypes"].clone();
     let declared = common
         .get("ToolArgs")
@@ -240,13 +240,18 @@ fn parse_file(source: &Source, errors: &mut Vec<PolicyError>) -> Vec<LoadedPolic
             line: 0,
             column: 0,
             policy_id: None,
-            message: "policy templates (with ?principal or ?resource slots) are not supported".into(),
+            message: "policy templates (with ?principal or ?resource slots) are not supported"
+                .into(),
             help: Some("write static policies".into()),
         });
     }
     let mut policies: Vec<&Policy> = set.policies().collect();
     // Cedar numbers policies `policy0`, `policy1`, ... in file order.
-    policies.sort_by_key(|p| p.id().to_string()[6..].parse::<usize>().unwrap_or(usize::MAX));
+    policies.sort_by_key(|p| {
+        p.id().to_string()[6..]
+            .parse::<usize>()
+            .unwrap_or(usize::MAX)
+    });
     let mut search_from = 0;
     policies
         .into_iter()
@@ -276,19 +281,31 @@ fn check_policy(
         help: Some(help.to_string()),
     };
     let Some(id) = policy.annotation("id").filter(|id| !id.trim().is_empty()) else {
-        errors.push(error(None, "policy has no @id annotation".into(), "add @id(\"a-unique-name\") above the policy"));
+        errors.push(error(
+            None,
+            "policy has no @id annotation".into(),
+            "add @id(\"a-unique-name\") above the policy",
+        ));
         return None;
     };
     let escalate_arg = policy.annotation("escalate");
     if escalate_arg.is_some() && policy.effect() == Effect::Permit {
-        errors.push(error(Some(id), "@escalate is only valid on forbid policies".into(), "remove @escalate or make the policy a forbid"));
+        errors.push(error(
+            Some(id),
+            "@escalate is only valid on forbid policies".into(),
+            "remove @escalate or make the policy a forbid",
+        ));
         return None;
     }
     let shadow = match policy.annotation("mode") {
         None | Some("govern") => false,
         Some("monitor") => true,
         Some(other) => {
-            errors.push(error(Some(id), format!("unknown @mode(\"{other}\")"), "use @mode(\"monitor\") to put a policy in shadow"));
+            errors.push(error(
+                Some(id),
+                format!("unknown @mode(\"{other}\")"),
+                "use @mode(\"monitor\") to put a policy in shadow",
+            ));
             return None;
         }
     };
@@ -340,7 +357,7 @@ fn validate(
     let result = Validator::new(schema.clone()).validate(&set, ValidationMode::Strict);
     let errors: Vec<PolicyError> = result
         .validation_errors()
-        .map(|e| locate(&e.policy_id().to_string(), e))
+        .map(|e| locate(e.policy_id().as_ref(), e))
         .collect();
     if !errors.is_empty() {
         return Err(errors);

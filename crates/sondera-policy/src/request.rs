@@ -228,17 +228,17 @@ fn resource(
     state: &TrajectoryState,
 ) -> Result<Option<Entity>, String> {
     let in_trajectory = || HashSet::from([trajectory.clone()]);
+    let message = |id: &str, role: &str| {
+        Entity::new(
+            uid(&names.message, id),
+            HashMap::from([("role".to_string(), string(role))]),
+            in_trajectory(),
+        )
+        .map_err(|e| e.to_string())
+    };
     let entity = match payload {
-        Payload::Prompt { role, .. } => Entity::new(
-            uid(&names.message, role.as_str()),
-            HashMap::from([("role".to_string(), string(role.as_str()))]),
-            in_trajectory(),
-        ),
-        Payload::Thought { .. } => Entity::new(
-            uid(&names.message, "thought"),
-            HashMap::from([("role".to_string(), string("assistant"))]),
-            in_trajectory(),
-        ),
+        Payload::Prompt { role, .. } => message(role.as_str(), role.as_str()),
+        Payload::Thought { .. } => message("thought", "assistant"),
         Payload::ToolCall { tool, .. } => tool_entity(names, tool, in_trajectory()),
         Payload::ToolOutput { call_id, .. } => {
             tool_entity(names, &pending_target(state, call_id), in_trajectory())
@@ -249,27 +249,25 @@ fn resource(
         }
         _ => return Ok(None),
     };
-    entity.map(Some).map_err(|e| e.to_string())
+    entity.map(Some)
 }
 
-fn tool_entity(
-    names: &Names,
-    tool: &str,
-    parents: HashSet<EntityUid>,
-) -> Result<Entity, cedar_policy::EntityAttrEvaluationError> {
+fn tool_entity(names: &Names, tool: &str, parents: HashSet<EntityUid>) -> Result<Entity, String> {
     Entity::new(
         uid(&names.tool, tool),
         HashMap::from([("name".to_string(), string(tool))]),
         parents,
     )
+    .map_err(|e| e.to_string())
 }
 
-fn file_entity(names: &Names, path: &str) -> Result<Entity, cedar_policy::EntityAttrEvaluationError> {
+fn file_entity(names: &Names, path: &str) -> Result<Entity, String> {
     Entity::new(
         uid(&names.file, path),
         HashMap::from([("path".to_string(), string(path))]),
         HashSet::new(),
     )
+    .map_err(|e| e.to_string())
 }
 
 fn pending_target(state: &TrajectoryState, call_id: &str) -> String {
@@ -290,7 +288,10 @@ fn execution(event: &Event) -> RestrictedExpression {
     };
     RestrictedExpression::new_record([
         ("agent_name".to_string(), string(name)),
-        ("agent_path".to_string(), RestrictedExpression::new_string(path)),
+        (
+            "agent_path".to_string(),
+            RestrictedExpression::new_string(path),
+        ),
         ("depth".to_string(), long(depth as u64)),
     ])
     .expect("distinct keys")
@@ -327,7 +328,11 @@ fn payload_fields(
         } => {
             put(f, "call_id", string(call_id));
             put(f, "tool", string(tool));
-            put(f, "arguments", RestrictedExpression::new_string(arguments.to_string()));
+            put(
+                f,
+                "arguments",
+                RestrictedExpression::new_string(arguments.to_string()),
+            );
             put(f, "args", typed_args(tool_args, tool, arguments)?);
         }
         Payload::ToolOutput {
@@ -337,9 +342,17 @@ fn payload_fields(
             error,
         } => {
             put(f, "call_id", string(call_id));
-            put(f, "tool", RestrictedExpression::new_string(pending_target(state, call_id)));
+            put(
+                f,
+                "tool",
+                RestrictedExpression::new_string(pending_target(state, call_id)),
+            );
             put(f, "success", RestrictedExpression::new_bool(*success));
-            put(f, "output", RestrictedExpression::new_string(output.to_string()));
+            put(
+                f,
+                "output",
+                RestrictedExpression::new_string(output.to_string()),
+            );
             put_opt(f, "error", error.as_ref());
         }
         Payload::ShellCommand {
@@ -358,7 +371,11 @@ fn payload_fields(
             stderr,
         } => {
             put(f, "call_id", string(call_id));
-            put(f, "command", RestrictedExpression::new_string(pending_target(state, call_id)));
+            put(
+                f,
+                "command",
+                RestrictedExpression::new_string(pending_target(state, call_id)),
+            );
             put(f, "exit_code", RestrictedExpression::new_long(*exit_code));
             put(f, "stdout", string(stdout));
             put(f, "stderr", string(stderr));
@@ -404,7 +421,11 @@ fn payload_fields(
         } => {
             let pending = state.pending(call_id);
             put(f, "call_id", string(call_id));
-            put(f, "operation", string(pending.and_then(|p| p.operation.as_deref()).unwrap_or("")));
+            put(
+                f,
+                "operation",
+                string(pending.and_then(|p| p.operation.as_deref()).unwrap_or("")),
+            );
             put(f, "path", string(pending.map_or("", |p| p.target.as_str())));
             put(f, "success", RestrictedExpression::new_bool(*success));
             put_opt(f, "content", content.as_ref());

@@ -3,7 +3,9 @@ use sondera_policy::{PolicyEngine, PolicyError};
 fn errors_of(files: &[(&str, &str)]) -> Vec<PolicyError> {
     files
         .iter()
-        .fold(PolicyEngine::builder(), |b, (name, text)| b.policy_source(*name, *text))
+        .fold(PolicyEngine::builder(), |b, (name, text)| {
+            b.policy_source(*name, *text)
+        })
         .build()
         .expect_err("the set must be rejected")
         .0
@@ -13,7 +15,10 @@ const GOOD: &str = r#"@id("ok") permit (principal, action, resource);"#;
 
 #[test]
 fn syntax_errors_name_file_line_and_column() {
-    let errors = errors_of(&[("a.cedar", "@id(\"x\")\npermit (principal, action, resource)\nwhen { context.command like };")]);
+    let errors = errors_of(&[(
+        "a.cedar",
+        "@id(\"x\")\npermit (principal, action, resource)\nwhen { context.command like };",
+    )]);
     let e = &errors[0];
     assert_eq!((e.file.as_str(), e.line), ("a.cedar", 3), "{e}");
     assert!(e.column > 1, "{e}");
@@ -22,9 +27,19 @@ fn syntax_errors_name_file_line_and_column() {
 
 #[test]
 fn every_policy_needs_an_id() {
-    let errors = errors_of(&[("a.cedar", &format!("{GOOD}\n\npermit (principal, action, resource);"))]);
+    let errors = errors_of(&[(
+        "a.cedar",
+        &format!("{GOOD}\n\npermit (principal, action, resource);"),
+    )]);
     assert_eq!(errors.len(), 1);
-    assert_eq!((errors[0].line, errors[0].column, errors[0].policy_id.as_deref()), (3, 1, None));
+    assert_eq!(
+        (
+            errors[0].line,
+            errors[0].column,
+            errors[0].policy_id.as_deref()
+        ),
+        (3, 1, None)
+    );
     assert!(errors[0].message.contains("no @id"));
     assert!(errors[0].help.as_deref().unwrap().contains("@id(\""));
 }
@@ -33,21 +48,42 @@ fn every_policy_needs_an_id() {
 fn ids_are_unique_across_files() {
     let errors = errors_of(&[("a.cedar", GOOD), ("b.cedar", GOOD)]);
     assert_eq!(errors.len(), 1);
-    assert_eq!((errors[0].file.as_str(), errors[0].policy_id.as_deref()), ("b.cedar", Some("ok")));
-    assert!(errors[0].message.contains("already used in a.cedar"), "{}", errors[0]);
+    assert_eq!(
+        (errors[0].file.as_str(), errors[0].policy_id.as_deref()),
+        ("b.cedar", Some("ok"))
+    );
+    assert!(
+        errors[0].message.contains("already used in a.cedar"),
+        "{}",
+        errors[0]
+    );
 }
 
 #[test]
 fn escalate_is_only_valid_on_forbid() {
-    let errors = errors_of(&[("a.cedar", r#"@id("p") @escalate permit (principal, action, resource);"#)]);
+    let errors = errors_of(&[(
+        "a.cedar",
+        r#"@id("p") @escalate permit (principal, action, resource);"#,
+    )]);
     assert_eq!(errors[0].policy_id.as_deref(), Some("p"));
-    assert!(errors[0].message.contains("@escalate is only valid on forbid"));
+    assert!(
+        errors[0]
+            .message
+            .contains("@escalate is only valid on forbid")
+    );
 }
 
 #[test]
 fn unknown_mode_annotation_is_rejected() {
-    let errors = errors_of(&[("a.cedar", r#"@id("p") @mode("audit") forbid (principal, action, resource);"#)]);
-    assert!(errors[0].message.contains("unknown @mode(\"audit\")"), "{}", errors[0]);
+    let errors = errors_of(&[(
+        "a.cedar",
+        r#"@id("p") @mode("audit") forbid (principal, action, resource);"#,
+    )]);
+    assert!(
+        errors[0].message.contains("unknown @mode(\"audit\")"),
+        "{}",
+        errors[0]
+    );
 }
 
 #[test]
@@ -56,14 +92,24 @@ fn schema_violations_name_the_policy_and_its_position() {
     let errors = errors_of(&[("pack/typo.cedar", text)]);
     assert_eq!(errors.len(), 1, "{errors:?}");
     let e = &errors[0];
-    assert_eq!((e.file.as_str(), e.line, e.policy_id.as_deref()), ("pack/typo.cedar", 5, Some("typo")), "{e}");
+    assert_eq!(
+        (e.file.as_str(), e.line, e.policy_id.as_deref()),
+        ("pack/typo.cedar", 5, Some("typo")),
+        "{e}"
+    );
     assert!(e.message.contains("comand"), "{e}");
-    assert!(e.help.as_deref().unwrap_or_default().contains("command"), "{e}");
+    assert!(
+        e.help.as_deref().unwrap_or_default().contains("command"),
+        "{e}"
+    );
 }
 
 #[test]
 fn unknown_actions_and_entity_types_are_rejected() {
-    let errors = errors_of(&[("a.cedar", r#"@id("x") forbid (principal, action == Sondera::Action::"Teleport", resource);"#)]);
+    let errors = errors_of(&[(
+        "a.cedar",
+        r#"@id("x") forbid (principal, action == Sondera::Action::"Teleport", resource);"#,
+    )]);
     assert!(errors[0].message.contains("Teleport"), "{}", errors[0]);
 }
 
@@ -72,8 +118,14 @@ fn every_problem_is_reported_and_nothing_loads_partially() {
     let errors = errors_of(&[
         ("good.cedar", GOOD),
         ("a.cedar", "permit (principal, action, resource);"),
-        ("b.cedar", "@id(\"b\") permit (principal, action, resource) when { ;"),
-        ("c.cedar", r#"@id("c") @escalate permit (principal, action, resource);"#),
+        (
+            "b.cedar",
+            "@id(\"b\") permit (principal, action, resource) when { ;",
+        ),
+        (
+            "c.cedar",
+            r#"@id("c") @escalate permit (principal, action, resource);"#,
+        ),
     ]);
     let files: Vec<&str> = errors.iter().map(|e| e.file.as_str()).collect();
     assert_eq!(files, ["a.cedar", "b.cedar", "c.cedar"], "{errors:?}");
@@ -95,21 +147,34 @@ fn directories_load_policies_and_schema_fragments_recursively() {
         r#"@id("pay-limit") forbid (principal, action == Sondera::Action::"PreToolUse", resource) when { context.args has pay && context.args.pay.amount > 5 };"#,
     )
     .unwrap();
-    let engine = PolicyEngine::builder().directory(dir.path()).build().unwrap_or_else(|e| panic!("{e}"));
+    let engine = PolicyEngine::builder()
+        .directory(dir.path())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(engine.policy_ids().collect::<Vec<_>>(), ["ok", "pay-limit"]);
     assert!(engine.warnings().is_empty(), "{:?}", engine.warnings());
 }
 
 #[test]
 fn a_missing_directory_is_an_error_naming_it() {
-    let err = PolicyEngine::builder().directory("/nonexistent/policies").build().unwrap_err();
-    assert!(err.to_string().contains("/nonexistent/policies: cannot read"), "{err}");
+    let err = PolicyEngine::builder()
+        .directory("/nonexistent/policies")
+        .build()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("/nonexistent/policies: cannot read"),
+        "{err}"
+    );
 }
 
 #[test]
 fn broken_schema_fragments_are_located() {
     let err = PolicyEngine::builder()
-        .schema_source("ext.cedarschema", "namespace Sondera {\n  entity Broken = {\n    x: ,\n  };\n}")
+        .schema_source(
+            "ext.cedarschema",
+            "namespace Sondera {\n  entity Broken = {\n    x: ,\n  };\n}",
+        )
         .policy_source("a.cedar", GOOD)
         .build()
         .unwrap_err();
@@ -123,7 +188,10 @@ fn builtin_packs_have_complete_annotations() {
     for id in engine.policy_ids() {
         let meta = engine.policy(id).unwrap();
         assert!(meta.description.is_some(), "{id} has no @description");
-        assert!(meta.annotations.contains_key("severity"), "{id} has no @severity");
+        assert!(
+            meta.annotations.contains_key("severity"),
+            "{id} has no @severity"
+        );
     }
     assert!(engine.warnings().is_empty(), "{:?}", engine.warnings());
 }

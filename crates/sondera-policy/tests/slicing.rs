@@ -33,30 +33,102 @@ fn random_event(rng: &mut Rng, i: u64) -> Event {
     let n = rng.below(130);
     let call_id = format!("c{i}");
     let payload = match rng.below(13) {
-        0 => Payload::Prompt { role: PromptRole::User, content: format!("please phrase {n} now") },
-        1 => Payload::Thought { content: "thinking".into() },
-        2 => Payload::ToolCall { call_id, tool: format!("tool_{n}"), arguments: json!({"token": n}) },
-        3 => Payload::ToolOutput { call_id, success: true, output: json!({"v": format!("leak-{n}")}), error: None },
-        4 => Payload::ShellCommand { call_id, command: format!("run --tool-{n}-flag"), working_dir: None },
-        5 => Payload::ShellCommandOutput { call_id, exit_code: 0, stdout: format!("BEGIN KEY {n}"), stderr: String::new() },
-        6 => Payload::WebFetch { call_id, url: format!("https://host-{n}.example/x"), prompt: String::new() },
-        7 => Payload::WebFetchOutput { call_id, url: "https://a".into(), code: 400 + (n % 100) as u16, result: String::new() },
+        0 => Payload::Prompt {
+            role: PromptRole::User,
+            content: format!("please phrase {n} now"),
+        },
+        1 => Payload::Thought {
+            content: "thinking".into(),
+        },
+        2 => Payload::ToolCall {
+            call_id,
+            tool: format!("tool_{n}"),
+            arguments: json!({"token": n}),
+        },
+        3 => Payload::ToolOutput {
+            call_id,
+            success: true,
+            output: json!({"v": format!("leak-{n}")}),
+            error: None,
+        },
+        4 => Payload::ShellCommand {
+            call_id,
+            command: format!("run --tool-{n}-flag"),
+            working_dir: None,
+        },
+        5 => Payload::ShellCommandOutput {
+            call_id,
+            exit_code: 0,
+            stdout: format!("BEGIN KEY {n}"),
+            stderr: String::new(),
+        },
+        6 => Payload::WebFetch {
+            call_id,
+            url: format!("https://host-{n}.example/x"),
+            prompt: String::new(),
+        },
+        7 => Payload::WebFetchOutput {
+            call_id,
+            url: "https://a".into(),
+            code: 400 + (n % 100) as u16,
+            result: String::new(),
+        },
         8 => {
-            let path = if n % 4 == 0 { "/home/dev/.ssh/id_rsa".to_string() } else { format!("/secret-{n}/k") };
-            Payload::FileOperation { call_id, operation: FileOperationKind::Read, path, content: None, old_content: None }
+            let path = if n.is_multiple_of(4) {
+                "/home/dev/.ssh/id_rsa".to_string()
+            } else {
+                format!("/secret-{n}/k")
+            };
+            Payload::FileOperation {
+                call_id,
+                operation: FileOperationKind::Read,
+                path,
+                content: None,
+                old_content: None,
+            }
         }
-        9 => Payload::FileOperation { call_id, operation: FileOperationKind::Write, path: format!("/etc/app-{n}/c"), content: Some("x".into()), old_content: None },
+        9 => Payload::FileOperation {
+            call_id,
+            operation: FileOperationKind::Write,
+            path: format!("/etc/app-{n}/c"),
+            content: Some("x".into()),
+            old_content: None,
+        },
         10 => {
-            let path = if n % 4 == 0 { "/home/dev/.bashrc".to_string() } else { format!("/etc/app-{n}/c") };
-            Payload::FileOperation { call_id, operation: FileOperationKind::Edit, path, content: Some("x".into()), old_content: Some("y".into()) }
+            let path = if n.is_multiple_of(4) {
+                "/home/dev/.bashrc".to_string()
+            } else {
+                format!("/etc/app-{n}/c")
+            };
+            Payload::FileOperation {
+                call_id,
+                operation: FileOperationKind::Edit,
+                path,
+                content: Some("x".into()),
+                old_content: Some("y".into()),
+            }
         }
-        11 => Payload::FileOperation { call_id, operation: FileOperationKind::Delete, path: format!("/data/{n}"), content: None, old_content: None },
-        _ => Payload::FileOperationResult { call_id, success: true, content: None, error: None },
+        11 => Payload::FileOperation {
+            call_id,
+            operation: FileOperationKind::Delete,
+            path: format!("/data/{n}"),
+            content: None,
+            old_content: None,
+        },
+        _ => Payload::FileOperationResult {
+            call_id,
+            success: true,
+            content: None,
+            error: None,
+        },
     };
     let mut event = Event::new("t", &Agent::new("root", "google-adk"), payload);
     if rng.below(4) == 0 {
         let name = format!("agent-{}", rng.below(130));
-        event = event.with_execution(ExecutionAttribution { agent_name: name.clone(), agent_path: vec!["root".into(), name] });
+        event = event.with_execution(ExecutionAttribution {
+            agent_name: name.clone(),
+            agent_path: vec!["root".into(), name],
+        });
     }
     event
 }
@@ -67,11 +139,16 @@ fn check_equivalence(engine: &PolicyEngine, requests: u64) -> usize {
     let mut seen_actions = std::collections::BTreeSet::new();
     for i in 0..requests {
         let event = random_event(&mut rng, i);
-        let state = TrajectoryState { step_count: 990 + rng.below(150), denial_count: rng.below(30), ..Default::default() };
+        let state = TrajectoryState {
+            step_count: 990 + rng.below(150),
+            denial_count: rng.below(30),
+            ..Default::default()
+        };
         let request = engine.request(&event, &state).unwrap().unwrap();
         seen_actions.insert(request.action);
         let sliced = engine.decide(&request);
-        let whole = engine.decide_unsliced(&engine.unsliced_request(&event, &state).unwrap().unwrap());
+        let whole =
+            engine.decide_unsliced(&engine.unsliced_request(&event, &state).unwrap().unwrap());
         assert_eq!(sliced, whole, "request {i}: {event:?}");
         denied += usize::from(!sliced.is_allowed());
     }
@@ -81,7 +158,11 @@ fn check_equivalence(engine: &PolicyEngine, requests: u64) -> usize {
 
 #[test]
 fn slicing_agrees_with_the_whole_set_on_shipped_packs() {
-    let engine = PolicyEngine::builder().builtin_packs().policy_source("shadow.cedar", SHADOW).build().unwrap();
+    let engine = PolicyEngine::builder()
+        .builtin_packs()
+        .policy_source("shadow.cedar", SHADOW)
+        .build()
+        .unwrap();
     let denied = check_equivalence(&engine, 2_000);
     assert!(denied > 0, "the random requests must exercise forbids too");
 }
@@ -94,10 +175,20 @@ fn slicing_agrees_with_the_whole_set_on_120_policies() {
         .policy_source("shadow.cedar", SHADOW)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let builtin = PolicyEngine::builtin().unwrap().policy_set().policies().count();
+    let builtin = PolicyEngine::builtin()
+        .unwrap()
+        .policy_set()
+        .policies()
+        .count();
     assert_eq!(engine.policy_set().policies().count(), builtin + 120);
     let denied = check_equivalence(&engine, 5_000);
-    assert!(denied > 500, "only {denied} requests were blocked; the pack must be exercised");
+    assert!(
+        denied > 500,
+        "only {denied} requests were blocked; the pack must be exercised"
+    );
     let total: usize = ActionName::ALL.iter().map(|a| engine.slice_len(*a)).sum();
-    assert!(total < (builtin + 120) * ActionName::ALL.len() / 3, "slices hold {total} policies in all");
+    assert!(
+        total < (builtin + 120) * ActionName::ALL.len() / 3,
+        "slices hold {total} policies in all"
+    );
 }

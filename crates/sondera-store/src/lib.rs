@@ -61,8 +61,10 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
     async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError>;
 
     /// A trajectory with its events in order.
-    async fn trajectory_with_events(&self, id: &str)
-    -> Result<Option<TrajectoryDetail>, StoreError>;
+    async fn trajectory_with_events(
+        &self,
+        id: &str,
+    ) -> Result<Option<TrajectoryDetail>, StoreError>;
 
     async fn agent(&self, id: &str) -> Result<Option<Agent>, StoreError>;
 

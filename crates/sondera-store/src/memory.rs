@@ -3,13 +3,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use parking_lot::RwLock;
-use sondera_model::{Agent, Decision, Payload};
+use sondera_model::{Adjudicated, Agent, Decision, Payload};
 
 use crate::types::cursor_time;
 use crate::{
-    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest,
-    PolicyCount, StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail,
-    TrajectoryFilter, TrajectoryStatus, TrajectoryStore, TrajectorySummary,
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
+    StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail, TrajectoryFilter,
+    TrajectoryStatus, TrajectoryStore, TrajectorySummary,
 };
 
 /// A store that keeps everything in process memory, for tests, benchmarks
@@ -25,8 +25,8 @@ struct Inner {
     agents: BTreeMap<String, AgentRecord>,
     trajectories: HashMap<String, Trajectory>,
     event_ids: HashSet<String>,
-    /// Every verdict, in the order recorded, for queries and analytics.
-    verdicts: Vec<Verdict>,
+    /// Where every verdict is, in the order recorded, for queries and analytics.
+    verdicts: Vec<VerdictRef>,
 }
 
 #[derive(Debug)]
@@ -35,11 +35,11 @@ struct Trajectory {
     events: Vec<StoredEvent>,
 }
 
+/// A verdict stored with its event: the trajectory and the event's index.
 #[derive(Debug)]
-struct Verdict {
-    record: AdjudicationRecord,
-    /// What the policies decided, even when monitor mode allowed the step.
-    effective: Decision,
+struct VerdictRef {
+    trajectory_id: String,
+    index: usize,
 }
 
 impl MemoryStore {
@@ -52,12 +52,15 @@ impl Inner {
     fn start(&mut self, step: &StepRecord<'_>, agent: &Agent, session_id: Option<&str>) {
         let event = step.event;
         let at = event.timestamp;
-        let record = self.agents.entry(agent.id.clone()).or_insert_with(|| AgentRecord {
-            agent: agent.clone(),
-            first_seen: at,
-            last_seen: at,
-            trajectory_count: 0,
-        });
+        let record = self
+            .agents
+            .entry(agent.id.clone())
+            .or_insert_with(|| AgentRecord {
+                agent: agent.clone(),
+                first_seen: at,
+                last_seen: at,
+                trajectory_count: 0,
+            });
         record.agent = agent.clone();
         record.last_seen = at;
         record.trajectory_count += 1;
@@ -95,7 +98,11 @@ impl Inner {
             .trajectories
             .get(&event.trajectory_id)
             .ok_or_else(|| StoreError::UnknownTrajectory(event.trajectory_id.clone()))?;
-        if trajectory.events.last().is_some_and(|last| last.seq >= step.seq) {
+        if trajectory
+            .events
+            .last()
+            .is_some_and(|last| last.seq >= step.seq)
+        {
             return Err(StoreError::Conflict {
                 trajectory_id: event.trajectory_id.clone(),
                 seq: step.seq,
@@ -107,25 +114,23 @@ impl Inner {
     fn append(&mut self, step: &StepRecord<'_>) -> Result<(), StoreError> {
         let event = step.event;
         self.check(step)?;
-        if let Payload::Started { agent, session_id, .. } = &event.payload {
+        if let Payload::Started {
+            agent, session_id, ..
+        } = &event.payload
+        {
             self.start(step, agent, session_id.as_deref());
         }
         self.event_ids.insert(event.event_id.clone());
-        if let Some(verdict) = step.adjudication {
-            self.verdicts.push(Verdict {
-                record: AdjudicationRecord {
-                    event_id: event.event_id.clone(),
-                    trajectory_id: event.trajectory_id.clone(),
-                    agent_id: event.agent.id.clone(),
-                    seq: step.seq,
-                    timestamp: event.timestamp,
-                    kind: event.payload.kind().to_string(),
-                    adjudication: verdict.clone(),
-                },
-                effective: verdict.would_be.unwrap_or(verdict.decision),
+        let trajectory = self
+            .trajectories
+            .get_mut(&event.trajectory_id)
+            .expect("checked above");
+        if step.adjudication.is_some() {
+            self.verdicts.push(VerdictRef {
+                trajectory_id: event.trajectory_id.clone(),
+                index: trajectory.events.len(),
             });
         }
-        let trajectory = self.trajectories.get_mut(&event.trajectory_id).expect("checked above");
         trajectory.events.push(StoredEvent {
             seq: step.seq,
             event: event.clone(),
@@ -137,6 +142,33 @@ impl Inner {
         summary.event_count = step.seq + 1;
         summary.state = step.state.clone();
         Ok(())
+    }
+}
+
+impl Inner {
+    /// Every stored verdict with its event, in the order recorded.
+    fn verdicts(&self) -> impl Iterator<Item = (&StoredEvent, &Adjudicated)> {
+        self.verdicts.iter().filter_map(|v| {
+            let stored = self
+                .trajectories
+                .get(&v.trajectory_id)?
+                .events
+                .get(v.index)?;
+            Some((stored, stored.adjudication.as_ref()?))
+        })
+    }
+}
+
+fn record(stored: &StoredEvent, verdict: &Adjudicated) -> AdjudicationRecord {
+    let event = &stored.event;
+    AdjudicationRecord {
+        event_id: event.event_id.clone(),
+        trajectory_id: event.trajectory_id.clone(),
+        agent_id: event.agent.id.clone(),
+        seq: stored.seq,
+        timestamp: event.timestamp,
+        kind: event.payload.kind().to_string(),
+        adjudication: verdict.clone(),
     }
 }
 
@@ -186,14 +218,27 @@ impl TrajectoryStore for MemoryStore {
     }
 
     async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
-        Ok(self.inner.read().trajectories.get(id).map(|t| t.summary.clone()))
+        Ok(self
+            .inner
+            .read()
+            .trajectories
+            .get(id)
+            .map(|t| t.summary.clone()))
     }
 
-    async fn trajectory_with_events(&self, id: &str) -> Result<Option<TrajectoryDetail>, StoreError> {
-        Ok(self.inner.read().trajectories.get(id).map(|t| TrajectoryDetail {
-            summary: t.summary.clone(),
-            events: t.events.clone(),
-        }))
+    async fn trajectory_with_events(
+        &self,
+        id: &str,
+    ) -> Result<Option<TrajectoryDetail>, StoreError> {
+        Ok(self
+            .inner
+            .read()
+            .trajectories
+            .get(id)
+            .map(|t| TrajectoryDetail {
+                summary: t.summary.clone(),
+                events: t.events.clone(),
+            }))
     }
 
     async fn agent(&self, id: &str) -> Result<Option<Agent>, StoreError> {
@@ -240,19 +285,28 @@ impl TrajectoryStore for MemoryStore {
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError> {
         let inner = self.inner.read();
-        let mut matching: Vec<&AdjudicationRecord> = inner
-            .verdicts
-            .iter()
-            .map(|v| &v.record)
-            .filter(|r| r.adjudication.decision != Decision::Allow)
-            .filter(|r| filter.decision.is_none_or(|d| d == r.adjudication.decision))
-            .filter(|r| filter.agent_id.as_ref().is_none_or(|a| *a == r.agent_id))
-            .filter(|r| filter.trajectory_id.as_ref().is_none_or(|t| *t == r.trajectory_id))
+        let mut matching: Vec<AdjudicationRecord> = inner
+            .verdicts()
+            .filter(|(_, v)| v.decision != Decision::Allow)
+            .filter(|(_, v)| filter.decision.is_none_or(|d| d == v.decision))
+            .filter(|(e, _)| {
+                filter
+                    .agent_id
+                    .as_ref()
+                    .is_none_or(|a| *a == e.event.agent.id)
+            })
+            .filter(|(e, _)| {
+                filter
+                    .trajectory_id
+                    .as_ref()
+                    .is_none_or(|t| *t == e.event.trajectory_id)
+            })
+            .map(|(e, v)| record(e, v))
             .collect();
         matching.sort_by(|a, b| (b.timestamp, &b.event_id).cmp(&(a.timestamp, &a.event_id)));
         time_cursor(page)?;
         Ok(page_of(
-            matching,
+            &matching,
             page,
             |r| format!("{}|{}", cursor_time(&r.timestamp), r.event_id),
             |r, c| older_than(&r.timestamp, &r.event_id, c),
@@ -262,7 +316,11 @@ impl TrajectoryStore for MemoryStore {
     async fn analytics(&self, window: &TimeWindow) -> Result<Analytics, StoreError> {
         let inner = self.inner.read();
         let mut analytics = Analytics {
-            trajectories: inner.trajectories.values().filter(|t| in_window(window, &t.summary.created_at)).count() as u64,
+            trajectories: inner
+                .trajectories
+                .values()
+                .filter(|t| in_window(window, &t.summary.created_at))
+                .count() as u64,
             events: inner
                 .trajectories
                 .values()
@@ -272,23 +330,34 @@ impl TrajectoryStore for MemoryStore {
             ..Analytics::default()
         };
         let mut by_policy: BTreeMap<&str, u64> = BTreeMap::new();
-        for verdict in inner.verdicts.iter().filter(|v| in_window(window, &v.record.timestamp)) {
-            match verdict.record.adjudication.decision {
+        for (_, verdict) in inner
+            .verdicts()
+            .filter(|(e, _)| in_window(window, &e.event.timestamp))
+        {
+            match verdict.decision {
                 Decision::Allow => analytics.allowed += 1,
                 Decision::Deny => analytics.denied += 1,
                 Decision::Escalate => analytics.escalated += 1,
             }
-            if verdict.effective != Decision::Allow {
-                for policy in &verdict.record.adjudication.policies {
+            // What the policies decided, even when monitor mode allowed the step.
+            if verdict.would_be.unwrap_or(verdict.decision) != Decision::Allow {
+                for policy in &verdict.policies {
                     *by_policy.entry(policy.policy_id.as_str()).or_default() += 1;
                 }
             }
         }
         let mut top: Vec<PolicyCount> = by_policy
             .into_iter()
-            .map(|(policy_id, count)| PolicyCount { policy_id: policy_id.to_string(), count })
+            .map(|(policy_id, count)| PolicyCount {
+                policy_id: policy_id.to_string(),
+                count,
+            })
             .collect();
-        top.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.policy_id.cmp(&b.policy_id)));
+        top.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| a.policy_id.cmp(&b.policy_id))
+        });
         top.truncate(10);
         analytics.top_denying_policies = top;
         Ok(analytics)

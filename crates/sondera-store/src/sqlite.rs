@@ -8,9 +8,9 @@ use serde::de::DeserializeOwned;
 use sondera_model::{Agent, Decision, Event, Payload};
 
 use crate::{
-    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest,
-    PolicyCount, StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail,
-    TrajectoryFilter, TrajectoryStatus, TrajectoryStore, TrajectorySummary,
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
+    StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail, TrajectoryFilter,
+    TrajectoryStatus, TrajectoryStore, TrajectorySummary,
 };
 
 const SCHEMA: &str = r#"
@@ -180,11 +180,14 @@ fn insert_event(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result
         .execute(params![event.trajectory_id, step.seq as i64, event.event_id, at, to_json(event)]);
     match result {
         Err(rusqlite::Error::SqliteFailure(e, Some(message)))
-            if e.code == rusqlite::ErrorCode::ConstraintViolation && message.contains("events.event_id") =>
+            if e.code == rusqlite::ErrorCode::ConstraintViolation
+                && message.contains("events.event_id") =>
         {
             Err(StoreError::DuplicateEvent(event.event_id.clone()))
         }
-        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
             Err(StoreError::Conflict {
                 trajectory_id: event.trajectory_id.clone(),
                 seq: step.seq,
@@ -194,7 +197,11 @@ fn insert_event(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result
     }
 }
 
-fn insert_adjudication(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result<(), StoreError> {
+fn insert_adjudication(
+    tx: &Transaction<'_>,
+    step: &StepRecord<'_>,
+    at: &str,
+) -> Result<(), StoreError> {
     let Some(verdict) = step.adjudication else {
         return Ok(());
     };
@@ -226,7 +233,11 @@ fn insert_adjudication(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) ->
     Ok(())
 }
 
-fn update_trajectory(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result<(), StoreError> {
+fn update_trajectory(
+    tx: &Transaction<'_>,
+    step: &StepRecord<'_>,
+    at: &str,
+) -> Result<(), StoreError> {
     let updated = tx
         .prepare_cached(
             "UPDATE trajectories SET status = ?2, updated_at = ?3, event_count = ?4, state = ?5 WHERE id = ?1",
@@ -239,7 +250,9 @@ fn update_trajectory(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> R
             to_json(step.state)
         ])?;
     if updated == 0 {
-        return Err(StoreError::UnknownTrajectory(step.event.trajectory_id.clone()));
+        return Err(StoreError::UnknownTrajectory(
+            step.event.trajectory_id.clone(),
+        ));
     }
     Ok(())
 }
@@ -258,7 +271,8 @@ fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<Result<TrajectorySummary,
     let event_count: i64 = row.get(6)?;
     Ok((|| {
         Ok(TrajectorySummary {
-            status: TrajectoryStatus::parse(&status).ok_or_else(|| corrupt("trajectory status", &status))?,
+            status: TrajectoryStatus::parse(&status)
+                .ok_or_else(|| corrupt("trajectory status", &status))?,
             created_at: parse_time(&created)?,
             updated_at: parse_time(&updated)?,
             state: from_json("trajectory state", &state)?,
@@ -296,11 +310,17 @@ impl SqliteStore {
         Ok(())
     }
 
-    fn trajectory_sync(&self, conn: &Connection, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
-        conn.prepare_cached(&format!("SELECT {SUMMARY_COLUMNS} FROM trajectories WHERE id = ?1"))?
-            .query_row([id], summary_from_row)
-            .optional()?
-            .transpose()
+    fn trajectory_sync(
+        &self,
+        conn: &Connection,
+        id: &str,
+    ) -> Result<Option<TrajectorySummary>, StoreError> {
+        conn.prepare_cached(&format!(
+            "SELECT {SUMMARY_COLUMNS} FROM trajectories WHERE id = ?1"
+        ))?
+        .query_row([id], summary_from_row)
+        .optional()?
+        .transpose()
     }
 
     fn events_sync(&self, conn: &Connection, id: &str) -> Result<Vec<StoredEvent>, StoreError> {
@@ -309,7 +329,11 @@ impl SqliteStore {
              WHERE e.trajectory_id = ?1 ORDER BY e.seq",
         )?;
         let rows = stmt.query_map([id], |row| {
-            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<String>>(2)?))
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, Option<String>>(2)?,
+            ))
         })?;
         rows.map(|row| {
             let (seq, event, verdict) = row?;
@@ -351,7 +375,9 @@ impl SqliteStore {
             summary_from_row,
         )?;
         let items = rows.map(|r| r?).collect::<Result<Vec<_>, _>>()?;
-        Ok(paginate(items, limit, |t| format!("{}|{}", timestamp(&t.created_at), t.id)))
+        Ok(paginate(items, limit, |t| {
+            format!("{}|{}", timestamp(&t.created_at), t.id)
+        }))
     }
 
     fn list_adjudications_sync(
@@ -407,7 +433,9 @@ impl SqliteStore {
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        Ok(paginate(items, limit, |a| format!("{}|{}", timestamp(&a.timestamp), a.event_id)))
+        Ok(paginate(items, limit, |a| {
+            format!("{}|{}", timestamp(&a.timestamp), a.event_id)
+        }))
     }
 
     fn list_agents_sync(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError> {
@@ -418,7 +446,12 @@ impl SqliteStore {
              FROM agents a WHERE (?1 IS NULL OR a.id > ?1) ORDER BY a.id LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![page.cursor, (limit + 1) as i64], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, i64>(3)?))
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, i64>(3)?,
+            ))
         })?;
         let items = rows
             .map(|row| {
@@ -440,8 +473,13 @@ impl SqliteStore {
         let conn = self.conn.lock();
         let in_window = "(?1 IS NULL OR {col} >= ?1) AND (?2 IS NULL OR {col} < ?2)";
         let count = |table: &str, col: &str, extra: &str| -> Result<u64, StoreError> {
-            let sql = format!("SELECT COUNT(*) FROM {table} WHERE {} {extra}", in_window.replace("{col}", col));
-            Ok(conn.prepare_cached(&sql)?.query_row(params![since, until], |r| r.get::<_, i64>(0))? as u64)
+            let sql = format!(
+                "SELECT COUNT(*) FROM {table} WHERE {} {extra}",
+                in_window.replace("{col}", col)
+            );
+            Ok(conn
+                .prepare_cached(&sql)?
+                .query_row(params![since, until], |r| r.get::<_, i64>(0))? as u64)
         };
         let mut analytics = Analytics {
             trajectories: count("trajectories", "created_at", "")?,
@@ -457,7 +495,10 @@ impl SqliteStore {
         );
         let mut stmt = conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(params![since, until], |r| {
-            Ok(PolicyCount { policy_id: r.get(0)?, count: r.get::<_, i64>(1)? as u64 })
+            Ok(PolicyCount {
+                policy_id: r.get(0)?,
+                count: r.get::<_, i64>(1)? as u64,
+            })
         })?;
         analytics.top_denying_policies = rows.collect::<Result<_, _>>()?;
         Ok(analytics)
@@ -468,7 +509,11 @@ impl SqliteStore {
 fn paginate<T>(mut items: Vec<T>, limit: usize, cursor: impl Fn(&T) -> String) -> Page<T> {
     let more = items.len() > limit;
     items.truncate(limit);
-    let next = if more { items.last().map(&cursor) } else { None };
+    let next = if more {
+        items.last().map(&cursor)
+    } else {
+        None
+    };
     Page { items, next }
 }
 
@@ -483,7 +528,10 @@ impl TrajectoryStore for SqliteStore {
         self.trajectory_sync(&conn, id)
     }
 
-    async fn trajectory_with_events(&self, id: &str) -> Result<Option<TrajectoryDetail>, StoreError> {
+    async fn trajectory_with_events(
+        &self,
+        id: &str,
+    ) -> Result<Option<TrajectoryDetail>, StoreError> {
         let conn = self.conn.lock();
         let Some(summary) = self.trajectory_sync(&conn, id)? else {
             return Ok(None);

@@ -10,7 +10,12 @@ fn at(minute: i64) -> DateTime<Utc> {
 }
 
 fn agent(id: &str) -> Agent {
-    Agent::new(id, "google-adk").with_card(AgentCard::React { model: Some("m".into()), system_instruction: "be good".into(), tools: vec![], sub_agents: vec![] })
+    Agent::new(id, "google-adk").with_card(AgentCard::React {
+        model: Some("m".into()),
+        system_instruction: "be good".into(),
+        tools: vec![],
+        sub_agents: vec![],
+    })
 }
 
 fn event(traj: &str, agent_id: &str, minute: i64, payload: Payload) -> Event {
@@ -22,29 +27,98 @@ fn event(traj: &str, agent_id: &str, minute: i64, payload: Payload) -> Event {
 fn verdict(decision: Decision, policy: &str) -> Adjudicated {
     let mut v = match decision {
         Decision::Allow => Adjudicated::allow(Mode::Govern, "permitted"),
-        _ => Adjudicated { decision, ..Adjudicated::deny(Mode::Govern, format!("by {policy}")) },
+        _ => Adjudicated {
+            decision,
+            ..Adjudicated::deny(Mode::Govern, format!("by {policy}"))
+        },
     };
-    v.policies = vec![PolicyMetadata { policy_id: policy.into(), description: None, escalate: decision == Decision::Escalate, escalate_arg: None, annotations: Default::default() }];
+    v.policies = vec![PolicyMetadata {
+        policy_id: policy.into(),
+        description: None,
+        escalate: decision == Decision::Escalate,
+        escalate_arg: None,
+        annotations: Default::default(),
+    }];
     v
 }
 
 /// Writes a trajectory: started, then one shell step per decision, then optionally completed.
-async fn write_trajectory(store: &dyn TrajectoryStore, traj: &str, agent_id: &str, session: &str, start: i64, decisions: &[Decision], complete: bool) {
+async fn write_trajectory(
+    store: &dyn TrajectoryStore,
+    traj: &str,
+    agent_id: &str,
+    session: &str,
+    start: i64,
+    decisions: &[Decision],
+    complete: bool,
+) {
     let mut state = TrajectoryState::default();
-    let started = event(traj, agent_id, start, Payload::Started { agent: agent(agent_id), task: None, session_id: Some(session.into()) });
-    store.append(StepRecord { event: &started, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap();
+    let started = event(
+        traj,
+        agent_id,
+        start,
+        Payload::Started {
+            agent: agent(agent_id),
+            task: None,
+            session_id: Some(session.into()),
+        },
+    );
+    store
+        .append(StepRecord {
+            event: &started,
+            seq: 0,
+            adjudication: None,
+            status: TrajectoryStatus::Running,
+            state: &state,
+        })
+        .await
+        .unwrap();
     let mut seq = 1;
     for (i, decision) in decisions.iter().enumerate() {
-        let payload = Payload::ShellCommand { call_id: format!("c{i}"), command: format!("cmd {i}"), working_dir: None };
+        let payload = Payload::ShellCommand {
+            call_id: format!("c{i}"),
+            command: format!("cmd {i}"),
+            working_dir: None,
+        };
         state.record(&payload, *decision);
         let e = event(traj, agent_id, start + seq as i64, payload);
-        let v = verdict(*decision, if *decision == Decision::Allow { "base-default-permit" } else { "no-cmd" });
-        store.append(StepRecord { event: &e, seq, adjudication: Some(&v), status: TrajectoryStatus::Running, state: &state }).await.unwrap();
+        let v = verdict(
+            *decision,
+            if *decision == Decision::Allow {
+                "base-default-permit"
+            } else {
+                "no-cmd"
+            },
+        );
+        store
+            .append(StepRecord {
+                event: &e,
+                seq,
+                adjudication: Some(&v),
+                status: TrajectoryStatus::Running,
+                state: &state,
+            })
+            .await
+            .unwrap();
         seq += 1;
     }
     if complete {
-        let e = event(traj, agent_id, start + seq as i64, Payload::Completed { summary: None });
-        store.append(StepRecord { event: &e, seq, adjudication: None, status: TrajectoryStatus::Completed, state: &state }).await.unwrap();
+        let e = event(
+            traj,
+            agent_id,
+            start + seq as i64,
+            Payload::Completed { summary: None },
+        );
+        store
+            .append(StepRecord {
+                event: &e,
+                seq,
+                adjudication: None,
+                status: TrajectoryStatus::Completed,
+                state: &state,
+            })
+            .await
+            .unwrap();
     }
 }
 
@@ -53,46 +127,185 @@ async fn lifecycle_and_ordered_events(store: &dyn TrajectoryStore) {
     write_trajectory(store, "t1", "bot", "s1", 0, &[Allow, Deny, Escalate], true).await;
     let detail = store.trajectory_with_events("t1").await.unwrap().unwrap();
     assert_eq!(detail.summary.status, TrajectoryStatus::Completed);
-    assert_eq!((detail.summary.agent_id.as_str(), detail.summary.session_id.as_deref()), ("bot", Some("s1")));
+    assert_eq!(
+        (
+            detail.summary.agent_id.as_str(),
+            detail.summary.session_id.as_deref()
+        ),
+        ("bot", Some("s1"))
+    );
     assert_eq!(detail.summary.event_count, 5);
-    assert_eq!((detail.summary.state.step_count, detail.summary.state.denial_count, detail.summary.state.escalation_count), (3, 1, 1));
-    let kinds: Vec<&str> = detail.events.iter().map(|e| e.event.payload.kind()).collect();
-    assert_eq!(kinds, ["started", "shell_command", "shell_command", "shell_command", "completed"]);
-    assert_eq!(detail.events.iter().map(|e| e.seq).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
-    assert_eq!(detail.events[2].adjudication.as_ref().unwrap().decision, Deny);
+    assert_eq!(
+        (
+            detail.summary.state.step_count,
+            detail.summary.state.denial_count,
+            detail.summary.state.escalation_count
+        ),
+        (3, 1, 1)
+    );
+    let kinds: Vec<&str> = detail
+        .events
+        .iter()
+        .map(|e| e.event.payload.kind())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "started",
+            "shell_command",
+            "shell_command",
+            "shell_command",
+            "completed"
+        ]
+    );
+    assert_eq!(
+        detail.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
+    assert_eq!(
+        detail.events[2].adjudication.as_ref().unwrap().decision,
+        Deny
+    );
     assert!(detail.events[0].adjudication.is_none());
-    assert_eq!(store.agent("bot").await.unwrap().unwrap(), agent("bot"), "agents keep their cards");
+    assert_eq!(
+        store.agent("bot").await.unwrap().unwrap(),
+        agent("bot"),
+        "agents keep their cards"
+    );
     assert!(store.trajectory("missing").await.unwrap().is_none());
 }
 
 async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
-    write_trajectory(store, "t-conflict", "bot", "s", 0, &[Decision::Allow], false).await;
+    write_trajectory(
+        store,
+        "t-conflict",
+        "bot",
+        "s",
+        0,
+        &[Decision::Allow],
+        false,
+    )
+    .await;
     let state = TrajectoryState::default();
-    let e = event("t-conflict", "bot", 9, Payload::Thought { content: "late".into() });
-    let err = store.append(StepRecord { event: &e, seq: 1, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap_err();
-    assert!(matches!(err, StoreError::Conflict { ref trajectory_id, seq: 1 } if trajectory_id == "t-conflict"), "{err}");
+    let e = event(
+        "t-conflict",
+        "bot",
+        9,
+        Payload::Thought {
+            content: "late".into(),
+        },
+    );
+    let err = store
+        .append(StepRecord {
+            event: &e,
+            seq: 1,
+            adjudication: None,
+            status: TrajectoryStatus::Running,
+            state: &state,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { ref trajectory_id, seq: 1 } if trajectory_id == "t-conflict"),
+        "{err}"
+    );
     // Nothing of the refused step was kept.
-    assert_eq!(store.trajectory("t-conflict").await.unwrap().unwrap().event_count, 2);
+    assert_eq!(
+        store
+            .trajectory("t-conflict")
+            .await
+            .unwrap()
+            .unwrap()
+            .event_count,
+        2
+    );
 
-    let again = event("t-conflict", "bot", 10, Payload::Started { agent: agent("bot"), task: None, session_id: None });
-    let err = store.append(StepRecord { event: &again, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap_err();
+    let again = event(
+        "t-conflict",
+        "bot",
+        10,
+        Payload::Started {
+            agent: agent("bot"),
+            task: None,
+            session_id: None,
+        },
+    );
+    let err = store
+        .append(StepRecord {
+            event: &again,
+            seq: 0,
+            adjudication: None,
+            status: TrajectoryStatus::Running,
+            state: &state,
+        })
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::DuplicateTrajectory(_)), "{err}");
 
-    let reused = event("t-conflict", "bot", 11, Payload::Thought { content: "x".into() });
+    let reused = event(
+        "t-conflict",
+        "bot",
+        11,
+        Payload::Thought {
+            content: "x".into(),
+        },
+    );
     let mut reused = reused;
-    reused.event_id = store.trajectory_with_events("t-conflict").await.unwrap().unwrap().events[1].event.event_id.clone();
-    let err = store.append(StepRecord { event: &reused, seq: 2, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap_err();
+    reused.event_id = store
+        .trajectory_with_events("t-conflict")
+        .await
+        .unwrap()
+        .unwrap()
+        .events[1]
+        .event
+        .event_id
+        .clone();
+    let err = store
+        .append(StepRecord {
+            event: &reused,
+            seq: 2,
+            adjudication: None,
+            status: TrajectoryStatus::Running,
+            state: &state,
+        })
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::DuplicateEvent(_)), "{err}");
 
-    let orphan = event("never-started", "bot", 10, Payload::Thought { content: "x".into() });
-    let err = store.append(StepRecord { event: &orphan, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap_err();
+    let orphan = event(
+        "never-started",
+        "bot",
+        10,
+        Payload::Thought {
+            content: "x".into(),
+        },
+    );
+    let err = store
+        .append(StepRecord {
+            event: &orphan,
+            seq: 0,
+            adjudication: None,
+            status: TrajectoryStatus::Running,
+            state: &state,
+        })
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::UnknownTrajectory(_)), "{err}");
 }
 
 async fn filters_and_pagination(store: &dyn TrajectoryStore) {
     for i in 0..7 {
         let agent_id = if i % 2 == 0 { "even" } else { "odd" };
-        write_trajectory(store, &format!("p{i}"), agent_id, &format!("sess-{}", i % 3), i * 10, &[Decision::Allow], i < 4).await;
+        write_trajectory(
+            store,
+            &format!("p{i}"),
+            agent_id,
+            &format!("sess-{}", i % 3),
+            i * 10,
+            &[Decision::Allow],
+            i < 4,
+        )
+        .await;
     }
     let all = |filter: TrajectoryFilter| async move {
         let mut ids = Vec::new();
@@ -107,18 +320,53 @@ async fn filters_and_pagination(store: &dyn TrajectoryStore) {
             }
         }
     };
-    assert_eq!(all(TrajectoryFilter::default()).await, ["p6", "p5", "p4", "p3", "p2", "p1", "p0"], "newest first across pages");
-    assert_eq!(all(TrajectoryFilter { agent_id: Some("odd".into()), ..Default::default() }).await, ["p5", "p3", "p1"]);
-    assert_eq!(all(TrajectoryFilter { status: Some(TrajectoryStatus::Running), ..Default::default() }).await, ["p6", "p5", "p4"]);
-    assert_eq!(all(TrajectoryFilter { session_id: Some("sess-1".into()), agent_id: Some("even".into()), ..Default::default() }).await, ["p4"]);
+    assert_eq!(
+        all(TrajectoryFilter::default()).await,
+        ["p6", "p5", "p4", "p3", "p2", "p1", "p0"],
+        "newest first across pages"
+    );
+    assert_eq!(
+        all(TrajectoryFilter {
+            agent_id: Some("odd".into()),
+            ..Default::default()
+        })
+        .await,
+        ["p5", "p3", "p1"]
+    );
+    assert_eq!(
+        all(TrajectoryFilter {
+            status: Some(TrajectoryStatus::Running),
+            ..Default::default()
+        })
+        .await,
+        ["p6", "p5", "p4"]
+    );
+    assert_eq!(
+        all(TrajectoryFilter {
+            session_id: Some("sess-1".into()),
+            agent_id: Some("even".into()),
+            ..Default::default()
+        })
+        .await,
+        ["p4"]
+    );
 
     let agents = store.list_agents(&PageRequest::first(1)).await.unwrap();
     assert_eq!(agents.items[0].agent.id, "even");
     assert_eq!(agents.items[0].trajectory_count, 4);
-    let rest = store.list_agents(&PageRequest::after(1, agents.next.unwrap())).await.unwrap();
+    let rest = store
+        .list_agents(&PageRequest::after(1, agents.next.unwrap()))
+        .await
+        .unwrap();
     assert_eq!((rest.items[0].agent.id.as_str(), rest.next), ("odd", None));
 
-    let err = store.list_trajectories(&TrajectoryFilter::default(), &PageRequest::after(2, "garbage")).await.unwrap_err();
+    let err = store
+        .list_trajectories(
+            &TrajectoryFilter::default(),
+            &PageRequest::after(2, "garbage"),
+        )
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::InvalidCursor(_)));
 }
 
@@ -126,32 +374,122 @@ async fn blocked_adjudications_and_analytics(store: &dyn TrajectoryStore) {
     use Decision::*;
     write_trajectory(store, "a1", "bot", "s", 0, &[Allow, Deny, Deny], true).await;
     write_trajectory(store, "a2", "bot", "s", 100, &[Escalate, Allow], true).await;
-    let blocked = store.list_adjudications(&AdjudicationFilter::default(), &PageRequest::first(10)).await.unwrap();
-    let seen: Vec<(&str, u64, Decision)> = blocked.items.iter().map(|a| (a.trajectory_id.as_str(), a.seq, a.adjudication.decision)).collect();
-    assert_eq!(seen, [("a2", 1, Escalate), ("a1", 3, Deny), ("a1", 2, Deny)]);
+    let blocked = store
+        .list_adjudications(&AdjudicationFilter::default(), &PageRequest::first(10))
+        .await
+        .unwrap();
+    let seen: Vec<(&str, u64, Decision)> = blocked
+        .items
+        .iter()
+        .map(|a| (a.trajectory_id.as_str(), a.seq, a.adjudication.decision))
+        .collect();
+    assert_eq!(
+        seen,
+        [("a2", 1, Escalate), ("a1", 3, Deny), ("a1", 2, Deny)]
+    );
     assert_eq!(blocked.items[0].kind, "shell_command");
-    let only_denies = store.list_adjudications(&AdjudicationFilter { decision: Some(Deny), ..Default::default() }, &PageRequest::first(1)).await.unwrap();
+    let only_denies = store
+        .list_adjudications(
+            &AdjudicationFilter {
+                decision: Some(Deny),
+                ..Default::default()
+            },
+            &PageRequest::first(1),
+        )
+        .await
+        .unwrap();
     assert_eq!(only_denies.items.len(), 1);
-    let next = store.list_adjudications(&AdjudicationFilter { decision: Some(Deny), ..Default::default() }, &PageRequest::after(1, only_denies.next.unwrap())).await.unwrap();
+    let next = store
+        .list_adjudications(
+            &AdjudicationFilter {
+                decision: Some(Deny),
+                ..Default::default()
+            },
+            &PageRequest::after(1, only_denies.next.unwrap()),
+        )
+        .await
+        .unwrap();
     assert_eq!((next.items[0].seq, next.next), (2, None));
 
     let everything = store.analytics(&TimeWindow::default()).await.unwrap();
-    assert_eq!((everything.trajectories, everything.events, everything.allowed, everything.denied, everything.escalated), (2, 9, 2, 2, 1));
-    assert_eq!(everything.top_denying_policies, [PolicyCount { policy_id: "no-cmd".into(), count: 3 }]);
+    assert_eq!(
+        (
+            everything.trajectories,
+            everything.events,
+            everything.allowed,
+            everything.denied,
+            everything.escalated
+        ),
+        (2, 9, 2, 2, 1)
+    );
+    assert_eq!(
+        everything.top_denying_policies,
+        [PolicyCount {
+            policy_id: "no-cmd".into(),
+            count: 3
+        }]
+    );
 
-    let second_only = store.analytics(&TimeWindow { since: Some(at(50)), until: Some(at(1000)) }).await.unwrap();
-    assert_eq!((second_only.trajectories, second_only.denied, second_only.escalated), (1, 0, 1));
+    let second_only = store
+        .analytics(&TimeWindow {
+            since: Some(at(50)),
+            until: Some(at(1000)),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            second_only.trajectories,
+            second_only.denied,
+            second_only.escalated
+        ),
+        (1, 0, 1)
+    );
 }
 
 async fn monitor_verdicts_count_what_policies_decided(store: &dyn TrajectoryStore) {
     let state = TrajectoryState::default();
-    let started = event("m1", "bot", 0, Payload::Started { agent: agent("bot"), task: None, session_id: None });
-    store.append(StepRecord { event: &started, seq: 0, adjudication: None, status: TrajectoryStatus::Running, state: &state }).await.unwrap();
+    let started = event(
+        "m1",
+        "bot",
+        0,
+        Payload::Started {
+            agent: agent("bot"),
+            task: None,
+            session_id: None,
+        },
+    );
+    store
+        .append(StepRecord {
+            event: &started,
+            seq: 0,
+            adjudication: None,
+            status: TrajectoryStatus::Running,
+            state: &state,
+        })
+        .await
+        .unwrap();
     let mut monitored = verdict(Decision::Deny, "shadowed-deny");
     monitored.would_be = Some(Decision::Deny);
     monitored.decision = Decision::Allow;
-    let e = event("m1", "bot", 1, Payload::Thought { content: "x".into() });
-    store.append(StepRecord { event: &e, seq: 1, adjudication: Some(&monitored), status: TrajectoryStatus::Running, state: &state }).await.unwrap();
+    let e = event(
+        "m1",
+        "bot",
+        1,
+        Payload::Thought {
+            content: "x".into(),
+        },
+    );
+    store
+        .append(StepRecord {
+            event: &e,
+            seq: 1,
+            adjudication: Some(&monitored),
+            status: TrajectoryStatus::Running,
+            state: &state,
+        })
+        .await
+        .unwrap();
     let analytics = store.analytics(&TimeWindow::default()).await.unwrap();
     assert_eq!(analytics.allowed, 1);
     assert_eq!(analytics.top_denying_policies[0].policy_id, "shadowed-deny");
@@ -162,15 +500,30 @@ macro_rules! suite {
         mod $module {
             use super::*;
             #[tokio::test]
-            async fn lifecycle_and_ordered_events() { let (s, _g) = $make; super::lifecycle_and_ordered_events(&s).await }
+            async fn lifecycle_and_ordered_events() {
+                let (s, _g) = $make;
+                super::lifecycle_and_ordered_events(&s).await
+            }
             #[tokio::test]
-            async fn concurrent_writers_cannot_interleave() { let (s, _g) = $make; super::concurrent_writers_cannot_interleave(&s).await }
+            async fn concurrent_writers_cannot_interleave() {
+                let (s, _g) = $make;
+                super::concurrent_writers_cannot_interleave(&s).await
+            }
             #[tokio::test]
-            async fn filters_and_pagination() { let (s, _g) = $make; super::filters_and_pagination(&s).await }
+            async fn filters_and_pagination() {
+                let (s, _g) = $make;
+                super::filters_and_pagination(&s).await
+            }
             #[tokio::test]
-            async fn blocked_adjudications_and_analytics() { let (s, _g) = $make; super::blocked_adjudications_and_analytics(&s).await }
+            async fn blocked_adjudications_and_analytics() {
+                let (s, _g) = $make;
+                super::blocked_adjudications_and_analytics(&s).await
+            }
             #[tokio::test]
-            async fn monitor_verdicts_count_what_policies_decided() { let (s, _g) = $make; super::monitor_verdicts_count_what_policies_decided(&s).await }
+            async fn monitor_verdicts_count_what_policies_decided() {
+                let (s, _g) = $make;
+                super::monitor_verdicts_count_what_policies_decided(&s).await
+            }
         }
     };
 }
@@ -191,19 +544,30 @@ async fn acknowledged_steps_survive_reopening() {
     }
     let store = SqliteStore::open_dir(dir.path()).unwrap();
     let summary = store.trajectory("durable").await.unwrap().unwrap();
-    assert_eq!((summary.event_count, summary.state.denial_count, summary.status), (2, 1, TrajectoryStatus::Running));
+    assert_eq!(
+        (
+            summary.event_count,
+            summary.state.denial_count,
+            summary.status
+        ),
+        (2, 1, TrajectoryStatus::Running)
+    );
     let conn = rusqlite_mode(dir.path());
     assert_eq!(conn, "wal");
 }
 
 fn rusqlite_mode(dir: &std::path::Path) -> String {
     let conn = rusqlite::Connection::open(dir.join("sondera.db")).unwrap();
-    conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap()
+    conn.pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap()
 }
 
 #[tokio::test]
 async fn opening_an_unusable_path_names_it() {
     let file = tempfile::NamedTempFile::new().unwrap();
     let err = SqliteStore::open_dir(file.path().join("sub")).unwrap_err();
-    assert!(err.to_string().contains(&file.path().display().to_string()), "{err}");
+    assert!(
+        err.to_string().contains(&file.path().display().to_string()),
+        "{err}"
+    );
 }
