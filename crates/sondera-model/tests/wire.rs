@@ -224,10 +224,13 @@ fn unknown_fields_are_rejected_not_dropped() {
 fn canonical(value: &serde_json::Value) -> serde_json::Value {
     match value {
         serde_json::Value::Object(map) => {
-            let sorted: std::collections::BTreeMap<&String, serde_json::Value> = map.iter().map(|(k, v)| (k, canonical(v))).collect();
+            let sorted: std::collections::BTreeMap<&String, serde_json::Value> =
+                map.iter().map(|(k, v)| (k, canonical(v))).collect();
             serde_json::to_value(sorted).unwrap()
         }
-        serde_json::Value::Array(items) => serde_json::Value::Array(items.iter().map(canonical).collect()),
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(canonical).collect())
+        }
         other => other.clone(),
     }
 }
@@ -236,11 +239,70 @@ fn canonical(value: &serde_json::Value) -> serde_json::Value {
 /// what the types generate. Regenerate with `SONDERA_UPDATE_SCHEMA=1 cargo test -p sondera-model`.
 #[test]
 fn checked_in_json_schema_matches_the_types() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/event.schema.json");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/event.schema.json");
     let generated = canonical(&event_json_schema());
     if std::env::var_os("SONDERA_UPDATE_SCHEMA").is_some() {
-        std::fs::write(&path, serde_json::to_string_pretty(&generated).unwrap() + "\n").unwrap();
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&generated).unwrap() + "\n",
+        )
+        .unwrap();
     }
-    let checked_in: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default()).unwrap_or_default();
-    assert!(checked_in == generated, "schema/event.schema.json is stale: run SONDERA_UPDATE_SCHEMA=1 cargo test -p sondera-model");
+    let checked_in: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+            .unwrap_or_default();
+    assert!(
+        checked_in == generated,
+        "schema/event.schema.json is stale: run SONDERA_UPDATE_SCHEMA=1 cargo test -p sondera-model"
+    );
+}
+
+/// Corrupted input of every shape (truncations, flipped bytes, spliced
+/// structure) yields a typed error or a valid event, never a panic.
+#[test]
+fn mangled_events_never_panic() {
+    let samples: Vec<String> = every_payload()
+        .into_iter()
+        .map(|p| Event::new("t", &agent(), p).to_json())
+        .collect();
+    let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let splices: [&[u8]; 8] = [
+        b"{",
+        b"}",
+        b"[",
+        b"\"",
+        b"\\u0000",
+        b"null",
+        b"1e999999",
+        b"\"type\":\"started\"",
+    ];
+    let mut outcomes = [0usize; 2];
+    for round in 0..20_000 {
+        let mut bytes = samples[round % samples.len()].clone().into_bytes();
+        match next() % 3 {
+            0 => bytes.truncate((next() as usize) % bytes.len()),
+            1 => {
+                let i = (next() as usize) % bytes.len();
+                bytes[i] = (next() % 256) as u8;
+            }
+            _ => {
+                let i = (next() as usize) % bytes.len();
+                let splice = splices[(next() as usize) % splices.len()];
+                bytes.splice(i..i, splice.iter().copied());
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        outcomes[usize::from(Event::from_json(&text, 1 << 20).is_ok())] += 1;
+    }
+    assert!(
+        outcomes[0] > 10_000,
+        "most mangled inputs must be rejected: {outcomes:?}"
+    );
 }
