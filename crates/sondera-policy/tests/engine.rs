@@ -607,3 +607,49 @@ fn credentials_pack_guards_keys_without_blocking_public_ones() {
         );
     }
 }
+
+#[test]
+fn verdicts_do_not_depend_on_load_order() {
+    let a = r#"@id("z-rm") forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { context.command like "rm *" };"#;
+    let b = r#"@id("a-budget") forbid (principal, action in Sondera::Action::"ToolUse", resource) when { context.trajectory.step_count > 0 };"#;
+    let forward = PolicyEngine::builder()
+        .builtin_packs()
+        .policy_source("a.cedar", a)
+        .policy_source("b.cedar", b)
+        .build()
+        .unwrap();
+    let backward = PolicyEngine::builder()
+        .policy_source("b.cedar", b)
+        .policy_source("a.cedar", a)
+        .builtin_packs()
+        .build()
+        .unwrap();
+    let state = TrajectoryState {
+        step_count: 4,
+        denial_count: 1,
+        ..Default::default()
+    };
+    for event in [
+        shell("rm -rf x"),
+        shell("ls"),
+        tool("get_weather", json!({"city": "Porto"})),
+    ] {
+        let one = forward.evaluate(&event, &state).unwrap();
+        let other = backward.evaluate(&event, &state).unwrap();
+        assert_eq!(one, other);
+        assert_eq!(
+            one,
+            forward.evaluate(&event, &state).unwrap(),
+            "re-evaluation is identical"
+        );
+    }
+    let both = forward
+        .evaluate(&shell("rm -rf x"), &state)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        both.policy_ids().collect::<Vec<_>>(),
+        ["a-budget", "z-rm"],
+        "deciding policies are listed by id"
+    );
+}

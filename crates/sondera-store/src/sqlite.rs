@@ -260,28 +260,46 @@ fn update_trajectory(
 const SUMMARY_COLUMNS: &str =
     "id, agent_id, session_id, status, created_at, updated_at, event_count, state";
 
-fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<Result<TrajectorySummary, StoreError>> {
-    let status: String = row.get(3)?;
-    let created: String = row.get(4)?;
-    let updated: String = row.get(5)?;
-    let state: String = row.get(7)?;
-    let id: String = row.get(0)?;
-    let agent_id: String = row.get(1)?;
-    let session_id: Option<String> = row.get(2)?;
-    let event_count: i64 = row.get(6)?;
-    Ok((|| {
-        Ok(TrajectorySummary {
-            status: TrajectoryStatus::parse(&status)
-                .ok_or_else(|| corrupt("trajectory status", &status))?,
-            created_at: parse_time(&created)?,
-            updated_at: parse_time(&updated)?,
-            state: from_json("trajectory state", &state)?,
-            id,
-            agent_id,
-            session_id,
-            event_count: event_count as u64,
+/// A `trajectories` row as read, decoded in a second step so that SQL errors
+/// and corrupt contents stay distinct.
+struct SummaryRow {
+    id: String,
+    agent_id: String,
+    session_id: Option<String>,
+    status: String,
+    created_at: String,
+    updated_at: String,
+    event_count: i64,
+    state: String,
+}
+
+impl SummaryRow {
+    fn read(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: row.get(0)?,
+            agent_id: row.get(1)?,
+            session_id: row.get(2)?,
+            status: row.get(3)?,
+            created_at: row.get(4)?,
+            updated_at: row.get(5)?,
+            event_count: row.get(6)?,
+            state: row.get(7)?,
         })
-    })())
+    }
+
+    fn decode(self) -> Result<TrajectorySummary, StoreError> {
+        Ok(TrajectorySummary {
+            status: TrajectoryStatus::parse(&self.status)
+                .ok_or_else(|| corrupt("trajectory status", &self.status))?,
+            created_at: parse_time(&self.created_at)?,
+            updated_at: parse_time(&self.updated_at)?,
+            state: from_json("trajectory state", &self.state)?,
+            id: self.id,
+            agent_id: self.agent_id,
+            session_id: self.session_id,
+            event_count: self.event_count as u64,
+        })
+    }
 }
 
 /// Splits a `time|id` cursor.
@@ -318,8 +336,9 @@ impl SqliteStore {
         conn.prepare_cached(&format!(
             "SELECT {SUMMARY_COLUMNS} FROM trajectories WHERE id = ?1"
         ))?
-        .query_row([id], summary_from_row)
+        .query_row([id], SummaryRow::read)
         .optional()?
+        .map(SummaryRow::decode)
         .transpose()
     }
 
@@ -372,9 +391,11 @@ impl SqliteStore {
                 after_id,
                 (limit + 1) as i64
             ],
-            summary_from_row,
+            SummaryRow::read,
         )?;
-        let items = rows.map(|r| r?).collect::<Result<Vec<_>, _>>()?;
+        let items = rows
+            .map(|row| row?.decode())
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(paginate(items, limit, |t| {
             format!("{}|{}", timestamp(&t.created_at), t.id)
         }))
