@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use parking_lot::RwLock;
 use sondera_model::{Adjudicated, Agent, Decision, Payload};
 
-use crate::types::cursor_time;
+use crate::types::{cursor_time, time_cursor};
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
     StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail, TrajectoryFilter,
@@ -194,14 +194,6 @@ fn page_of<'a, T: Clone + 'a>(
     items.truncate(limit);
     let next = if more { items.last().map(&key) } else { None };
     Page { items, next }
-}
-
-/// Checks a `time|id` cursor.
-fn time_cursor(page: &PageRequest) -> Result<(), StoreError> {
-    match &page.cursor {
-        Some(c) if !c.contains('|') => Err(StoreError::InvalidCursor(c.clone())),
-        _ => Ok(()),
-    }
 }
 
 /// Whether (time, id) comes after the `time|id` cursor in newest-first order.

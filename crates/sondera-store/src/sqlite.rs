@@ -123,7 +123,7 @@ impl SqliteStore {
     }
 }
 
-use crate::types::cursor_time as timestamp;
+use crate::types::{cursor_time as timestamp, time_cursor};
 
 fn parse_time(text: &str) -> Result<DateTime<Utc>, StoreError> {
     DateTime::parse_from_rfc3339(text)
@@ -302,13 +302,6 @@ impl SummaryRow {
     }
 }
 
-/// Splits a `time|id` cursor.
-fn split_cursor(cursor: &str) -> Result<(&str, &str), StoreError> {
-    cursor
-        .split_once('|')
-        .ok_or_else(|| StoreError::InvalidCursor(cursor.to_string()))
-}
-
 impl SqliteStore {
     fn append_sync(&self, step: &StepRecord<'_>) -> Result<(), StoreError> {
         let mut conn = self.conn.lock();
@@ -370,10 +363,8 @@ impl SqliteStore {
         filter: &TrajectoryFilter,
         page: &PageRequest,
     ) -> Result<Page<TrajectorySummary>, StoreError> {
-        let (after_time, after_id) = match &page.cursor {
-            Some(c) => split_cursor(c).map(|(t, i)| (Some(t), Some(i)))?,
-            None => (None, None),
-        };
+        let after = time_cursor(page)?;
+        let (after_time, after_id) = (after.map(|a| a.0), after.map(|a| a.1));
         let limit = page.bounded_limit();
         let conn = self.conn.lock();
         let mut stmt = conn.prepare_cached(&format!(
@@ -406,10 +397,8 @@ impl SqliteStore {
         filter: &AdjudicationFilter,
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError> {
-        let (after_time, after_id) = match &page.cursor {
-            Some(c) => split_cursor(c).map(|(t, i)| (Some(t), Some(i)))?,
-            None => (None, None),
-        };
+        let after = time_cursor(page)?;
+        let (after_time, after_id) = (after.map(|a| a.0), after.map(|a| a.1));
         let limit = page.bounded_limit();
         let conn = self.conn.lock();
         let mut stmt = conn.prepare_cached(

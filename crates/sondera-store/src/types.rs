@@ -2,6 +2,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sondera_model::{Adjudicated, Agent, Decision, Event, Payload, TrajectoryState};
 
+use crate::StoreError;
+
 /// Where a trajectory is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -220,4 +222,15 @@ pub struct PolicyCount {
 /// A timestamp as fixed-width RFC 3339 text, so text order is time order.
 pub(crate) fn cursor_time(t: &DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// The `(time, id)` position a newest-first page continues after, if any.
+pub(crate) fn time_cursor(page: &PageRequest) -> Result<Option<(&str, &str)>, StoreError> {
+    page.cursor
+        .as_deref()
+        .map(|c| {
+            c.split_once('|')
+                .ok_or_else(|| StoreError::InvalidCursor(c.to_string()))
+        })
+        .transpose()
 }
