@@ -13,3 +13,4 @@
 mod classify;
 
 pub use classify::{ToolOutcome, classify_tool_call, fold_tool_name, observation_for};
+pub mod shell;

@@ -1,0 +1,137 @@
+//! Structural analysis of shell commands.
+//!
+//! A command string is parsed as bash (with `brush-parser`), never matched
+//! as text: every simple command across `;`, `&&`, `||`, pipes, subshells,
+//! groups, loops, functions, substitutions and here-documents is found, its
+//! words are taken after quote removal (`r''m`, `"r""m"`, `\rm` and
+//! `$'\x72\x6d'` are all `rm`), wrappers are unwrapped to the program they
+//! run, and nested shells (`sh -c`, `eval`, a here-document or pipe into a
+//! shell) are analysed in turn. What cannot be known statically (a variable
+//! or substitution in command position) is flagged as dynamic; what cannot
+//! be parsed, or nests or sprawls past fixed bounds, is flagged unparsable.
+//! Both are facts for policies to fail closed on, never a silent pass.
+//!
+//! Nothing here reads a file or resolves a name: paths are resolved lexically
+//! against the working directory and home given in [`ShellContext`].
+
+mod paths;
+mod risks;
+mod walk;
+pub mod word;
+mod wrappers;
+
+pub use paths::{ResolvedPath, resolve};
+pub use risks::{Risk, RiskKind};
+pub use walk::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_INVOCATIONS};
+
+use word::Word;
+
+/// Where a command runs.
+#[derive(Debug, Clone, Copy)]
+pub struct ShellContext<'a> {
+    pub working_dir: &'a str,
+    /// The agent's workspace; paths outside it are reported.
+    pub workspace_root: &'a str,
+    /// What `~` and `$HOME` stand for.
+    pub home: &'a str,
+}
+
+/// What a simple command reads on its standard input.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Stdin {
+    #[default]
+    Inherited,
+    /// The output of these programs (a pipe or a process substitution).
+    Pipe(Vec<String>),
+    /// A here-document or here-string.
+    Text(String),
+    /// A file redirected in.
+    File(String),
+}
+
+/// One simple command as it runs.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    /// The program's name, without directories (`/bin/rm` is `rm`).
+    pub program: String,
+    /// The program as written (after quote removal).
+    pub path: String,
+    pub args: Vec<String>,
+    pub(crate) arg_words: Vec<Word>,
+    /// Wrappers it was run through, outermost first.
+    pub wrappers: Vec<String>,
+    pub privileged: bool,
+    /// The program comes from an expansion or substitution.
+    pub dynamic_program: bool,
+    /// Its arguments also come from standard input (`xargs`).
+    pub args_from_stdin: bool,
+    /// For `args_from_stdin`: the paths the upstream stage prints, when they
+    /// are known (`find DIR | xargs rm`); empty when they are not.
+    pub(crate) piped_operands: Vec<Word>,
+    pub stdin: Stdin,
+    /// Files it writes through redirections.
+    pub writes: Vec<Word>,
+    /// Programs of process substitutions among its arguments.
+    pub process_substitutions: Vec<Vec<String>>,
+    /// Variables assigned for it (`X=1 cmd`).
+    pub assignments: Vec<String>,
+    /// 0 at top level, +1 inside each nested shell, `eval` or substitution.
+    pub depth: usize,
+}
+
+/// Everything the analysis found.
+#[derive(Debug, Clone, Default)]
+pub struct ShellAnalysis {
+    pub invocations: Vec<Invocation>,
+    /// Functions the command defines.
+    pub functions: Vec<String>,
+    /// Some part ran through a nested shell, `eval` or substitution.
+    pub nested: bool,
+    /// Why the command could not be fully analysed, if it could not.
+    pub unparsable: Option<String>,
+    pub risks: Vec<Risk>,
+    /// Paths the command names that resolve outside the workspace.
+    pub paths_outside_workspace: Vec<String>,
+}
+
+impl ShellAnalysis {
+    /// Some program could not be known statically.
+    pub fn dynamic(&self) -> bool {
+        self.invocations.iter().any(|i| i.dynamic_program)
+    }
+
+    pub fn privileged(&self) -> bool {
+        self.invocations.iter().any(|i| i.privileged)
+    }
+
+    /// Every program run, in order, without repeats.
+    pub fn programs(&self) -> Vec<&str> {
+        let mut seen = Vec::new();
+        for i in &self.invocations {
+            if !seen.contains(&i.program.as_str()) {
+                seen.push(i.program.as_str());
+            }
+        }
+        seen
+    }
+
+    pub fn has(&self, kind: RiskKind) -> bool {
+        self.risks.iter().any(|r| r.kind == kind)
+    }
+}
+
+/// Analyses `command` as run in `context`.
+pub fn analyze(command: &str, context: &ShellContext<'_>) -> ShellAnalysis {
+    let mut walker = walk::Walker::new();
+    if command.len() > MAX_COMMAND_BYTES {
+        walker.analysis.unparsable = Some(format!(
+            "command is {} bytes, longer than the {MAX_COMMAND_BYTES}-byte limit",
+            command.len()
+        ));
+    } else {
+        walker.source(command, 0);
+    }
+    let mut analysis = walker.analysis;
+    risks::assess(&mut analysis, context);
+    analysis
+}

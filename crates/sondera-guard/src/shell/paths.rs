@@ -1,0 +1,122 @@
+//! Lexical path resolution: no file is ever touched.
+
+use super::ShellContext;
+use super::word::Word;
+
+/// A path argument resolved against the working directory and home.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPath {
+    /// Absolute and normalised (`.` and `..` folded); for a dynamic word, the
+    /// static prefix up to the first expansion.
+    pub path: String,
+    pub inside_workspace: bool,
+    /// Part of the path is only known at run time (`$X/..`, a glob).
+    pub dynamic: bool,
+}
+
+/// Resolves a word used as a path.
+pub fn resolve(word: &Word, context: &ShellContext<'_>) -> ResolvedPath {
+    let text = &word.text;
+    let (base, rest): (&str, &str) = if word.home_relative {
+        let rest = text
+            .strip_prefix("$HOME")
+            .or_else(|| text.strip_prefix('~'))
+            .unwrap_or(text);
+        (context.home, rest)
+    } else if text.starts_with('/') {
+        ("/", text.as_str())
+    } else {
+        (context.working_dir, text.as_str())
+    };
+    // Past an expansion the path is unknown: keep what precedes it.
+    let dynamic_at = rest.find("${...}").or_else(|| rest.find("$(..."));
+    let glob_at = rest.find(['*', '?', '[']);
+    let cut = [dynamic_at, glob_at].into_iter().flatten().min();
+    let known = cut.map_or(rest, |i| &rest[..i]);
+    let path = normalise(&format!("{base}/{known}"));
+    let root = normalise(context.workspace_root);
+    let strictly_inside = path.starts_with(&format!("{}/", root.trim_end_matches('/')));
+    // The root itself is inside only when named exactly: `rm -rf $ROOT/*` is not.
+    let inside = strictly_inside || (path == root && cut.is_none());
+    ResolvedPath {
+        path,
+        inside_workspace: inside,
+        dynamic: cut.is_some() || word.dynamic && !word.home_relative,
+    }
+}
+
+fn normalise(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CTX: ShellContext<'static> = ShellContext {
+        working_dir: "/workspace/project",
+        workspace_root: "/workspace/project",
+        home: "/home/dev",
+    };
+
+    fn at(text: &str) -> ResolvedPath {
+        let home_relative = text.starts_with('~') || text.starts_with("$HOME");
+        resolve(
+            &Word {
+                text: text.into(),
+                home_relative,
+                ..Word::default()
+            },
+            &CTX,
+        )
+    }
+
+    #[test]
+    fn workspace_paths_are_inside() {
+        for p in [
+            "./build",
+            "build",
+            "node_modules",
+            "/workspace/project/target/debug",
+            "a/../b",
+        ] {
+            assert!(at(p).inside_workspace, "{p}");
+        }
+    }
+
+    #[test]
+    fn escapes_and_roots_are_outside() {
+        for p in [
+            "/",
+            "../../..",
+            "~",
+            "$HOME/*",
+            "/etc",
+            "..",
+            "/workspace/project/../other",
+            "*",
+            "/workspace/projectx",
+        ] {
+            assert!(!at(p).inside_workspace, "{p}: {:?}", at(p));
+        }
+        assert_eq!(at("~/.ssh/../.aws").path, "/home/dev/.aws");
+        assert_eq!(at("../../..").path, "/");
+    }
+
+    #[test]
+    fn globs_keep_their_static_prefix() {
+        let r = at("/var/log/*.log");
+        assert_eq!((r.path.as_str(), r.dynamic), ("/var/log", true));
+        assert!(at("./build/*").inside_workspace);
+    }
+}

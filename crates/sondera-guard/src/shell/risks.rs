@@ -1,0 +1,430 @@
+//! Risk tags: what a command does that a policy may want to stop, each with
+//! the evidence that established it.
+
+use super::paths::resolve;
+use super::{Invocation, ShellAnalysis, ShellContext, Stdin};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RiskKind {
+    /// `rm -r`, `find -delete`, ... on a target outside the workspace.
+    DeleteOutsideWorkspace,
+    /// Recursive or forced delete confined to the workspace.
+    DeleteInWorkspace,
+    /// `dd` onto a device, `mkfs`, `wipefs`, `shred`, writing a block device.
+    DiskOverwrite,
+    /// Recursive or setuid permission/ownership change on a system path.
+    PermissionChange,
+    ForkBomb,
+    /// A shell reads its script from a pipe or process substitution.
+    PipeToShell,
+    /// The piped script comes from the network or a decoder.
+    RemoteScript,
+    PrivilegeEscalation,
+    ForcePush,
+    /// `terraform destroy`, `kubectl delete`, `DROP`/`TRUNCATE`, cloud deletes.
+    InfraDestroy,
+    /// Clearing shell history or logs.
+    HistoryTampering,
+    /// A program that cannot be known statically.
+    DynamicProgram,
+    /// An interpreter runs inline code (`python -c`, `perl -e`, ...).
+    InlineCode,
+    /// The command could not be analysed.
+    Unparsable,
+}
+
+impl RiskKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::DeleteOutsideWorkspace => "delete_outside_workspace",
+            Self::DeleteInWorkspace => "delete_in_workspace",
+            Self::DiskOverwrite => "disk_overwrite",
+            Self::PermissionChange => "permission_change",
+            Self::ForkBomb => "fork_bomb",
+            Self::PipeToShell => "pipe_to_shell",
+            Self::RemoteScript => "remote_script",
+            Self::PrivilegeEscalation => "privilege_escalation",
+            Self::ForcePush => "force_push",
+            Self::InfraDestroy => "infra_destroy",
+            Self::HistoryTampering => "history_tampering",
+            Self::DynamicProgram => "dynamic_program",
+            Self::InlineCode => "inline_code",
+            Self::Unparsable => "unparsable",
+        }
+    }
+}
+
+/// A risk with the evidence for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Risk {
+    pub kind: RiskKind,
+    pub evidence: String,
+}
+
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"];
+const FETCHERS: &[&str] = &["curl", "wget", "fetch", "nc", "ncat", "socat", "aria2c"];
+const DECODERS: &[&str] = &[
+    "base64", "base32", "xxd", "openssl", "gunzip", "zcat", "rev", "tr",
+];
+const INTERPRETERS: &[(&str, &[&str])] = &[
+    ("python", &["-c"]),
+    ("python3", &["-c"]),
+    ("python2", &["-c"]),
+    ("perl", &["-e", "-E"]),
+    ("ruby", &["-e"]),
+    ("node", &["-e", "--eval", "-p"]),
+    ("php", &["-r"]),
+];
+/// Calls in inline code that delete, spawn or reach the network.
+const RISKY_CODE: &[&str] = &[
+    "rmtree",
+    "os.remove",
+    "os.unlink",
+    "unlink(",
+    "os.system",
+    "subprocess",
+    "popen",
+    "rm -rf",
+    "rmsync",
+    "rmdirsync",
+    "child_process",
+    "exec(",
+    "system(",
+    "socket",
+    "urllib",
+    "requests.",
+    "http.client",
+    "fileutils.rm",
+    "file.delete",
+    "net::http",
+    "fsockopen",
+    "curl_exec",
+];
+const SYSTEM_PATHS: &[&str] = &[
+    "/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/var", "/sys", "/proc",
+    "/dev", "/opt", "/root", "/home",
+];
+
+pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
+    let mut found = Vec::new();
+    if let Some(why) = &analysis.unparsable {
+        found.push(risk(RiskKind::Unparsable, why.clone()));
+    }
+    let mut outside = Vec::new();
+    for invocation in &analysis.invocations {
+        invocation_risks(invocation, context, &mut outside, &mut found);
+    }
+    outside.sort();
+    outside.dedup();
+    analysis.paths_outside_workspace = outside;
+    for function in &analysis.functions {
+        if calls_itself_in_background(analysis, function) {
+            found.push(risk(
+                RiskKind::ForkBomb,
+                format!("function `{function}` calls itself through a pipe"),
+            ));
+        }
+    }
+    found.sort_by(|a, b| (a.kind, &a.evidence).cmp(&(b.kind, &b.evidence)));
+    found.dedup();
+    analysis.risks = found;
+}
+
+fn risk(kind: RiskKind, evidence: impl Into<String>) -> Risk {
+    Risk {
+        kind,
+        evidence: evidence.into(),
+    }
+}
+
+fn calls_itself_in_background(analysis: &ShellAnalysis, function: &str) -> bool {
+    let calls = analysis
+        .invocations
+        .iter()
+        .filter(|i| i.program == function)
+        .count();
+    calls >= 2
+}
+
+fn invocation_risks(
+    i: &Invocation,
+    ctx: &ShellContext<'_>,
+    outside: &mut Vec<String>,
+    out: &mut Vec<Risk>,
+) {
+    let summary = || format!("{} {}", i.program, i.args.join(" "));
+    if i.privileged {
+        out.push(risk(
+            RiskKind::PrivilegeEscalation,
+            format!("{} {}", i.wrappers.join(" "), summary()),
+        ));
+    }
+    if i.dynamic_program {
+        out.push(risk(
+            RiskKind::DynamicProgram,
+            format!("program `{}` is only known at run time", i.path),
+        ));
+    }
+    deletes(i, ctx, outside, out);
+    disk(i, out);
+    permissions(i, ctx, out);
+    shells(i, out);
+    git(i, out);
+    infra(i, out);
+    history(i, ctx, out);
+    inline_code(i, out);
+}
+
+fn has_flag(args: &[String], short: char, long: &str) -> bool {
+    args.iter().any(|a| {
+        a == long || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains(short))
+    })
+}
+
+fn operands(i: &Invocation) -> impl Iterator<Item = &super::word::Word> {
+    i.arg_words.iter().filter(|w| !w.text.starts_with('-'))
+}
+
+fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, out: &mut Vec<Risk>) {
+    let targets: Vec<&super::word::Word> = match i.program.as_str() {
+        "rm" if has_flag(&i.args, 'r', "--recursive")
+            || has_flag(&i.args, 'R', "--recursive")
+            || has_flag(&i.args, 'f', "--force") =>
+        {
+            operands(i).collect()
+        }
+        "rmdir" | "unlink" => operands(i).collect(),
+        "find" if i.args.iter().any(|a| a == "-delete") => operands(i)
+            .take_while(|w| !w.text.starts_with('(') && !w.text.starts_with('!'))
+            .take(1)
+            .collect(),
+        _ => return,
+    };
+    let mut targets = targets;
+    if i.args_from_stdin {
+        if i.piped_operands.is_empty() {
+            out.push(risk(
+                RiskKind::DeleteOutsideWorkspace,
+                format!("{} deletes targets read from standard input", i.program),
+            ));
+            return;
+        }
+        targets.extend(i.piped_operands.iter());
+    }
+    for target in targets {
+        let resolved = resolve(target, ctx);
+        let kind = if resolved.inside_workspace {
+            RiskKind::DeleteInWorkspace
+        } else {
+            outside.push(resolved.path.clone());
+            RiskKind::DeleteOutsideWorkspace
+        };
+        out.push(risk(
+            kind,
+            format!(
+                "{} {} (resolves to {})",
+                i.program, target.text, resolved.path
+            ),
+        ));
+    }
+}
+
+fn disk(i: &Invocation, out: &mut Vec<Risk>) {
+    let p = i.program.as_str();
+    let device_write = i.args.iter().any(|a| {
+        a.strip_prefix("of=")
+            .is_some_and(|t| t.starts_with("/dev/") && !is_null_device(t))
+    });
+    let redirect_to_device = i
+        .writes
+        .iter()
+        .any(|w| w.text.starts_with("/dev/") && !is_null_device(&w.text));
+    if (p == "dd" && device_write)
+        || p.starts_with("mkfs")
+        || matches!(p, "wipefs" | "shred" | "mkswap")
+        || redirect_to_device
+    {
+        out.push(risk(
+            RiskKind::DiskOverwrite,
+            format!("{p} {}", i.args.join(" ")),
+        ));
+    }
+}
+
+fn is_null_device(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero"
+    ) || path.starts_with("/dev/fd/")
+}
+
+fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    if !matches!(i.program.as_str(), "chmod" | "chown" | "chgrp") {
+        return;
+    }
+    let recursive = has_flag(&i.args, 'R', "--recursive");
+    let setuid = i.program == "chmod"
+        && i.args.iter().any(|a| {
+            a.contains("+s")
+                || (a.len() == 4
+                    && a.starts_with(['2', '4', '6'])
+                    && a.chars().all(|c| c.is_ascii_digit()))
+        });
+    for target in operands(i).skip(usize::from(i.program != "chmod" || !setuid).min(1)) {
+        let path = resolve(target, ctx).path;
+        let system = SYSTEM_PATHS
+            .iter()
+            .any(|s| path == *s || (*s != "/" && path.starts_with(&format!("{s}/"))));
+        if setuid || (recursive && system) || path == "/" {
+            out.push(risk(
+                RiskKind::PermissionChange,
+                format!("{} {} on {path}", i.program, i.args.join(" ")),
+            ));
+        }
+    }
+}
+
+fn shells(i: &Invocation, out: &mut Vec<Risk>) {
+    if !SHELLS.contains(&i.program.as_str()) {
+        return;
+    }
+    let reads_script = |sources: &[String]| {
+        let fetched = sources.iter().any(|s| FETCHERS.contains(&s.as_str()));
+        let decoded = sources.iter().any(|s| DECODERS.contains(&s.as_str()));
+        (fetched, decoded)
+    };
+    let runs_stdin =
+        !i.args.iter().any(|a| !a.starts_with('-')) || i.args.iter().any(|a| a == "-s" || a == "-");
+    if let Stdin::Pipe(sources) = &i.stdin
+        && runs_stdin
+    {
+        out.push(risk(
+            RiskKind::PipeToShell,
+            format!("{} reads its script from {}", i.program, sources.join(", ")),
+        ));
+        let (fetched, decoded) = reads_script(sources);
+        if fetched || decoded {
+            out.push(risk(
+                RiskKind::RemoteScript,
+                format!("{} runs what {} produced", i.program, sources.join(", ")),
+            ));
+        }
+    }
+    for sources in &i.process_substitutions {
+        out.push(risk(
+            RiskKind::PipeToShell,
+            format!(
+                "{} runs a process substitution of {}",
+                i.program,
+                sources.join(", ")
+            ),
+        ));
+        let (fetched, decoded) = reads_script(sources);
+        if fetched || decoded {
+            out.push(risk(
+                RiskKind::RemoteScript,
+                format!("{} runs what {} produced", i.program, sources.join(", ")),
+            ));
+        }
+    }
+}
+
+fn git(i: &Invocation, out: &mut Vec<Risk>) {
+    if i.program != "git" {
+        return;
+    }
+    let mut args = i.args.iter().skip_while(|a| a.starts_with('-'));
+    if args.next().map(String::as_str) != Some("push") {
+        return;
+    }
+    let rest: Vec<&String> = args.collect();
+    let forced = rest.iter().any(|a| {
+        a.as_str() == "--force"
+            || a.as_str() == "-f"
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('f'))
+            || (a.starts_with('+') && a.len() > 1)
+    });
+    if forced {
+        out.push(risk(
+            RiskKind::ForcePush,
+            format!("git push {}", i.args[1..].join(" ")),
+        ));
+    }
+}
+
+fn infra(i: &Invocation, out: &mut Vec<Risk>) {
+    let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
+    let sub = |name: &str| args.contains(&name);
+    let evidence = || format!("{} {}", i.program, i.args.join(" "));
+    let destructive = match i.program.as_str() {
+        "terraform" | "tofu" | "terragrunt" => sub("destroy") || (sub("apply") && sub("-destroy")),
+        "kubectl" | "oc" => sub("delete") || sub("drain"),
+        "helm" => sub("uninstall") || sub("delete"),
+        "aws" => args.iter().any(|a| {
+            a.starts_with("delete") || a.starts_with("terminate") || *a == "rb" || *a == "rm"
+        }),
+        "gcloud" | "az" | "doctl" => sub("delete"),
+        "psql" | "mysql" | "sqlite3" | "mariadb" | "cockroach" | "clickhouse-client"
+        | "mongosh" => {
+            let sql = i.args.join(" ").to_ascii_uppercase()
+                + &match &i.stdin {
+                    Stdin::Text(t) => t.to_ascii_uppercase(),
+                    _ => String::new(),
+                };
+            ["DROP ", "TRUNCATE ", "DROPDATABASE", ".DROP("]
+                .iter()
+                .any(|k| sql.contains(k))
+                || (sql.contains("DELETE FROM") && !sql.contains("WHERE"))
+        }
+        "dropdb" | "dropuser" => true,
+        "redis-cli" => sub("FLUSHALL") || sub("FLUSHDB") || sub("flushall") || sub("flushdb"),
+        _ => false,
+    };
+    if destructive {
+        out.push(risk(RiskKind::InfraDestroy, evidence()));
+    }
+}
+
+fn history(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    let touches_history = |w: &super::word::Word| {
+        let path = resolve(w, ctx).path;
+        path.ends_with("_history") || path.ends_with(".histfile") || path.starts_with("/var/log")
+    };
+    let p = i.program.as_str();
+    let clears = (p == "history" && has_flag(&i.args, 'c', "--clear"))
+        || (matches!(p, "rm" | "shred" | "truncate" | "unlink")
+            && operands(i).any(touches_history))
+        || (p == "unset" && i.args.iter().any(|a| a == "HISTFILE"))
+        || i.writes.iter().any(touches_history);
+    if clears {
+        out.push(risk(
+            RiskKind::HistoryTampering,
+            format!("{p} {}", i.args.join(" ")),
+        ));
+    }
+}
+
+fn inline_code(i: &Invocation, out: &mut Vec<Risk>) {
+    let Some((_, flags)) = INTERPRETERS.iter().find(|(name, _)| *name == i.program) else {
+        return;
+    };
+    let Some(pos) = i.args.iter().position(|a| flags.contains(&a.as_str())) else {
+        return;
+    };
+    let code = i.args.get(pos + 1).map(String::as_str).unwrap_or_default();
+    let lower = code.to_ascii_lowercase();
+    let calls: Vec<&str> = RISKY_CODE
+        .iter()
+        .copied()
+        .filter(|c| lower.contains(c))
+        .collect();
+    let detail = if calls.is_empty() {
+        String::new()
+    } else {
+        format!(" calling {}", calls.join(", "))
+    };
+    out.push(risk(
+        RiskKind::InlineCode,
+        format!("{} runs inline code{detail}", i.program),
+    ));
+}

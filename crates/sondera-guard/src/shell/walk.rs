@@ -1,0 +1,394 @@
+//! From a parsed command to the simple commands it runs.
+
+use brush_parser::ast::{
+    Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,
+    IoFileRedirectTarget, IoRedirect, Pipeline, Program, SimpleCommand,
+};
+use brush_parser::{Parser, ParserOptions};
+
+use super::word::{self, Word};
+use super::{Invocation, ShellAnalysis, Stdin, wrappers};
+
+/// Deepest nesting of shells, `eval`, substitutions and here-documents
+/// analysed; deeper input is not judged benign, it is flagged unparsable.
+pub const MAX_DEPTH: usize = 8;
+/// Longest command analysed, in bytes; longer input is flagged unparsable.
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// Most simple commands collected from one input.
+pub const MAX_INVOCATIONS: usize = 4096;
+
+pub(super) struct Walker {
+    options: ParserOptions,
+    pub(super) analysis: ShellAnalysis,
+}
+
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "busybox"];
+
+impl Walker {
+    pub(super) fn new() -> Self {
+        Self {
+            options: ParserOptions::default(),
+            analysis: ShellAnalysis::default(),
+        }
+    }
+
+    fn fail(&mut self, why: String) {
+        if self.analysis.unparsable.is_none() {
+            self.analysis.unparsable = Some(why);
+        }
+    }
+
+    /// Parses and walks `source`, run at nesting `depth`.
+    pub(super) fn source(&mut self, source: &str, depth: usize) {
+        if depth > MAX_DEPTH {
+            return self.fail(format!("nesting deeper than {MAX_DEPTH} levels"));
+        }
+        if depth > 0 {
+            self.analysis.nested = true;
+        }
+        let mut parser = Parser::new(std::io::Cursor::new(source), &self.options);
+        match parser.parse_program() {
+            Ok(program) => self.program(&program, depth),
+            Err(e) => self.fail(format!("cannot parse `{}`: {e}", excerpt(source))),
+        }
+    }
+
+    fn program(&mut self, program: &Program, depth: usize) {
+        for list in &program.complete_commands {
+            self.list(list, depth);
+        }
+    }
+
+    fn list(&mut self, list: &CompoundList, depth: usize) {
+        for item in &list.0 {
+            let and_or = &item.0;
+            self.pipeline(&and_or.first, depth);
+            for next in &and_or.additional {
+                let (brush_parser::ast::AndOr::And(p) | brush_parser::ast::AndOr::Or(p)) = next;
+                self.pipeline(p, depth);
+            }
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &Pipeline, depth: usize) {
+        let mut upstream: Option<(Vec<String>, Vec<Word>)> = None;
+        for command in &pipeline.seq {
+            let before = self.analysis.invocations.len();
+            let (stdin, piped) = match upstream.take() {
+                Some((programs, operands)) => (Some(Stdin::Pipe(programs)), operands),
+                None => (None, Vec::new()),
+            };
+            self.command(command, depth, stdin);
+            for i in &mut self.analysis.invocations[before..] {
+                if i.args_from_stdin {
+                    i.piped_operands = piped.clone();
+                }
+            }
+            let here: Vec<&Invocation> = self.analysis.invocations[before..]
+                .iter()
+                .filter(|i| i.depth == depth)
+                .collect();
+            let programs = here.iter().map(|i| i.program.clone()).collect();
+            upstream = Some((programs, listed_paths(&here)));
+        }
+    }
+
+    fn command(&mut self, command: &Command, depth: usize, stdin: Option<Stdin>) {
+        match command {
+            Command::Simple(simple) => self.simple(simple, depth, stdin),
+            Command::Compound(compound, redirects) => {
+                self.compound(compound, depth);
+                for r in redirects.iter().flat_map(|r| &r.0) {
+                    let mut sink = Invocation::default();
+                    self.redirect(r, depth, &mut sink);
+                }
+            }
+            Command::Function(def) => {
+                self.analysis.functions.push(def.fname.value.clone());
+                self.compound(&def.body.0, depth);
+            }
+            Command::ExtendedTest(..) => {}
+        }
+    }
+
+    fn compound(&mut self, compound: &CompoundCommand, depth: usize) {
+        match compound {
+            CompoundCommand::BraceGroup(g) => self.list(&g.list, depth),
+            CompoundCommand::Subshell(s) => self.list(&s.list, depth),
+            CompoundCommand::ForClause(f) => {
+                for w in f.values.iter().flatten() {
+                    self.word(&w.value, depth);
+                }
+                self.list(&f.body.list, depth);
+            }
+            CompoundCommand::ArithmeticForClause(f) => self.list(&f.body.list, depth),
+            CompoundCommand::CaseClause(c) => {
+                self.word(&c.value.value, depth);
+                for item in &c.cases {
+                    if let Some(cmd) = &item.cmd {
+                        self.list(cmd, depth);
+                    }
+                }
+            }
+            CompoundCommand::IfClause(i) => {
+                self.list(&i.condition, depth);
+                self.list(&i.then, depth);
+                for e in i.elses.iter().flatten() {
+                    if let Some(c) = &e.condition {
+                        self.list(c, depth);
+                    }
+                    self.list(&e.body, depth);
+                }
+            }
+            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
+                self.list(&w.0, depth);
+                self.list(&w.1.list, depth);
+            }
+            CompoundCommand::Coprocess(c) => self.command(&c.body, depth, None),
+            CompoundCommand::Arithmetic(_) => {}
+        }
+    }
+
+    /// Decodes a word, analysing the commands its substitutions run.
+    fn word(&mut self, raw: &str, depth: usize) -> Word {
+        match word::decode(raw, &self.options) {
+            Ok(w) => {
+                for sub in &w.substitutions {
+                    self.source(sub, depth + 1);
+                }
+                w
+            }
+            Err(e) => {
+                self.fail(format!("cannot read word `{}`: {e}", excerpt(raw)));
+                Word {
+                    text: raw.to_string(),
+                    dynamic: true,
+                    ..Word::default()
+                }
+            }
+        }
+    }
+
+    fn simple(&mut self, simple: &SimpleCommand, depth: usize, stdin: Option<Stdin>) {
+        let mut invocation = Invocation {
+            depth,
+            stdin: stdin.unwrap_or_default(),
+            ..Invocation::default()
+        };
+        let mut words: Vec<Word> = Vec::new();
+        let items = simple.prefix.iter().flat_map(|p| &p.0);
+        let head = simple.word_or_name.iter();
+        let suffix = simple.suffix.iter().flat_map(|s| &s.0);
+        for item in items {
+            self.item(item, depth, &mut invocation, &mut words, true);
+        }
+        for w in head {
+            words.push(self.word(&w.value, depth));
+        }
+        for item in suffix {
+            self.item(item, depth, &mut invocation, &mut words, false);
+        }
+        if words.is_empty() {
+            return;
+        }
+        self.record(invocation, words);
+    }
+
+    fn item(
+        &mut self,
+        item: &CommandPrefixOrSuffixItem,
+        depth: usize,
+        invocation: &mut Invocation,
+        words: &mut Vec<Word>,
+        in_prefix: bool,
+    ) {
+        match item {
+            CommandPrefixOrSuffixItem::IoRedirect(r) => self.redirect(r, depth, invocation),
+            CommandPrefixOrSuffixItem::Word(w) => words.push(self.word(&w.value, depth)),
+            CommandPrefixOrSuffixItem::AssignmentWord(assignment, raw) => {
+                // `X=y cmd` sets a variable; after the program it is just an argument.
+                let w = self.word(&raw.value, depth);
+                if in_prefix {
+                    invocation
+                        .assignments
+                        .push(format!("{:?}", assignment.name));
+                } else {
+                    words.push(w);
+                }
+            }
+            CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+                let before = self.analysis.invocations.len();
+                self.list(&sub.list, depth + 1);
+                self.analysis.nested = true;
+                let programs = self.programs_since(before);
+                invocation.process_substitutions.push(programs);
+                words.push(Word {
+                    text: "<(...)".into(),
+                    dynamic: true,
+                    ..Word::default()
+                });
+            }
+        }
+    }
+
+    fn programs_since(&self, start: usize) -> Vec<String> {
+        self.analysis.invocations[start..]
+            .iter()
+            .map(|i| i.program.clone())
+            .collect()
+    }
+
+    fn redirect(&mut self, redirect: &IoRedirect, depth: usize, invocation: &mut Invocation) {
+        match redirect {
+            IoRedirect::File(_, kind, target) => match target {
+                IoFileRedirectTarget::Filename(w) => {
+                    let path = self.word(&w.value, depth);
+                    match kind {
+                        IoFileRedirectKind::Read => invocation.stdin = Stdin::File(path.text),
+                        IoFileRedirectKind::DuplicateInput
+                        | IoFileRedirectKind::DuplicateOutput => {}
+                        _ => invocation.writes.push(path),
+                    }
+                }
+                IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                    let before = self.analysis.invocations.len();
+                    self.list(&sub.list, depth + 1);
+                    self.analysis.nested = true;
+                    if matches!(kind, IoFileRedirectKind::Read) {
+                        invocation.stdin = Stdin::Pipe(self.programs_since(before));
+                    }
+                }
+                IoFileRedirectTarget::Fd(_) | IoFileRedirectTarget::Duplicate(_) => {}
+            },
+            IoRedirect::HereDocument(_, doc) => {
+                invocation.stdin = Stdin::Text(strip_heredoc(&doc.doc.value));
+            }
+            IoRedirect::HereString(_, w) => {
+                let value = self.word(&w.value, depth);
+                invocation.stdin = Stdin::Text(value.text);
+            }
+            IoRedirect::OutputAndError(w, _) => {
+                let path = self.word(&w.value, depth);
+                invocation.writes.push(path);
+            }
+        }
+    }
+
+    /// Records a simple command (and the commands its wrappers or nested
+    /// shells run).
+    fn record(&mut self, mut invocation: Invocation, words: Vec<Word>) {
+        if self.analysis.invocations.len() >= MAX_INVOCATIONS {
+            return self.fail(format!("more than {MAX_INVOCATIONS} commands"));
+        }
+        let unwrapped = wrappers::unwrap(&words);
+        invocation.wrappers = unwrapped.wrappers;
+        invocation.privileged = unwrapped.privileged;
+        let Some(program) = unwrapped.argv.first() else {
+            // A wrapper with nothing to run (`sudo -v`, `env`): keep the wrapper itself.
+            invocation.program = basename(&words[0].text).to_string();
+            invocation.args = words[1..].iter().map(|w| w.text.clone()).collect();
+            self.analysis.invocations.push(invocation);
+            return;
+        };
+        invocation.dynamic_program = program.dynamic;
+        invocation.args_from_stdin = invocation.wrappers.iter().any(|w| w == "xargs");
+        invocation.path = program.text.clone();
+        invocation.program = basename(&program.text).to_string();
+        invocation.args = unwrapped.argv[1..].iter().map(|w| w.text.clone()).collect();
+        invocation.arg_words = unwrapped.argv[1..].to_vec();
+        let depth = invocation.depth;
+        let nested = self.nested_source(&invocation);
+        // `{}` in `find -exec` stands for what find finds under its starting points.
+        let found = listed_paths(&[&invocation]);
+        for mut extra in unwrapped.also_runs {
+            extra = extra
+                .into_iter()
+                .flat_map(|w| {
+                    if w.text == "{}" {
+                        found.clone()
+                    } else {
+                        vec![w]
+                    }
+                })
+                .collect();
+            if extra.is_empty() {
+                continue;
+            }
+            let mut child = Invocation {
+                depth,
+                privileged: invocation.privileged,
+                ..Invocation::default()
+            };
+            child.wrappers = vec![invocation.program.clone()];
+            child.program = basename(&extra[0].text).to_string();
+            child.path = extra[0].text.clone();
+            child.dynamic_program = extra[0].dynamic;
+            child.args = extra[1..].iter().map(|w| w.text.clone()).collect();
+            child.arg_words = extra[1..].to_vec();
+            child.args_from_stdin = invocation.program == "xargs";
+            child.stdin = invocation.stdin.clone();
+            self.analysis.invocations.push(child);
+        }
+        self.analysis.invocations.push(invocation);
+        if let Some(source) = nested {
+            self.source(&source, depth + 1);
+        }
+    }
+
+    /// The command text a shell, `eval` or a here-document runs, if any.
+    fn nested_source(&self, invocation: &Invocation) -> Option<String> {
+        let program = invocation.program.as_str();
+        if program == "eval" {
+            return Some(invocation.args.join(" "));
+        }
+        if !SHELLS.contains(&program) {
+            return None;
+        }
+        let args = &invocation.args;
+        let c_flag = args
+            .iter()
+            .position(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains('c'));
+        if let Some(i) = c_flag {
+            return args.get(i + 1).cloned();
+        }
+        match &invocation.stdin {
+            Stdin::Text(body) if !args.iter().any(|a| !a.starts_with('-')) => Some(body.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The paths a pipeline stage prints, when it is one that prints its
+/// operands (`find DIR`, `echo PATH`); `None` stands for "unknown".
+fn listed_paths(stage: &[&Invocation]) -> Vec<Word> {
+    match stage {
+        [only] if matches!(only.program.as_str(), "find" | "echo" | "printf" | "ls") => only
+            .arg_words
+            .iter()
+            .take_while(|w| !(only.program == "find" && w.text.starts_with('-')))
+            .filter(|w| !w.text.starts_with('-'))
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn strip_heredoc(doc: &str) -> String {
+    doc.to_string()
+}
+
+pub(super) fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn excerpt(text: &str) -> String {
+    let mut end = text.len().min(60);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end < text.len() {
+        format!("{}...", &text[..end])
+    } else {
+        text.to_string()
+    }
+}

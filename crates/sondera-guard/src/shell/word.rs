@@ -1,0 +1,192 @@
+//! Shell words after quote removal, with what could not be known statically.
+
+use brush_parser::ParserOptions;
+use brush_parser::word::{self, Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
+
+/// A word as the shell would pass it, as far as that can be known without
+/// running anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Word {
+    /// The text after quote removal; expansions that cannot be known
+    /// statically appear as `$NAME`, `$(...)` and so on.
+    pub text: String,
+    /// Some part comes from an expansion or substitution.
+    pub dynamic: bool,
+    /// Commands run by `$(...)` or backquotes inside the word.
+    pub substitutions: Vec<String>,
+    /// The word starts with `~` or `$HOME`, which resolve to the home directory.
+    pub home_relative: bool,
+}
+
+/// Decodes a raw word (as written in the command) into its value.
+pub fn decode(raw: &str, options: &ParserOptions) -> Result<Word, String> {
+    let pieces = word::parse(raw, options).map_err(|e| e.to_string())?;
+    let mut out = Word::default();
+    for piece in &pieces {
+        append(&mut out, piece, true);
+    }
+    Ok(out)
+}
+
+fn append(out: &mut Word, piece: &WordPieceWithSource, first: bool) {
+    match &piece.piece {
+        WordPiece::Text(t) | WordPiece::SingleQuotedText(t) => out.text.push_str(t),
+        WordPiece::EscapeSequence(e) => out.text.push_str(e.strip_prefix('\\').unwrap_or(e)),
+        WordPiece::AnsiCQuotedText(t) => out.text.push_str(&ansi_c(t)),
+        WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+            for p in inner {
+                append(out, p, false);
+            }
+        }
+        WordPiece::TildeExpansion(_) => {
+            out.text.push('~');
+            out.home_relative |= first && piece.start_index == 0;
+        }
+        WordPiece::ParameterExpansion(expr) => {
+            if first && piece.start_index == 0 && is_plain_home(expr) {
+                out.text.push_str("$HOME");
+                out.home_relative = true;
+            } else {
+                out.text.push_str("${...}");
+                out.dynamic = true;
+            }
+        }
+        WordPiece::CommandSubstitution(c) | WordPiece::BackquotedCommandSubstitution(c) => {
+            out.text.push_str("$(...)");
+            out.substitutions.push(c.clone());
+            out.dynamic = true;
+        }
+        WordPiece::ArithmeticExpression(_) => {
+            out.text.push_str("$((...))");
+            out.dynamic = true;
+        }
+    }
+}
+
+/// `$HOME` or `${HOME}`, with no operator that could change its value.
+fn is_plain_home(expr: &ParameterExpr) -> bool {
+    matches!(
+        expr,
+        ParameterExpr::Parameter { parameter: Parameter::Named(name), indirect: false } if name == "HOME"
+    )
+}
+
+/// The value of the body of an ANSI-C quoted string (`$'...'`).
+pub fn ansi_c(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let simple = match e {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'e' | 'E' => Some('\x1b'),
+            'f' => Some('\x0c'),
+            'v' => Some('\x0b'),
+            '\\' | '\'' | '"' | '?' => Some(e),
+            _ => None,
+        };
+        if let Some(c) = simple {
+            out.push(c);
+            continue;
+        }
+        let (radix, max) = match e {
+            'x' => (16, 2),
+            'u' => (16, 4),
+            'U' => (16, 8),
+            '0'..='7' => (8, 2),
+            _ => {
+                out.push('\\');
+                out.push(e);
+                continue;
+            }
+        };
+        let mut digits = String::new();
+        if radix == 8 {
+            digits.push(e);
+        }
+        while digits.len() < max + usize::from(radix == 8) {
+            match chars.peek() {
+                Some(d) if d.is_digit(radix) => digits.push(*d),
+                _ => break,
+            }
+            chars.next();
+        }
+        match u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            Some(c) if !digits.is_empty() => out.push(c),
+            _ => {
+                out.push('\\');
+                out.push(e);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(raw: &str) -> String {
+        decode(raw, &ParserOptions::default()).unwrap().text
+    }
+
+    #[test]
+    fn quote_removal_reveals_the_program() {
+        for raw in [
+            "r''m",
+            "\"r\"\"m\"",
+            "\\rm",
+            "$'\\x72\\x6d'",
+            "$'\\162\\155'",
+            "'r'm",
+            "r\\m",
+        ] {
+            assert_eq!(text(raw), "rm", "{raw}");
+        }
+    }
+
+    #[test]
+    fn expansions_are_dynamic_and_substitutions_kept() {
+        let w = decode("$X", &ParserOptions::default()).unwrap();
+        assert!(w.dynamic);
+        let w = decode("\"a$(echo b)c\"", &ParserOptions::default()).unwrap();
+        assert_eq!(
+            (w.text.as_str(), w.substitutions.as_slice()),
+            ("a$(...)c", &["echo b".to_string()][..])
+        );
+        let w = decode("`id`", &ParserOptions::default()).unwrap();
+        assert_eq!(w.substitutions, ["id"]);
+    }
+
+    #[test]
+    fn home_is_recognised_but_other_variables_are_not() {
+        let opts = ParserOptions::default();
+        assert!(decode("~/.ssh", &opts).unwrap().home_relative);
+        let home = decode("$HOME/x", &opts).unwrap();
+        assert!(home.home_relative && !home.dynamic);
+        assert_eq!(home.text, "$HOME/x");
+        assert!(decode("${HOME}", &opts).unwrap().home_relative);
+        assert!(decode("$HOMEX", &opts).unwrap().dynamic);
+        assert!(decode("${HOME#/}", &opts).unwrap().dynamic);
+    }
+
+    #[test]
+    fn ansi_c_escapes() {
+        assert_eq!(ansi_c("a\\nb\\t\\x41\\u00e9\\'"), "a\nb\tAé'");
+        assert_eq!(ansi_c("\\q\\"), "\\q\\");
+    }
+}

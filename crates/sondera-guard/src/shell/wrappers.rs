@@ -1,0 +1,211 @@
+//! Programs that run another program: `sudo rm`, `env X=1 rm`,
+//! `timeout 5 rm`, `xargs rm`, `find -exec rm`. Each is unwrapped to the
+//! program it runs, keeping the wrappers as evidence.
+
+use super::walk::basename;
+use super::word::Word;
+
+#[derive(Debug, Default)]
+pub(super) struct Unwrapped {
+    /// The program finally run and its arguments; empty when the wrappers
+    /// run nothing (`sudo -v`, `command -v rm`).
+    pub argv: Vec<Word>,
+    pub wrappers: Vec<String>,
+    /// Run through `sudo` or `doas`.
+    pub privileged: bool,
+    /// Further commands the program runs itself (`find -exec`).
+    pub also_runs: Vec<Vec<Word>>,
+}
+
+/// Options of a wrapper: those that take a value, and whether the first
+/// operand is a value (the duration of `timeout`) rather than the program.
+struct Spec {
+    valued: &'static [&'static str],
+    operand_first: bool,
+    /// Options after which nothing is run.
+    no_run: &'static [&'static str],
+}
+
+fn spec(program: &str) -> Option<Spec> {
+    let s = |valued, operand_first, no_run| {
+        Some(Spec {
+            valued,
+            operand_first,
+            no_run,
+        })
+    };
+    match program {
+        "sudo" => s(
+            &[
+                "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "-R",
+            ],
+            false,
+            &["-v", "-k", "-K", "-l", "-V"],
+        ),
+        "doas" => s(&["-u", "-C"], false, &[]),
+        "env" => s(&["-u", "-C", "-P", "--unset", "--chdir"], false, &[]),
+        "nice" => s(&["-n", "--adjustment"], false, &[]),
+        "ionice" => s(&["-c", "-n", "-p", "-P", "-u"], false, &[]),
+        "nohup" | "builtin" => s(&[], false, &[]),
+        "timeout" => s(&["-s", "-k", "--signal", "--kill-after"], true, &[]),
+        "time" => s(&["-f", "-o", "--format", "--output"], false, &[]),
+        "stdbuf" => s(
+            &["-i", "-o", "-e", "--input", "--output", "--error"],
+            false,
+            &[],
+        ),
+        "command" => s(&[], false, &["-v", "-V"]),
+        "exec" => s(&["-a"], false, &[]),
+        "xargs" => s(
+            &[
+                "-a",
+                "-d",
+                "-E",
+                "-I",
+                "-L",
+                "-n",
+                "-P",
+                "-s",
+                "--arg-file",
+                "--delimiter",
+                "--max-args",
+                "--max-procs",
+                "--replace",
+            ],
+            false,
+            &[],
+        ),
+        _ => None,
+    }
+}
+
+pub(super) fn unwrap(words: &[Word]) -> Unwrapped {
+    let mut out = Unwrapped::default();
+    let mut i = 0;
+    while let Some(word) = words.get(i) {
+        let program = basename(&word.text);
+        let Some(spec) = spec(program) else { break };
+        out.wrappers.push(program.to_string());
+        out.privileged |= matches!(program, "sudo" | "doas");
+        i += 1;
+        let mut operand_taken = !spec.operand_first;
+        while let Some(arg) = words.get(i) {
+            let a = arg.text.as_str();
+            if a == "--" {
+                i += 1;
+                break;
+            }
+            if spec.no_run.contains(&a) {
+                return out;
+            }
+            if program == "env" && !a.starts_with('-') && a.contains('=') {
+                i += 1;
+                continue;
+            }
+            if a.starts_with('-') && a.len() > 1 {
+                let name = a.split('=').next().unwrap_or(a);
+                let takes_value = spec.valued.contains(&name) && !a.contains('=');
+                i += if takes_value { 2 } else { 1 };
+                continue;
+            }
+            if !operand_taken {
+                operand_taken = true;
+                i += 1;
+                continue;
+            }
+            break;
+        }
+    }
+    out.argv = words[i.min(words.len())..].to_vec();
+    if out
+        .argv
+        .first()
+        .is_some_and(|w| basename(&w.text) == "find")
+    {
+        out.also_runs = find_exec(&out.argv);
+    }
+    out
+}
+
+/// The commands of `find ... -exec CMD ... ;` (and `-execdir`, `-ok`, `-okdir`).
+fn find_exec(argv: &[Word]) -> Vec<Vec<Word>> {
+    let mut runs = Vec::new();
+    let mut i = 1;
+    while i < argv.len() {
+        if matches!(
+            argv[i].text.as_str(),
+            "-exec" | "-execdir" | "-ok" | "-okdir"
+        ) {
+            let start = i + 1;
+            let end = (start..argv.len())
+                .find(|&j| matches!(argv[j].text.as_str(), ";" | "+"))
+                .unwrap_or(argv.len());
+            if end > start {
+                let nested = unwrap(&argv[start..end]);
+                if !nested.argv.is_empty() {
+                    runs.push(nested.argv);
+                }
+            }
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<Word> {
+        s.split_whitespace()
+            .map(|t| Word {
+                text: t.to_string(),
+                ..Word::default()
+            })
+            .collect()
+    }
+
+    fn program_of(s: &str) -> (String, Vec<String>, bool) {
+        let u = unwrap(&words(s));
+        (
+            u.argv.first().map(|w| w.text.clone()).unwrap_or_default(),
+            u.wrappers,
+            u.privileged,
+        )
+    }
+
+    #[test]
+    fn wrappers_unwrap_to_the_program() {
+        assert_eq!(program_of("sudo -u root rm -rf /").0, "rm");
+        assert!(program_of("sudo rm x").2);
+        assert!(program_of("doas -u root rm x").2);
+        assert_eq!(program_of("env -i PATH=/x FOO=1 rm -rf /").0, "rm");
+        assert_eq!(program_of("timeout -s KILL 10 rm -rf /").0, "rm");
+        assert_eq!(
+            program_of("nice -n 5 nohup stdbuf -oL rm x").1,
+            ["nice", "nohup", "stdbuf"]
+        );
+        assert_eq!(program_of("/usr/bin/sudo /bin/rm x").0, "/bin/rm");
+        assert_eq!(program_of("exec -a name rm x").0, "rm");
+        assert_eq!(program_of("time -p rm x").0, "rm");
+        assert_eq!(program_of("command rm x").0, "rm");
+        assert_eq!(program_of("xargs -0 -n 1 rm -rf").0, "rm");
+    }
+
+    #[test]
+    fn lookups_run_nothing() {
+        assert_eq!(program_of("command -v rm").0, "");
+        assert_eq!(program_of("sudo -v").0, "");
+    }
+
+    #[test]
+    fn find_exec_runs_its_command() {
+        let u = unwrap(&words(
+            "find / -name x -exec rm -rf {} ; -execdir sudo shred {} +",
+        ));
+        let runs: Vec<String> = u.also_runs.iter().map(|r| r[0].text.clone()).collect();
+        assert_eq!(runs, ["rm", "shred"]);
+    }
+}
