@@ -12,7 +12,7 @@ use sondera_model::{
 use crate::args::ArgType;
 use crate::error::{EvaluationError, PolicyError, PolicyLoadErrors};
 use crate::load::{self, BUILTIN_PACKS, LoadedPolicy, Source};
-use crate::request::{self, ActionName, CedarRequest, Names};
+use crate::request::{self, ActionName, CedarRequest, Names, Workspace};
 
 /// Configures and loads a [`PolicyEngine`].
 ///
@@ -37,6 +37,7 @@ pub struct PolicyEngineBuilder {
     schemas: Vec<Source>,
     cards: Vec<AgentCard>,
     mode: Mode,
+    workspace: Option<Workspace>,
     errors: Vec<PolicyError>,
 }
 
@@ -110,6 +111,13 @@ impl PolicyEngineBuilder {
         self
     }
 
+    /// Where the agent works; by default this process's current directory and `$HOME`.
+    #[must_use]
+    pub fn workspace(mut self, workspace: Workspace) -> Self {
+        self.workspace = Some(workspace);
+        self
+    }
+
     /// Loads and validates everything, or reports every problem found.
     pub fn build(self) -> Result<PolicyEngine, PolicyLoadErrors> {
         if !self.errors.is_empty() {
@@ -117,7 +125,8 @@ impl PolicyEngineBuilder {
         }
         let loaded =
             load::load(&self.schemas, &self.policies, &self.cards).map_err(PolicyLoadErrors)?;
-        PolicyEngine::new(loaded, self.mode)
+        let workspace = self.workspace.unwrap_or_else(Workspace::from_process);
+        PolicyEngine::new(loaded, self.mode, workspace)
     }
 }
 
@@ -200,6 +209,7 @@ pub struct PolicyEngine {
     /// entities a request for it needs.
     action_lineage: Vec<Vec<Entity>>,
     tool_args: BTreeMap<String, ArgType>,
+    workspace: Workspace,
     warnings: Vec<PolicyError>,
     authorizer: Authorizer,
 }
@@ -214,7 +224,11 @@ impl PolicyEngine {
         Self::builder().builtin_packs().build()
     }
 
-    fn new(loaded: load::Loaded, mode: Mode) -> Result<Self, PolicyLoadErrors> {
+    fn new(
+        loaded: load::Loaded,
+        mode: Mode,
+        workspace: Workspace,
+    ) -> Result<Self, PolicyLoadErrors> {
         let internal = |message: String| {
             PolicyLoadErrors(vec![PolicyError {
                 file: "schema".into(),
@@ -266,6 +280,7 @@ impl PolicyEngine {
             names,
             action_lineage,
             tool_args: loaded.tool_args,
+            workspace,
             warnings: loaded.warnings,
             authorizer: Authorizer::new(),
         })
@@ -273,6 +288,10 @@ impl PolicyEngine {
 
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
     }
 
     /// The same policies under another mode.
@@ -344,7 +363,13 @@ impl PolicyEngine {
         } else {
             &[]
         };
-        request::build(&self.names, action, lineage, &self.tool_args, event, state).map(Some)
+        let inputs = request::Inputs {
+            names: &self.names,
+            lineage,
+            tool_args: &self.tool_args,
+            workspace: &self.workspace,
+        };
+        request::build(&inputs, action, event, state).map(Some)
     }
 
     /// Judges `event` given the state its trajectory had before it. `None`

@@ -36,4 +36,4 @@ pub use args::{ArgumentTypeError, tool_args_fragment};
 pub use engine::{PolicyEngine, PolicyEngineBuilder};
 pub use error::{EvaluationError, PolicyError, PolicyLoadErrors};
 pub use load::{BASE_SCHEMA, BUILTIN_PACKS};
-pub use request::{ActionName, CedarRequest};
+pub use request::{ActionName, CedarRequest, Workspace};

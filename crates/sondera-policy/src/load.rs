@@ -26,6 +26,14 @@ pub const BUILTIN_PACKS: &[(&str, &str)] = &[
         "policies/packs/credentials.cedar",
         include_str!("../../../policies/packs/credentials.cedar"),
     ),
+    (
+        "policies/packs/destructive.cedar",
+        include_str!("../../../policies/packs/destructive.cedar"),
+    ),
+    (
+        "policies/packs/shell-integrity.cedar",
+        include_str!("../../../policies/packs/shell-integrity.cedar"),
+    ),
 ];
 
 const BASE_SCHEMA_NAME: &str = "policies/schema.cedarschema";

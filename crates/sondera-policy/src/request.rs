@@ -8,8 +8,37 @@ use cedar_policy::{
 };
 use sondera_model::{Event, FileOperationKind, Payload, TrajectoryState};
 
+use sondera_guard::shell::{self, ShellContext};
+
 use crate::args::{ArgType, ArgumentTypeError};
 use crate::error::EvaluationError;
+
+/// Where the agent works: what shell paths are resolved against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    /// The agent's workspace root; a command's default working directory.
+    pub root: String,
+    /// What `~` and `$HOME` stand for.
+    pub home: String,
+}
+
+impl Workspace {
+    pub fn new(root: impl Into<String>, home: impl Into<String>) -> Self {
+        Self {
+            root: root.into(),
+            home: home.into(),
+        }
+    }
+
+    /// The current directory and `$HOME` of this process.
+    pub fn from_process() -> Self {
+        let root = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|_| "/".into());
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        Self { root, home }
+    }
+}
 
 /// The Cedar actions an event can be adjudicated as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -148,14 +177,21 @@ pub struct CedarRequest {
 
 /// Builds the request for `event`, whose payload is adjudicated as `action`;
 /// `lineage` holds the action entities the policies need (possibly none).
+/// What a request is built with besides the event and state.
+pub(crate) struct Inputs<'a> {
+    pub names: &'a Names,
+    pub lineage: &'a [Entity],
+    pub tool_args: &'a BTreeMap<String, ArgType>,
+    pub workspace: &'a Workspace,
+}
+
 pub(crate) fn build(
-    names: &Names,
+    inputs: &Inputs<'_>,
     action: ActionName,
-    lineage: &[Entity],
-    tool_args: &BTreeMap<String, ArgType>,
     event: &Event,
     state: &TrajectoryState,
 ) -> Result<CedarRequest, EvaluationError> {
+    let names = inputs.names;
     let fail = |message: String| EvaluationError::Request {
         action: action.as_str().to_string(),
         message,
@@ -174,11 +210,11 @@ pub(crate) fn build(
             RestrictedExpression::new_entity_uid(trajectory.clone()),
         ),
     ];
-    payload_fields(&event.payload, state, tool_args, &mut context)?;
+    payload_fields(&event.payload, state, inputs, &mut context)?;
     let context = Context::from_pairs(context).map_err(|e| fail(e.to_string()))?;
 
-    let mut entities = Vec::with_capacity(lineage.len() + 3);
-    entities.extend_from_slice(lineage);
+    let mut entities = Vec::with_capacity(inputs.lineage.len() + 3);
+    entities.extend_from_slice(inputs.lineage);
     entities.push(agent_entity(&principal, event).map_err(fail)?);
     entities.push(trajectory_entity(&trajectory, state).map_err(fail)?);
     entities.extend(resource_entity);
@@ -312,7 +348,7 @@ fn put_opt(fields: &mut Fields, key: &str, value: Option<&String>) {
 fn payload_fields(
     payload: &Payload,
     state: &TrajectoryState,
-    tool_args: &BTreeMap<String, ArgType>,
+    inputs: &Inputs<'_>,
     f: &mut Fields,
 ) -> Result<(), EvaluationError> {
     match payload {
@@ -333,7 +369,7 @@ fn payload_fields(
                 "arguments",
                 RestrictedExpression::new_string(arguments.to_string()),
             );
-            put(f, "args", typed_args(tool_args, tool, arguments)?);
+            put(f, "args", typed_args(inputs.tool_args, tool, arguments)?);
         }
         Payload::ToolOutput {
             call_id,
@@ -363,6 +399,11 @@ fn payload_fields(
             put(f, "call_id", string(call_id));
             put(f, "command", string(command));
             put_opt(f, "working_dir", working_dir.as_ref());
+            put(
+                f,
+                "shell",
+                shell_facts(command, working_dir.as_deref(), inputs.workspace),
+            );
         }
         Payload::ShellCommandOutput {
             call_id,
@@ -370,12 +411,10 @@ fn payload_fields(
             stdout,
             stderr,
         } => {
+            let command = pending_target(state, call_id);
             put(f, "call_id", string(call_id));
-            put(
-                f,
-                "command",
-                RestrictedExpression::new_string(pending_target(state, call_id)),
-            );
+            put(f, "shell", shell_facts(&command, None, inputs.workspace));
+            put(f, "command", RestrictedExpression::new_string(command));
             put(f, "exit_code", RestrictedExpression::new_long(*exit_code));
             put(f, "stdout", string(stdout));
             put(f, "stderr", string(stderr));
@@ -434,6 +473,52 @@ fn payload_fields(
         _ => {}
     }
     Ok(())
+}
+
+fn strings<'a>(items: impl IntoIterator<Item = &'a str>) -> RestrictedExpression {
+    RestrictedExpression::new_set(items.into_iter().map(string))
+}
+
+/// The shell analysis of `command` as the typed `ShellFacts` record.
+fn shell_facts(
+    command: &str,
+    working_dir: Option<&str>,
+    workspace: &Workspace,
+) -> RestrictedExpression {
+    let context = ShellContext {
+        working_dir: working_dir.unwrap_or(&workspace.root),
+        workspace_root: &workspace.root,
+        home: &workspace.home,
+    };
+    let analysis = shell::analyze(command, &context);
+    RestrictedExpression::new_record([
+        ("programs".to_string(), strings(analysis.programs())),
+        (
+            "risks".to_string(),
+            strings(analysis.risks.iter().map(|r| r.kind.as_str())),
+        ),
+        (
+            "paths_outside_workspace".to_string(),
+            strings(analysis.paths_outside_workspace.iter().map(String::as_str)),
+        ),
+        (
+            "dynamic".to_string(),
+            RestrictedExpression::new_bool(analysis.dynamic()),
+        ),
+        (
+            "nested".to_string(),
+            RestrictedExpression::new_bool(analysis.nested),
+        ),
+        (
+            "unparsable".to_string(),
+            RestrictedExpression::new_bool(analysis.unparsable.is_some()),
+        ),
+        (
+            "privileged".to_string(),
+            RestrictedExpression::new_bool(analysis.privileged()),
+        ),
+    ])
+    .expect("distinct keys")
 }
 
 fn typed_args(

@@ -29,6 +29,8 @@ pub enum RiskKind {
     DynamicProgram,
     /// An interpreter runs inline code (`python -c`, `perl -e`, ...).
     InlineCode,
+    /// Inline code that deletes files, spawns commands or opens connections.
+    InlineCodeRisky,
     /// The command could not be analysed.
     Unparsable,
 }
@@ -49,6 +51,7 @@ impl RiskKind {
             Self::HistoryTampering => "history_tampering",
             Self::DynamicProgram => "dynamic_program",
             Self::InlineCode => "inline_code",
+            Self::InlineCodeRisky => "inline_code_risky",
             Self::Unparsable => "unparsable",
         }
     }
