@@ -49,7 +49,10 @@ fn load_engine(args: &AdjudicateArgs) -> anyhow::Result<PolicyEngine> {
     } else {
         PolicyEngine::builder().directories(args.policies.dirs.iter().cloned())
     };
-    let engine = builder.mode(args.policies.mode).build()?;
+    let engine = builder
+        .mode(args.policies.mode)
+        .workspace(args.policies.workspace())
+        .build()?;
     for warning in engine.warnings() {
         eprintln!("warning: {warning}");
     }

@@ -2,6 +2,7 @@
 //! library crates together; the work happens in them.
 
 mod adjudicate;
+mod policy_test;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,8 +33,32 @@ enum Command {
     /// Exit status: 0 when every event was allowed, 1 when any was denied or
     /// escalated, 2 when any line could not be judged (bad input, store failure).
     Adjudicate(AdjudicateArgs),
+    /// Work with policies.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Print the version.
     Version,
+}
+
+#[derive(Debug, Subcommand)]
+enum PolicyCommand {
+    /// Run policy test cases (JSON lines, see tests/corpus/FORMAT.md) and report each failure,
+    /// block recall and false-positive rate per category, and `N passed, M failed`.
+    ///
+    /// Each case runs as its own trajectory through a local harness; tool steps are classified
+    /// exactly as live tool calls are. Exit status: 0 when every case passes, 1 when any fails,
+    /// 2 when the policies or cases cannot be loaded.
+    Test {
+        /// Case files.
+        #[arg(required = true, value_name = "CASES.jsonl")]
+        files: Vec<PathBuf>,
+        /// Test the policies in DIR instead of the built-in packs; repeatable.
+        #[arg(long = "policies", value_name = "DIR")]
+        policies: Vec<PathBuf>,
+        /// One JSON object per case instead of the report.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -67,6 +92,22 @@ struct PolicyArgs {
     /// govern enforces; monitor records but always allows; steer adds correction text.
     #[arg(long, default_value = "govern", env = "SONDERA_MODE")]
     mode: Mode,
+    /// The agent's workspace root: shell paths outside it are reported. Default: the current directory.
+    #[arg(long, value_name = "DIR", env = "SONDERA_WORKSPACE")]
+    workspace: Option<String>,
+    /// What `~` and `$HOME` stand for in commands. Default: $HOME.
+    #[arg(long, value_name = "DIR", env = "SONDERA_HOME")]
+    home: Option<String>,
+}
+
+impl PolicyArgs {
+    fn workspace(&self) -> sondera_policy::Workspace {
+        let process = sondera_policy::Workspace::from_process();
+        sondera_policy::Workspace::new(
+            self.workspace.clone().unwrap_or(process.root),
+            self.home.clone().unwrap_or(process.home),
+        )
+    }
 }
 
 #[derive(Debug, Args)]
@@ -109,6 +150,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Adjudicate(args) => adjudicate::run(args),
+        Command::Policy(PolicyCommand::Test {
+            files,
+            policies,
+            json,
+        }) => policy_test::run(&files, &policies, json),
         Command::Version => {
             println!("sondera {}", env!("CARGO_PKG_VERSION"));
             Ok(ExitCode::SUCCESS)

@@ -9,6 +9,8 @@ fn sondera(args: &[&str], stdin: &str) -> Output {
         .env_remove("SONDERA_DATA_DIR")
         .env_remove("SONDERA_POLICIES")
         .env_remove("SONDERA_MODE")
+        .env_remove("SONDERA_WORKSPACE")
+        .env_remove("SONDERA_HOME")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -168,10 +170,96 @@ fn a_broken_policy_directory_is_reported_with_its_location() {
 }
 
 #[test]
+fn workspace_option_decides_what_is_outside() {
+    let cmd = r#"{"event_id":"e2","trajectory_id":"w","agent":{"id":"a","provider":"p"},"timestamp":"2026-11-30T10:00:01Z","payload":{"type":"shell_command","call_id":"c","command":"rm -rf ./build","working_dir":"/srv/app"},"actor":{"kind":"agent","id":"a"}}"#;
+    let start = r#"{"event_id":"e1","trajectory_id":"w","agent":{"id":"a","provider":"p"},"timestamp":"2026-11-30T10:00:00Z","payload":{"type":"started","agent":{"id":"a","provider":"p"}},"actor":{"kind":"agent","id":"a"}}"#;
+    let input = format!("{start}\n{cmd}");
+    let inside = sondera(
+        &["adjudicate", "--ephemeral", "--workspace", "/srv/app"],
+        &input,
+    );
+    assert!(
+        stdout(&inside).contains("    2: allow"),
+        "{}",
+        stdout(&inside)
+    );
+    let outside = sondera(
+        &["adjudicate", "--ephemeral", "--workspace", "/srv/other"],
+        &input,
+    );
+    assert!(
+        stdout(&outside).contains("[destructive-delete-outside-workspace]"),
+        "{}",
+        stdout(&outside)
+    );
+}
+
+#[test]
 fn version_prints_the_package_version() {
     let out = sondera(&["version"], "");
     assert_eq!(
         stdout(&out).trim(),
         format!("sondera {}", env!("CARGO_PKG_VERSION"))
     );
+}
+
+fn cases_file(dir: &tempfile::TempDir, name: &str, lines: &[&str]) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn policy_test_reports_failures_stats_and_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = cases_file(
+        &dir,
+        "cases.jsonl",
+        &[
+            r#"{"id": "ok-1", "category": "destructive", "steps": [{"tool": "bash", "args": {"command": "r''m -rf /"}}], "expect": "block"}"#,
+            r#"{"id": "ok-2", "category": "benign", "steps": [{"tool": "bash", "args": {"command": "rm -rf ./build"}}], "expect": "allow"}"#,
+            r#"{"id": "wrong", "category": "benign", "steps": [{"tool": "read_file", "args": {"path": "/home/dev/.ssh/id_rsa"}}], "expect": "allow", "note": "deliberately wrong"}"#,
+        ],
+    );
+    let out = sondera(&["policy", "test", &file], "");
+    let text = stdout(&out);
+    assert!(text.contains("FAIL wrong (benign): expected allow, got deny [cred-read-private-key] -- deliberately wrong"), "{text}");
+    assert!(
+        text.contains("destructive                  1/1        100.0%"),
+        "{text}"
+    );
+    assert!(
+        text.contains("benign                       1/2             -      50.0%"),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("2 passed, 1 failed"), "{text}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn policy_test_passes_cleanly_and_reports_bad_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = cases_file(
+        &dir,
+        "good.jsonl",
+        &[
+            r#"{"id": "a", "category": "c", "steps": [{"prompt": "hello", "role": "user"}], "expect": "allow"}"#,
+        ],
+    );
+    let out = sondera(&["policy", "test", &good], "");
+    assert!(stdout(&out).trim_end().ends_with("1 passed, 0 failed"));
+    assert_eq!(out.status.code(), Some(0));
+
+    let bad = cases_file(
+        &dir,
+        "bad.jsonl",
+        &["", r#"{"id": "a", "steps": [], "expect": "maybe"}"#],
+    );
+    let out = sondera(&["policy", "test", &bad], "");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("bad.jsonl:2:") && stderr.contains("maybe"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(2));
 }

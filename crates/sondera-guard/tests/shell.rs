@@ -74,7 +74,12 @@ fn evasions_do_not_hide_the_program() {
         ("echo / | xargs rm -rf", DeleteOutsideWorkspace),
         (
             "python3 -c \"import shutil; shutil.rmtree('/home')\"",
-            InlineCode,
+            InlineCodeRisky,
+        ),
+        ("perl -e 'unlink glob \"/etc/*\"'", InlineCodeRisky),
+        (
+            "node -e \"require('child_process').execSync('rm -rf /')\"",
+            InlineCodeRisky,
         ),
         ("sh <<'EOF'\nrm -rf /\nEOF", DeleteOutsideWorkspace),
         ("env rm -rf /", DeleteOutsideWorkspace),
@@ -112,6 +117,7 @@ fn evasions_do_not_hide_the_program() {
 #[test]
 fn ordinary_work_carries_no_blocking_risk() {
     let blocking = [
+        InlineCodeRisky,
         DeleteOutsideWorkspace,
         DiskOverwrite,
         PermissionChange,
@@ -164,6 +170,7 @@ fn ordinary_work_carries_no_blocking_risk() {
         "for f in src/*.rs; do rustfmt \"$f\"; done",
         "grep -c DROP schema.sql",
         "echo 'rm -rf /'",
+        "python3 -c 'print(1 + 1)'",
     ] {
         let found = kinds(command);
         let bad: Vec<_> = found.iter().filter(|k| blocking.contains(k)).collect();

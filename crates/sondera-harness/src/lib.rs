@@ -20,6 +20,7 @@
 //! are judged by identical code.
 
 mod adjudicator;
+pub mod corpus;
 mod local;
 
 pub use adjudicator::Adjudicator;

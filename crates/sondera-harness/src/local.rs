@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use sondera_model::{Actor, Adjudicated, Agent, Event, Mode, Payload};
-use sondera_policy::{PolicyEngine, PolicyLoadErrors};
+use sondera_policy::{PolicyEngine, PolicyLoadErrors, Workspace};
 use sondera_store::{MemoryStore, SqliteStore, StoreError, TrajectoryStore};
 
 use crate::{Adjudicator, Harness, HarnessError};
@@ -53,6 +53,7 @@ pub struct LocalHarnessBuilder {
     engine: Option<PolicyEngine>,
     policy_dirs: Vec<PathBuf>,
     mode: Mode,
+    workspace: Option<Workspace>,
     store: StoreChoice,
     agent: Option<Agent>,
 }
@@ -87,6 +88,14 @@ impl LocalHarnessBuilder {
         self
     }
 
+    /// Where the agent works (shell paths outside it are reported); by
+    /// default the current directory and `$HOME`. Ignored with [`Self::engine`].
+    #[must_use]
+    pub fn workspace(mut self, workspace: Workspace) -> Self {
+        self.workspace = Some(workspace);
+        self
+    }
+
     /// Keeps trajectories in memory only (the default).
     #[must_use]
     pub fn in_memory(mut self) -> Self {
@@ -118,14 +127,15 @@ impl LocalHarnessBuilder {
     pub fn build(self) -> Result<LocalHarness, LocalHarnessError> {
         let engine = match self.engine {
             Some(engine) => engine.with_mode(self.mode),
-            None if self.policy_dirs.is_empty() => PolicyEngine::builder()
-                .builtin_packs()
-                .mode(self.mode)
-                .build()?,
-            None => PolicyEngine::builder()
-                .directories(self.policy_dirs)
-                .mode(self.mode)
-                .build()?,
+            None => {
+                let builder = if self.policy_dirs.is_empty() {
+                    PolicyEngine::builder().builtin_packs()
+                } else {
+                    PolicyEngine::builder().directories(self.policy_dirs)
+                };
+                let workspace = self.workspace.unwrap_or_else(Workspace::from_process);
+                builder.mode(self.mode).workspace(workspace).build()?
+            }
         };
         let store: Arc<dyn TrajectoryStore> = match self.store {
             StoreChoice::Memory => Arc::new(MemoryStore::new()),
@@ -145,6 +155,7 @@ impl LocalHarness {
             engine: None,
             policy_dirs: Vec::new(),
             mode: Mode::Govern,
+            workspace: None,
             store: StoreChoice::Memory,
             agent: None,
         }

@@ -81,6 +81,11 @@ const INTERPRETERS: &[(&str, &[&str])] = &[
 /// Calls in inline code that delete, spawn or reach the network.
 const RISKY_CODE: &[&str] = &[
     "rmtree",
+    "unlink",
+    "rm_rf",
+    "rmdir",
+    "remove_dir",
+    "fs.rm",
     "os.remove",
     "os.unlink",
     "unlink(",
@@ -421,13 +426,14 @@ fn inline_code(i: &Invocation, out: &mut Vec<Risk>) {
         .copied()
         .filter(|c| lower.contains(c))
         .collect();
-    let detail = if calls.is_empty() {
-        String::new()
-    } else {
-        format!(" calling {}", calls.join(", "))
-    };
     out.push(risk(
         RiskKind::InlineCode,
-        format!("{} runs inline code{detail}", i.program),
+        format!("{} runs inline code", i.program),
     ));
+    if !calls.is_empty() {
+        out.push(risk(
+            RiskKind::InlineCodeRisky,
+            format!("{} inline code calls {}", i.program, calls.join(", ")),
+        ));
+    }
 }

@@ -1,0 +1,268 @@
+//! Policy test cases: short trajectories with the verdict their last step
+//! should get (the format of `tests/corpus/FORMAT.md`).
+//!
+//! Each case runs in a trajectory of its own through a [`LocalHarness`]; tool
+//! steps are classified exactly as live tool calls are, and a step with a
+//! result is taken as executed, so its observation is judged too and the
+//! state both leave carries on.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+use sondera_guard::{ToolOutcome, classify_tool_call, observation_for};
+use sondera_model::{Adjudicated, Agent, Decision, Payload, PromptRole};
+use sondera_policy::{PolicyEngine, PolicyEngineBuilder, PolicyLoadErrors, Workspace};
+use sondera_store::MemoryStore;
+
+use crate::{Harness, HarnessError, LocalHarness};
+
+/// One test case.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    pub id: String,
+    #[serde(default)]
+    pub category: String,
+    #[serde(default = "default_cwd")]
+    pub cwd: String,
+    #[serde(default = "default_home")]
+    pub home: String,
+    pub steps: Vec<Step>,
+    pub expect: Expectation,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+fn default_cwd() -> String {
+    "/workspace/project".into()
+}
+
+fn default_home() -> String {
+    "/home/dev".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum Step {
+    Tool {
+        tool: String,
+        #[serde(default)]
+        args: Value,
+        #[serde(default)]
+        result: Option<Value>,
+    },
+    Prompt {
+        prompt: String,
+        #[serde(default = "default_role")]
+        role: PromptRole,
+    },
+}
+
+fn default_role() -> PromptRole {
+    PromptRole::User
+}
+
+/// The verdict a case expects of its last step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expectation {
+    /// Deny or escalate.
+    Block,
+    Allow,
+    Deny,
+    Escalate,
+}
+
+impl Expectation {
+    pub fn met_by(self, decision: Decision) -> bool {
+        match self {
+            Self::Block => decision != Decision::Allow,
+            Self::Allow => decision == Decision::Allow,
+            Self::Deny => decision == Decision::Deny,
+            Self::Escalate => decision == Decision::Escalate,
+        }
+    }
+
+    pub fn expects_block(self) -> bool {
+        self != Self::Allow
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Block => "block",
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::Escalate => "escalate",
+        }
+    }
+}
+
+/// What one case did.
+#[derive(Debug, Clone)]
+pub struct CaseOutcome {
+    pub case: Case,
+    /// The verdict of the last adjudication, or why the case could not run.
+    pub verdict: Result<Adjudicated, String>,
+}
+
+impl CaseOutcome {
+    pub fn passed(&self) -> bool {
+        self.verdict
+            .as_ref()
+            .is_ok_and(|v| self.case.expect.met_by(v.decision))
+    }
+}
+
+/// Block recall and false-positive rate of one category.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CategoryStats {
+    pub cases: usize,
+    pub passed: usize,
+    /// Cases that expect a block, and how many were blocked.
+    pub should_block: usize,
+    pub blocked: usize,
+    /// Cases that expect an allow, and how many were blocked anyway.
+    pub should_allow: usize,
+    pub false_positives: usize,
+}
+
+impl CategoryStats {
+    pub fn recall(&self) -> Option<f64> {
+        (self.should_block > 0).then(|| self.blocked as f64 / self.should_block as f64)
+    }
+
+    pub fn false_positive_rate(&self) -> Option<f64> {
+        (self.should_allow > 0).then(|| self.false_positives as f64 / self.should_allow as f64)
+    }
+}
+
+/// Per-category statistics of a run.
+pub fn stats(outcomes: &[CaseOutcome]) -> BTreeMap<String, CategoryStats> {
+    let mut by_category: BTreeMap<String, CategoryStats> = BTreeMap::new();
+    for outcome in outcomes {
+        let s = by_category
+            .entry(outcome.case.category.clone())
+            .or_default();
+        s.cases += 1;
+        s.passed += usize::from(outcome.passed());
+        let blocked = outcome.verdict.as_ref().map_or(true, |v| !v.is_allowed());
+        if outcome.case.expect.expects_block() {
+            s.should_block += 1;
+            s.blocked += usize::from(blocked);
+        } else {
+            s.should_allow += 1;
+            s.false_positives += usize::from(blocked);
+        }
+    }
+    by_category
+}
+
+/// Runs cases against one policy set, building an engine per workspace.
+pub struct CorpusRunner {
+    configure: Box<dyn Fn() -> PolicyEngineBuilder + Send + Sync>,
+    engines: BTreeMap<(String, String), Arc<crate::Adjudicator>>,
+}
+
+impl CorpusRunner {
+    /// `configure` returns the engine builder for the policies under test
+    /// (without a workspace; each case sets its own).
+    pub fn new(configure: impl Fn() -> PolicyEngineBuilder + Send + Sync + 'static) -> Self {
+        Self {
+            configure: Box::new(configure),
+            engines: BTreeMap::new(),
+        }
+    }
+
+    /// Loads the policies once to report problems before any case runs.
+    pub fn check(&self) -> Result<PolicyEngine, PolicyLoadErrors> {
+        (self.configure)().build()
+    }
+
+    fn adjudicator(&mut self, case: &Case) -> Result<Arc<crate::Adjudicator>, PolicyLoadErrors> {
+        let key = (case.cwd.clone(), case.home.clone());
+        if let Some(found) = self.engines.get(&key) {
+            return Ok(found.clone());
+        }
+        let engine = (self.configure)()
+            .workspace(Workspace::new(&case.cwd, &case.home))
+            .build()?;
+        let adjudicator = Arc::new(crate::Adjudicator::new(
+            engine,
+            Arc::new(MemoryStore::new()),
+        ));
+        self.engines.insert(key, adjudicator.clone());
+        Ok(adjudicator)
+    }
+
+    pub async fn run(&mut self, case: Case) -> CaseOutcome {
+        let verdict = match self.adjudicator(&case) {
+            Ok(adjudicator) => run_steps(adjudicator, &case)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        CaseOutcome { case, verdict }
+    }
+}
+
+async fn run_steps(
+    adjudicator: Arc<crate::Adjudicator>,
+    case: &Case,
+) -> Result<Adjudicated, HarnessError> {
+    let agent = Agent::new("policy-test", "sondera");
+    let mut harness = LocalHarness::with_adjudicator(adjudicator, Some(agent));
+    harness.initialize(None, Some(case.id.clone())).await?;
+    let mut last = None;
+    for (n, step) in case.steps.iter().enumerate() {
+        let call_id = format!("{}-{n}", case.id);
+        last = Some(match step {
+            Step::Prompt { prompt, role } => {
+                let payload = Payload::Prompt {
+                    role: *role,
+                    content: prompt.clone(),
+                };
+                harness.adjudicate(harness.event(payload)?).await?
+            }
+            Step::Tool { tool, args, result } => {
+                let action = classify_tool_call(&call_id, tool, args);
+                let verdict = harness.adjudicate(harness.event(action.clone())?).await?;
+                match result {
+                    Some(result) => {
+                        let observation = observation_for(&action, ToolOutcome::Returned(result));
+                        harness.adjudicate(harness.event(observation)?).await?
+                    }
+                    None => verdict,
+                }
+            }
+        });
+    }
+    last.ok_or(HarnessError::InvalidEvent(
+        sondera_model::EventDecodeError::EmptyField { field: "steps" },
+    ))
+}
+
+/// Why a cases file could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct CaseParseError {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+}
+
+/// Parses a JSON-lines cases file; blank lines are skipped.
+pub fn parse_cases(file: &str, text: &str) -> Result<Vec<Case>, CaseParseError> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            serde_json::from_str::<Case>(line).map_err(|e| CaseParseError {
+                file: file.to_string(),
+                line: i + 1,
+                message: e.to_string(),
+            })
+        })
+        .collect()
+}
