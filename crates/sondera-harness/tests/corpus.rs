@@ -1,36 +1,13 @@
 //! The development corpus under the built-in packs.
 //!
 //! Every case must pass except those in `KNOWN_GAPS`, which need detectors
-//! not built yet (egress, secrets, prompt injection, trajectory taints,
-//! package sources, persistence). A gap that starts passing fails this test
+//! not built yet (prompt injection, trajectory taints). A gap that starts passing fails this test
 //! until it is removed from the list, so the list only shrinks.
 
 use sondera_harness::corpus::{CorpusRunner, parse_cases, stats};
 use sondera_policy::PolicyEngine;
 
-const KNOWN_GAPS: &[&str] = &[
-    "exfil-01",
-    "exfil-02",
-    "exfil-03",
-    "exfil-04",
-    "exfil-05",
-    "exfil-06",
-    "exfil-07",
-    "exfil-08",
-    "exfil-09",
-    "exfil-10",
-    "cred-01",
-    "cred-02",
-    "cred-04",
-    "cred-07",
-    "supply-03",
-    "supply-04",
-    "priv-03",
-    "inject-01",
-    "inject-02",
-    "inject-03",
-    "traj-01",
-];
+const KNOWN_GAPS: &[&str] = &["inject-01", "inject-02", "inject-03", "traj-01"];
 
 #[tokio::test]
 async fn development_corpus_passes_outside_known_gaps() {
@@ -66,4 +43,6 @@ async fn development_corpus_passes_outside_known_gaps() {
     assert_eq!(by_category["benign"].false_positives, 0);
     assert_eq!(by_category["destructive"].recall(), Some(1.0));
     assert_eq!(by_category["evasion"].recall(), Some(1.0));
+    assert_eq!(by_category["exfiltration"].recall(), Some(1.0));
+    assert_eq!(by_category["credential_access"].recall(), Some(1.0));
 }

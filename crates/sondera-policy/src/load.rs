@@ -34,6 +34,10 @@ pub const BUILTIN_PACKS: &[(&str, &str)] = &[
         "policies/packs/shell-integrity.cedar",
         include_str!("../../../policies/packs/shell-integrity.cedar"),
     ),
+    (
+        "policies/packs/exfiltration.cedar",
+        include_str!("../../../policies/packs/exfiltration.cedar"),
+    ),
 ];
 
 const BASE_SCHEMA_NAME: &str = "policies/schema.cedarschema";

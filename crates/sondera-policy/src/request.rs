@@ -449,6 +449,11 @@ fn payload_fields(
             put(f, "call_id", string(call_id));
             put(f, "operation", string(operation.as_str()));
             put(f, "path", string(path));
+            put(
+                f,
+                "sensitive",
+                RestrictedExpression::new_bool(is_sensitive(path, inputs.workspace)),
+            );
             put_opt(f, "content", content.as_ref());
             put_opt(f, "old_content", old_content.as_ref());
         }
@@ -465,7 +470,15 @@ fn payload_fields(
                 "operation",
                 string(pending.and_then(|p| p.operation.as_deref()).unwrap_or("")),
             );
-            put(f, "path", string(pending.map_or("", |p| p.target.as_str())));
+            let path = pending.map_or("", |p| p.target.as_str());
+            put(f, "path", string(path));
+            put(
+                f,
+                "sensitive",
+                RestrictedExpression::new_bool(
+                    !path.is_empty() && is_sensitive(path, inputs.workspace),
+                ),
+            );
             put(f, "success", RestrictedExpression::new_bool(*success));
             put_opt(f, "content", content.as_ref());
             put_opt(f, "error", error.as_ref());
@@ -473,6 +486,21 @@ fn payload_fields(
         _ => {}
     }
     Ok(())
+}
+
+/// Whether a file tool's path (resolved against the workspace) holds credentials.
+fn is_sensitive(path: &str, workspace: &Workspace) -> bool {
+    let word = shell::word::Word {
+        text: path.to_string(),
+        home_relative: path.starts_with('~') || path.starts_with("$HOME"),
+        ..Default::default()
+    };
+    let context = ShellContext {
+        working_dir: &workspace.root,
+        workspace_root: &workspace.root,
+        home: &workspace.home,
+    };
+    sondera_guard::secrets::sensitive_path(&shell::resolve(&word, &context).path).is_some()
 }
 
 fn strings<'a>(items: impl IntoIterator<Item = &'a str>) -> RestrictedExpression {
@@ -500,6 +528,10 @@ fn shell_facts(
         (
             "paths_outside_workspace".to_string(),
             strings(analysis.paths_outside_workspace.iter().map(String::as_str)),
+        ),
+        (
+            "hosts".to_string(),
+            strings(analysis.hosts.iter().map(String::as_str)),
         ),
         (
             "dynamic".to_string(),

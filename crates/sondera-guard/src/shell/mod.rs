@@ -14,12 +14,14 @@
 //! Nothing here reads a file or resolves a name: paths are resolved lexically
 //! against the working directory and home given in [`ShellContext`].
 
+mod egress;
 mod paths;
 mod risks;
 mod walk;
 pub mod word;
 mod wrappers;
 
+pub use egress::url_host;
 pub use paths::{ResolvedPath, resolve};
 pub use risks::{Risk, RiskKind};
 pub use walk::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_INVOCATIONS};
@@ -90,8 +92,10 @@ pub struct ShellAnalysis {
     /// Why the command could not be fully analysed, if it could not.
     pub unparsable: Option<String>,
     pub risks: Vec<Risk>,
-    /// Paths the command names that resolve outside the workspace.
+    /// Paths the command deletes that resolve outside the workspace.
     pub paths_outside_workspace: Vec<String>,
+    /// Hosts network programs in the command talk to.
+    pub hosts: Vec<String>,
 }
 
 impl ShellAnalysis {

@@ -33,6 +33,26 @@ pub enum RiskKind {
     InlineCodeRisky,
     /// The command could not be analysed.
     Unparsable,
+    /// Reads a file that holds credentials (keys, cloud credentials, dotenv, ...).
+    SecretRead,
+    /// Searches home or the filesystem for credential-looking strings.
+    SecretSearch,
+    /// Sends data over the network (curl -d/-F/-T, wget --post-file, scp to a host, nc with input).
+    NetworkUpload,
+    /// What is sent is a file outside the workspace.
+    UploadExternalFile,
+    /// Prints the whole environment (env, printenv, /proc/*/environ).
+    EnvDump,
+    /// A DNS lookup of a name built at run time.
+    DnsExfil,
+    /// Reaches a cloud metadata endpoint (169.254.169.254, metadata.google.internal).
+    MetadataEndpoint,
+    /// Installs packages from a URL, a git repository or another index, or
+    /// changes the package registry.
+    UntrustedPackageSource,
+    /// Installs something that runs again later: crontab, sudoers, shell rc
+    /// files, systemd units, authorized_keys.
+    Persistence,
 }
 
 impl RiskKind {
@@ -53,6 +73,15 @@ impl RiskKind {
             Self::InlineCode => "inline_code",
             Self::InlineCodeRisky => "inline_code_risky",
             Self::Unparsable => "unparsable",
+            Self::SecretRead => "secret_read",
+            Self::SecretSearch => "secret_search",
+            Self::NetworkUpload => "network_upload",
+            Self::UploadExternalFile => "upload_external_file",
+            Self::EnvDump => "env_dump",
+            Self::DnsExfil => "dns_exfil",
+            Self::MetadataEndpoint => "metadata_endpoint",
+            Self::UntrustedPackageSource => "untrusted_package_source",
+            Self::Persistence => "persistence",
         }
     }
 }
@@ -119,9 +148,14 @@ pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
         found.push(risk(RiskKind::Unparsable, why.clone()));
     }
     let mut outside = Vec::new();
+    let mut hosts = Vec::new();
     for invocation in &analysis.invocations {
         invocation_risks(invocation, context, &mut outside, &mut found);
+        super::egress::assess(invocation, context, &mut hosts, &mut found);
     }
+    hosts.sort();
+    hosts.dedup();
+    analysis.hosts = hosts;
     outside.sort();
     outside.dedup();
     analysis.paths_outside_workspace = outside;
@@ -181,6 +215,121 @@ fn invocation_risks(
     infra(i, out);
     history(i, ctx, out);
     inline_code(i, out);
+    packages(i, out);
+    persistence(i, ctx, out);
+}
+
+fn packages(i: &Invocation, out: &mut Vec<Risk>) {
+    let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
+    let remote = |a: &&str| {
+        a.starts_with("git+")
+            || a.starts_with("http://")
+            || a.starts_with("https://")
+            || a.starts_with("github:")
+            || a.starts_with("git://")
+            || a.starts_with("ssh://")
+    };
+    let index_flag = |a: &&str| {
+        [
+            "-i",
+            "--index-url",
+            "--extra-index-url",
+            "--trusted-host",
+            "--registry",
+            "--index",
+            "--git",
+            "--source",
+        ]
+        .iter()
+        .any(|f| *a == *f || a.starts_with(&format!("{f}=")))
+    };
+    let pip = i.program.starts_with("pip")
+        || (i.program.starts_with("python") && args.windows(2).any(|w| w == ["-m", "pip"]));
+    let installs = args.iter().any(|a| matches!(*a, "install" | "add" | "i"));
+    let manager = pip
+        || matches!(
+            i.program.as_str(),
+            "npm" | "yarn" | "pnpm" | "bun" | "cargo" | "gem" | "uv" | "poetry"
+        );
+    let from_elsewhere =
+        manager && installs && (args.iter().any(remote) || args.iter().any(index_flag));
+    let registry_change = manager
+        && args.iter().any(|a| matches!(*a, "config" | "set"))
+        && args
+            .iter()
+            .any(|a| a.contains("registry") || a.contains("index-url") || a.contains("index_url"));
+    let gem_source = i.program == "gem" && args.first() == Some(&"sources") && args.contains(&"-a");
+    if from_elsewhere || registry_change || gem_source {
+        out.push(risk(
+            RiskKind::UntrustedPackageSource,
+            format!("{} {}", i.program, i.args.join(" ")),
+        ));
+    }
+}
+
+/// Files whose contents run again later, or grant access.
+fn persistent_target(path: &str, home: &str) -> bool {
+    let in_home = |rel: &str| path == format!("{}/{rel}", home.trim_end_matches('/'));
+    path.starts_with("/etc/sudoers")
+        || path.starts_with("/etc/cron")
+        || path.starts_with("/var/spool/cron")
+        || path.starts_with("/etc/systemd/")
+        || path.starts_with("/etc/profile")
+        || path.starts_with("/etc/init.d/")
+        || path == "/etc/rc.local"
+        || path.contains("/.config/systemd/")
+        || path.contains("/.config/autostart/")
+        || path.ends_with("/.ssh/authorized_keys")
+        || path.ends_with("/.ssh/authorized_keys2")
+        || [
+            ".bashrc",
+            ".bash_profile",
+            ".bash_login",
+            ".profile",
+            ".zshrc",
+            ".zprofile",
+            ".zshenv",
+            ".config/fish/config.fish",
+        ]
+        .iter()
+        .any(|f| in_home(f))
+}
+
+fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    let p = i.program.as_str();
+    let installs_crontab = p == "crontab"
+        && !i
+            .args
+            .iter()
+            .any(|a| matches!(a.as_str(), "-l" | "-r" | "-e"))
+        && (i.args.iter().any(|a| a == "-")
+            || i.args.iter().any(|a| !a.starts_with('-'))
+            || matches!(i.stdin, Stdin::Pipe(_)));
+    let enables = (p == "systemctl" && i.args.iter().any(|a| a == "enable"))
+        || (p == "launchctl" && i.args.iter().any(|a| a == "load" || a == "bootstrap"));
+    let written: Vec<String> = i
+        .writes
+        .iter()
+        .chain(if matches!(p, "tee" | "cp" | "mv" | "install" | "ln") {
+            i.arg_words
+                .iter()
+                .filter(|w| !w.text.starts_with('-'))
+                .collect::<Vec<_>>()
+        } else {
+            Vec::new()
+        })
+        .map(|w| resolve(w, ctx).path)
+        .filter(|path| persistent_target(path, ctx.home))
+        .collect();
+    if installs_crontab || enables {
+        out.push(risk(
+            RiskKind::Persistence,
+            format!("{p} {}", i.args.join(" ")),
+        ));
+    }
+    for path in written {
+        out.push(risk(RiskKind::Persistence, format!("{p} writes {path}")));
+    }
 }
 
 fn has_flag(args: &[String], short: char, long: &str) -> bool {

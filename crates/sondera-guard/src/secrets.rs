@@ -1,0 +1,145 @@
+//! Paths that hold credentials.
+//!
+//! Matching is on path components, not substrings, so `.env` is sensitive and
+//! `.env.example` is not, and `~/.ssh/id_ed25519.pub` is a public key.
+
+/// What kind of secret a path holds, if it holds one.
+pub fn sensitive_path(path: &str) -> Option<&'static str> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let name = *parts.last()?;
+    let parent = parts.len().checked_sub(2).map(|i| parts[i]);
+    let under = |dir: &str| parts[..parts.len() - 1].contains(&dir);
+    if under(".ssh") && is_private_key_name(name) {
+        return Some("ssh_private_key");
+    }
+    if under(".gnupg") && (under("private-keys-v1.d") || name == "secring.gpg") {
+        return Some("gpg_private_key");
+    }
+    let kind = match (parent, name) {
+        (Some(".aws"), "credentials" | "config") => "cloud_credentials",
+        (Some("gcloud"), n) if n.contains("credentials") && n.ends_with(".json") => {
+            "cloud_credentials"
+        }
+        (Some(".azure"), "accessTokens.json" | "msal_token_cache.json") => "cloud_credentials",
+        (Some(".kube"), "config") => "kube_config",
+        (Some(".docker"), "config.json") => "docker_credentials",
+        (_, ".netrc" | "_netrc" | ".pgpass" | ".git-credentials" | ".pypirc" | ".npmrc") => {
+            "credential_file"
+        }
+        (Some("etc"), "shadow" | "gshadow" | "master.passwd") if parts.len() == 2 => {
+            "system_passwords"
+        }
+        (_, "Cookies" | "cookies.sqlite" | "Login Data" | "logins.json" | "key4.db") => {
+            "browser_store"
+        }
+        (_, n) if n.ends_with(".keychain") || n.ends_with(".keychain-db") => "keychain",
+        (_, n) if is_dotenv(n) => "dotenv",
+        (_, n)
+            if n.ends_with(".pem")
+                || n.ends_with(".key")
+                || n.ends_with(".p12")
+                || n.ends_with(".pfx") =>
+        {
+            if n.ends_with(".pem")
+                && (n.contains("cert") || n.contains("chain") || n.contains("ca"))
+            {
+                return None;
+            }
+            "private_key_file"
+        }
+        (
+            _,
+            "secrets.yaml" | "secrets.yml" | "secrets.json" | "secrets.toml" | "credentials.json",
+        ) => "secrets_file",
+        _ => return None,
+    };
+    Some(kind)
+}
+
+/// A directory whose contents are credentials, copied or archived as a whole.
+pub fn credential_directory(path: &str) -> bool {
+    let name = path.rsplit('/').find(|p| !p.is_empty()).unwrap_or_default();
+    matches!(
+        name,
+        ".ssh" | ".aws" | ".gnupg" | ".kube" | ".docker" | "gcloud" | ".azure"
+    )
+}
+
+fn is_private_key_name(name: &str) -> bool {
+    name.starts_with("id_") && !name.ends_with(".pub")
+        || name.ends_with(".pem")
+        || name.ends_with(".key")
+        || name == "identity"
+}
+
+fn is_dotenv(name: &str) -> bool {
+    const TEMPLATES: &[&str] = &[
+        "example", "sample", "template", "dist", "defaults", "schema",
+    ];
+    if name == ".env" || name == ".envrc" {
+        return true;
+    }
+    match name.strip_prefix(".env.") {
+        Some(variant) => !TEMPLATES.contains(&variant),
+        None => name.ends_with(".env") && !name.starts_with('.') && name != "example.env",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_recognised() {
+        for (path, kind) in [
+            ("/home/dev/.ssh/id_rsa", "ssh_private_key"),
+            ("/home/dev/.ssh/id_ed25519", "ssh_private_key"),
+            ("/home/dev/.aws/credentials", "cloud_credentials"),
+            (
+                "/home/dev/.config/gcloud/application_default_credentials.json",
+                "cloud_credentials",
+            ),
+            ("/home/dev/.kube/config", "kube_config"),
+            ("/home/dev/.docker/config.json", "docker_credentials"),
+            ("/home/dev/.netrc", "credential_file"),
+            ("/home/dev/.pgpass", "credential_file"),
+            ("/etc/shadow", "system_passwords"),
+            ("/workspace/project/.env", "dotenv"),
+            ("/workspace/project/.env.production", "dotenv"),
+            ("/workspace/project/config/secrets.yaml", "secrets_file"),
+            (
+                "/home/dev/.config/google-chrome/Default/Cookies",
+                "browser_store",
+            ),
+            ("/workspace/project/server.key", "private_key_file"),
+        ] {
+            assert_eq!(sensitive_path(path), Some(kind), "{path}");
+        }
+    }
+
+    #[test]
+    fn look_alikes_are_not_secrets() {
+        for path in [
+            "/home/dev/.ssh/id_ed25519.pub",
+            "/home/dev/.ssh/known_hosts",
+            "/home/dev/.ssh/config",
+            "/workspace/project/.env.example",
+            "/workspace/project/.env.sample",
+            "/workspace/project/.env.template",
+            "/workspace/project/src/environment.rs",
+            "/etc/passwd",
+            "/workspace/project/etc/shadow",
+            "/workspace/project/certs/ca-cert.pem",
+            "/workspace/project/README.md",
+        ] {
+            assert_eq!(sensitive_path(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn credential_directories() {
+        assert!(credential_directory("/home/dev/.aws"));
+        assert!(credential_directory("/home/dev/.ssh/"));
+        assert!(!credential_directory("/home/dev/projects"));
+    }
+}
