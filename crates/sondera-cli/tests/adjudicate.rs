@@ -40,7 +40,7 @@ fn example_session_prints_one_verdict_per_event() {
         "{text}"
     );
     assert!(
-        lines[6].contains("deny") && lines[6].contains("[cred-read-private-key]"),
+        lines[6].contains("deny") && lines[6].contains("[cred-file-tool-secret-read]"),
         "{text}"
     );
     assert!(
@@ -223,7 +223,7 @@ fn policy_test_reports_failures_stats_and_totals() {
     );
     let out = sondera(&["policy", "test", &file], "");
     let text = stdout(&out);
-    assert!(text.contains("FAIL wrong (benign): expected allow, got deny [cred-read-private-key] -- deliberately wrong"), "{text}");
+    assert!(text.contains("FAIL wrong (benign): expected allow, got deny [cred-file-tool-secret-read] -- deliberately wrong"), "{text}");
     assert!(
         text.contains("destructive                  1/1        100.0%"),
         "{text}"
