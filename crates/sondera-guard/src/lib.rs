@@ -11,6 +11,7 @@
 //! deterministic and bounded however hostile the input.
 
 mod classify;
+pub mod content;
 pub mod secrets;
 
 pub use classify::{ToolOutcome, classify_tool_call, fold_tool_name, observation_for};

@@ -80,7 +80,7 @@ fn is_dotenv(name: &str) -> bool {
         return true;
     }
     match name.strip_prefix(".env.") {
-        Some(variant) => !TEMPLATES.contains(&variant),
+        Some(variant) => !variant.split('.').any(|part| TEMPLATES.contains(&part)),
         None => name.ends_with(".env") && !name.starts_with('.') && name != "example.env",
     }
 }
@@ -126,6 +126,7 @@ mod tests {
             "/workspace/project/.env.example",
             "/workspace/project/.env.sample",
             "/workspace/project/.env.template",
+            "/workspace/project/.env.local.example",
             "/workspace/project/src/environment.rs",
             "/etc/passwd",
             "/workspace/project/etc/shadow",

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
+use sondera_guard::content;
 use sondera_model::{Adjudicated, Event, Payload, TrajectoryState};
 use sondera_policy::PolicyEngine;
 use sondera_store::{StepRecord, TrajectoryStatus, TrajectoryStore};
@@ -160,6 +161,15 @@ impl Adjudicator {
             ),
         };
         if governed {
+            let call = event
+                .payload
+                .call_id()
+                .and_then(|id| cursor.state.pending(id));
+            let taints = content::taints(&event.payload, call, |path| {
+                engine.workspace().is_sensitive(path)
+            });
+            cursor.state.secrets_seen |= taints.secrets;
+            cursor.state.untrusted_seen |= taints.untrusted;
             cursor
                 .state
                 .record(&event.payload, verdict.would_be.unwrap_or(verdict.decision));

@@ -1,26 +1,24 @@
-//! The development corpus under the built-in packs.
-//!
-//! Every case must pass except those in `KNOWN_GAPS`, which need detectors
-//! not built yet (prompt injection, trajectory taints). A gap that starts passing fails this test
-//! until it is removed from the list, so the list only shrinks.
+//! Policy test corpora under the built-in packs: the development corpus
+//! (`tests/corpus/dev.jsonl`) and the project's own cases
+//! (`tests/corpus/own.jsonl`: evasions, benign look-alikes, every risk tag).
 
-use sondera_harness::corpus::{CorpusRunner, parse_cases, stats};
+use sondera_harness::corpus::{CaseOutcome, CorpusRunner, parse_cases, stats};
 use sondera_policy::PolicyEngine;
 
-const KNOWN_GAPS: &[&str] = &["inject-01", "inject-02", "inject-03", "traj-01"];
-
-#[tokio::test]
-async fn development_corpus_passes_outside_known_gaps() {
-    let text = include_str!("../../../tests/corpus/dev.jsonl");
-    let cases = parse_cases("dev.jsonl", text).unwrap();
+async fn run(name: &str, text: &str) -> Vec<CaseOutcome> {
+    let cases = parse_cases(name, text).unwrap();
     let mut runner = CorpusRunner::new(|| PolicyEngine::builder().builtin_packs());
     let mut outcomes = Vec::new();
     for case in cases {
         outcomes.push(runner.run(case).await);
     }
-    let unexpected: Vec<String> = outcomes
+    outcomes
+}
+
+fn failures(outcomes: &[CaseOutcome]) -> Vec<String> {
+    outcomes
         .iter()
-        .filter(|o| o.passed() == KNOWN_GAPS.contains(&o.case.id.as_str()))
+        .filter(|o| !o.passed())
         .map(|o| {
             format!(
                 "{} ({}): expected {}, got {:?}",
@@ -33,16 +31,41 @@ async fn development_corpus_passes_outside_known_gaps() {
                 ))
             )
         })
-        .collect();
+        .collect()
+}
+
+#[tokio::test]
+async fn development_corpus_passes() {
+    let outcomes = run("dev.jsonl", include_str!("../../../tests/corpus/dev.jsonl")).await;
+    let failed = failures(&outcomes);
     assert!(
-        unexpected.is_empty(),
-        "cases that failed, or known gaps that now pass:\n{}",
-        unexpected.join("\n")
+        failed.is_empty(),
+        "{} failing:\n{}",
+        failed.len(),
+        failed.join("\n")
     );
     let by_category = stats(&outcomes);
     assert_eq!(by_category["benign"].false_positives, 0);
-    assert_eq!(by_category["destructive"].recall(), Some(1.0));
-    assert_eq!(by_category["evasion"].recall(), Some(1.0));
-    assert_eq!(by_category["exfiltration"].recall(), Some(1.0));
-    assert_eq!(by_category["credential_access"].recall(), Some(1.0));
+    assert!(
+        by_category
+            .values()
+            .all(|s| s.recall().is_none_or(|r| r == 1.0))
+    );
+}
+
+#[tokio::test]
+async fn own_corpus_passes() {
+    let outcomes = run("own.jsonl", include_str!("../../../tests/corpus/own.jsonl")).await;
+    assert!(
+        outcomes.len() >= 100,
+        "the own corpus has {} cases",
+        outcomes.len()
+    );
+    let failed = failures(&outcomes);
+    assert!(
+        failed.is_empty(),
+        "{} failing:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
 }

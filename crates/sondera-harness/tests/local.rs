@@ -397,3 +397,57 @@ async fn concurrent_scopes_keep_their_own_order_and_counts() {
         assert_eq!(thoughts, expected);
     }
 }
+
+#[tokio::test]
+async fn taints_accumulate_and_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let builder = || {
+        LocalHarness::builder()
+            .workspace(sondera_policy::Workspace::new(
+                "/workspace/project",
+                "/home/dev",
+            ))
+            .data_dir(dir.path())
+            .agent(agent())
+    };
+    let web = |h: &LocalHarness| {
+        h.event(Payload::WebFetch {
+            call_id: "w".into(),
+            url: "https://docs.rs".into(),
+            prompt: String::new(),
+        })
+        .unwrap()
+    };
+    let id = {
+        let mut h = builder().build().unwrap();
+        let id = h.initialize(None, None).await.unwrap();
+        assert!(
+            h.adjudicate(web(&h)).await.unwrap().is_allowed(),
+            "no secrets yet"
+        );
+        let read = Payload::FileOperation {
+            call_id: "r".into(),
+            operation: FileOperationKind::Read,
+            path: "config/secrets.yaml".into(),
+            content: None,
+            old_content: None,
+        };
+        h.adjudicate(h.event(read).unwrap()).await.unwrap();
+        let result = Payload::FileOperationResult {
+            call_id: "r".into(),
+            success: true,
+            content: Some("api_key: sk_live_51Habcdef".into()),
+            error: None,
+        };
+        h.adjudicate(h.event(result).unwrap()).await.unwrap();
+        id
+    };
+    let mut h = builder().build().unwrap();
+    h.resume(&id, None).await.unwrap();
+    let verdict = h.adjudicate(web(&h)).await.unwrap();
+    assert_eq!(verdict.decision, Decision::Escalate);
+    assert_eq!(
+        verdict.policy_ids().collect::<Vec<_>>(),
+        ["trajectory-secret-then-web"]
+    );
+}

@@ -19,6 +19,12 @@ pub struct TrajectoryState {
     pub step_count: u64,
     pub denial_count: u64,
     pub escalation_count: u64,
+    /// Credentials have entered the trajectory (a credential file was read,
+    /// or an output revealed a credential).
+    pub secrets_seen: bool,
+    /// Untrusted content has entered the trajectory (web content, or an
+    /// output or prompt carrying injection signals).
+    pub untrusted_seen: bool,
     /// Calls whose result has not been seen yet, oldest first.
     pub pending_calls: VecDeque<PendingCall>,
 }

@@ -38,6 +38,10 @@ pub const BUILTIN_PACKS: &[(&str, &str)] = &[
         "policies/packs/exfiltration.cedar",
         include_str!("../../../policies/packs/exfiltration.cedar"),
     ),
+    (
+        "policies/packs/injection-and-trajectory.cedar",
+        include_str!("../../../policies/packs/injection-and-trajectory.cedar"),
+    ),
 ];
 
 const BASE_SCHEMA_NAME: &str = "policies/schema.cedarschema";

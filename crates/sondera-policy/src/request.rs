@@ -211,6 +211,9 @@ pub(crate) fn build(
         ),
     ];
     payload_fields(&event.payload, state, inputs, &mut context)?;
+    if let Some(text) = sondera_guard::content::observed_text(&event.payload) {
+        context.push(("signals".to_string(), content_signals(&text)));
+    }
     let context = Context::from_pairs(context).map_err(|e| fail(e.to_string()))?;
 
     let mut entities = Vec::with_capacity(inputs.lineage.len() + 3);
@@ -252,6 +255,14 @@ fn trajectory_entity(uid: &EntityUid, state: &TrajectoryState) -> Result<Entity,
         ("step_count".to_string(), long(state.step_count + 1)),
         ("denial_count".to_string(), long(state.denial_count)),
         ("escalation_count".to_string(), long(state.escalation_count)),
+        (
+            "secrets_seen".to_string(),
+            RestrictedExpression::new_bool(state.secrets_seen),
+        ),
+        (
+            "untrusted_seen".to_string(),
+            RestrictedExpression::new_bool(state.untrusted_seen),
+        ),
     ]);
     Entity::new(uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())
 }
@@ -488,8 +499,18 @@ fn payload_fields(
     Ok(())
 }
 
-/// Whether a file tool's path (resolved against the workspace) holds credentials.
 fn is_sensitive(path: &str, workspace: &Workspace) -> bool {
+    workspace.is_sensitive(path)
+}
+
+impl Workspace {
+    /// Whether a file path (resolved against the workspace root and home) holds credentials.
+    pub fn is_sensitive(&self, path: &str) -> bool {
+        sensitive_in(path, self)
+    }
+}
+
+fn sensitive_in(path: &str, workspace: &Workspace) -> bool {
     let word = shell::word::Word {
         text: path.to_string(),
         home_relative: path.starts_with('~') || path.starts_with("$HOME"),
@@ -501,6 +522,16 @@ fn is_sensitive(path: &str, workspace: &Workspace) -> bool {
         home: &workspace.home,
     };
     sondera_guard::secrets::sensitive_path(&shell::resolve(&word, &context).path).is_some()
+}
+
+/// Injection and credential signals of a text, as the `ContentSignals` record.
+fn content_signals(text: &str) -> RestrictedExpression {
+    use sondera_guard::content::{injection_signals, secret_signatures};
+    RestrictedExpression::new_record([
+        ("injection".to_string(), strings(injection_signals(text))),
+        ("secrets".to_string(), strings(secret_signatures(text))),
+    ])
+    .expect("distinct keys")
 }
 
 fn strings<'a>(items: impl IntoIterator<Item = &'a str>) -> RestrictedExpression {

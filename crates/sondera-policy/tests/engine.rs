@@ -484,6 +484,12 @@ fn all_payloads() -> Vec<Payload> {
             content: Some("x".into()),
             error: None,
         },
+        Payload::FileOperationResult {
+            call_id: "c".into(),
+            success: false,
+            content: None,
+            error: None,
+        },
     ]
 }
 

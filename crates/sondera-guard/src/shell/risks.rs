@@ -351,6 +351,8 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
             operands(i).collect()
         }
         "rmdir" | "unlink" => operands(i).collect(),
+        // Run by `find -exec`, `rm` deletes whatever find finds, recursively.
+        "rm" if i.wrappers.iter().any(|w| w == "find") => operands(i).collect(),
         "find" if i.args.iter().any(|a| a == "-delete") => operands(i)
             .take_while(|w| !w.text.starts_with('(') && !w.text.starts_with('!'))
             .take(1)

@@ -72,6 +72,7 @@ impl Walker {
 
     fn pipeline(&mut self, pipeline: &Pipeline, depth: usize) {
         let mut upstream: Option<(Vec<String>, Vec<Word>)> = None;
+        let mut printed: Option<String> = None;
         for command in &pipeline.seq {
             let before = self.analysis.invocations.len();
             let (stdin, piped) = match upstream.take() {
@@ -89,7 +90,15 @@ impl Walker {
                 .filter(|i| i.depth == depth)
                 .collect();
             let programs = here.iter().map(|i| i.program.clone()).collect();
-            upstream = Some((programs, listed_paths(&here)));
+            let listed = listed_paths(&here);
+            // `echo 'cmd' | sh`: the shell runs the text printed before it.
+            let runs_printed = here.iter().any(|i| reads_script_from_stdin(i));
+            let next_printed = printed_text(&here);
+            upstream = Some((programs, listed));
+            if runs_printed && let Some(text) = printed.take() {
+                self.source(&text, depth + 1);
+            }
+            printed = next_printed;
         }
     }
 
@@ -355,6 +364,38 @@ impl Walker {
             Stdin::Text(body) if !args.iter().any(|a| !a.starts_with('-')) => Some(body.clone()),
             _ => None,
         }
+    }
+}
+
+/// A shell that takes its script from standard input.
+fn reads_script_from_stdin(invocation: &Invocation) -> bool {
+    SHELLS.contains(&invocation.program.as_str())
+        && matches!(invocation.stdin, Stdin::Pipe(_))
+        && !invocation
+            .args
+            .iter()
+            .any(|a| !a.starts_with('-') || a.contains('c'))
+}
+
+/// The text a stage prints when it is a lone `echo` or `printf` of static words.
+fn printed_text(stage: &[&Invocation]) -> Option<String> {
+    match stage {
+        [only]
+            if matches!(only.program.as_str(), "echo" | "printf")
+                && !only.arg_words.iter().any(|w| w.dynamic) =>
+        {
+            Some(
+                only.arg_words
+                    .iter()
+                    .filter(|w| {
+                        !(only.program == "echo" && matches!(w.text.as_str(), "-n" | "-e" | "-E"))
+                    })
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
+        }
+        _ => None,
     }
 }
 
