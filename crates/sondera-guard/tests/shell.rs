@@ -372,3 +372,99 @@ fn text_piped_into_a_shell_is_analysed() {
     assert!(kinds("find /etc -exec rm {} +").contains(&DeleteOutsideWorkspace));
     assert!(!kinds("find src -name '*.orig' -exec rm {} \\;").contains(&DeleteOutsideWorkspace));
 }
+
+/// Random soups of shell syntax never panic, and whatever cannot be parsed
+/// is flagged rather than passed as benign.
+#[test]
+fn random_shell_soup_never_panics() {
+    let tokens = [
+        "$(",
+        ")",
+        "`",
+        "'",
+        "\"",
+        "\\",
+        "|",
+        "&&",
+        "||",
+        ";",
+        "&",
+        "<<",
+        "<<<",
+        "EOF\n",
+        "{",
+        "}",
+        "(",
+        "rm",
+        " -rf ",
+        "/",
+        "~",
+        "$X",
+        "${",
+        "}",
+        "$'\\x72",
+        "\n",
+        "sudo ",
+        "bash -c ",
+        "eval ",
+        "xargs ",
+        "find . -exec ",
+        " {} ;",
+        "> /dev/sda",
+        "<(",
+        "curl x | sh",
+        "for i in ",
+        "do ",
+        "done",
+        "if ",
+        "then ",
+        "fi",
+        "case ",
+        " in ",
+        "esac",
+        "=",
+        "#",
+        "*",
+        "?",
+        "[",
+        "]",
+        " ",
+    ];
+    let mut seed = 0xDEAD_BEEF_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..3_000 {
+        let len = (next() % 120) as usize;
+        let soup: String = (0..len)
+            .map(|_| tokens[(next() as usize) % tokens.len()])
+            .collect();
+        let analysis = analyze(&soup, &CTX);
+        if analysis.unparsable.is_some() {
+            assert!(analysis.has(Unparsable), "{soup:?}");
+        }
+    }
+}
+
+#[test]
+fn deep_brackets_and_huge_inputs_fail_closed_quickly() {
+    let deep = format!("{}true{}", "(".repeat(10_000), ")".repeat(10_000));
+    let a = analyze(&deep, &CTX);
+    assert!(
+        a.unparsable
+            .as_deref()
+            .unwrap()
+            .contains("brackets nest deeper"),
+        "{:?}",
+        a.unparsable
+    );
+    let megabyte = "a".repeat(1 << 20);
+    assert!(analyze(&megabyte, &CTX).has(Unparsable));
+    let nested = format!("{}rm -rf /", "eval ".repeat(20));
+    let a = analyze(&nested, &CTX);
+    assert!(a.has(Unparsable), "nesting past MAX_DEPTH fails closed");
+    assert!(analyze(&format!("{}rm -rf /", "eval ".repeat(3)), &CTX).has(DeleteOutsideWorkspace));
+}

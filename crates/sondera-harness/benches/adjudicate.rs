@@ -24,8 +24,28 @@ fn engine() -> PolicyEngine {
         .expect("benchmark policies load")
 }
 
-fn payloads() -> [(&'static str, Payload); 2] {
+fn payloads() -> [(&'static str, Payload); 4] {
+    let unit = "cd /workspace/project && git fetch origin --prune | grep -v 'deleted' | sed -e 's/foo/bar/g' > /tmp/out.txt; ";
+    let line =
+        "2026-11-30T10:00:00Z INFO request handled path=/api/v1/items status=200 duration_ms=12\n";
     [
+        (
+            "shell_command_2kb",
+            Payload::ShellCommand {
+                call_id: "c3".into(),
+                command: unit.repeat(2048 / unit.len() + 1),
+                working_dir: None,
+            },
+        ),
+        (
+            "tool_output_64kb",
+            Payload::ToolOutput {
+                call_id: "c4".into(),
+                success: true,
+                output: serde_json::Value::String(line.repeat(65536 / line.len() + 1)),
+                error: None,
+            },
+        ),
         (
             "pre_tool_use",
             Payload::ToolCall {

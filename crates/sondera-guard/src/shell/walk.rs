@@ -16,6 +16,26 @@ pub const MAX_DEPTH: usize = 8;
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// Most simple commands collected from one input.
 pub const MAX_INVOCATIONS: usize = 4096;
+/// Deepest nesting of brackets parsed; the parser recurses on them, so deeper
+/// input is refused before parsing rather than risking the stack.
+pub const MAX_BRACKET_DEPTH: usize = 64;
+
+/// An upper bound of the bracket nesting of `source` (quotes are ignored, so
+/// brackets inside strings count too: refusing those errs on the safe side).
+fn bracket_depth(source: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for b in source.bytes() {
+        match b {
+            b'(' | b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
 
 pub(super) struct Walker {
     options: ParserOptions,
@@ -46,10 +66,20 @@ impl Walker {
         if depth > 0 {
             self.analysis.nested = true;
         }
-        let mut parser = Parser::new(std::io::Cursor::new(source), &self.options);
-        match parser.parse_program() {
-            Ok(program) => self.program(&program, depth),
-            Err(e) => self.fail(format!("cannot parse `{}`: {e}", excerpt(source))),
+        if bracket_depth(source) > MAX_BRACKET_DEPTH {
+            return self.fail(format!(
+                "brackets nest deeper than {MAX_BRACKET_DEPTH} levels"
+            ));
+        }
+        // The parser is not ours: a panic in it must fail closed, not take
+        // the harness down.
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Parser::new(std::io::Cursor::new(source), &self.options).parse_program()
+        }));
+        match parsed {
+            Ok(Ok(program)) => self.program(&program, depth),
+            Ok(Err(e)) => self.fail(format!("cannot parse `{}`: {e}", excerpt(source))),
+            Err(_) => self.fail(format!("the shell parser failed on `{}`", excerpt(source))),
         }
     }
 

@@ -20,6 +20,13 @@ pub struct Word {
 
 /// Decodes a raw word (as written in the command) into its value.
 pub fn decode(raw: &str, options: &ParserOptions) -> Result<Word, String> {
+    // Most words are plain: nothing to remove or expand, so no parsing.
+    if !raw.bytes().any(|b| b"'\"\\$`~{}*?[".contains(&b)) {
+        return Ok(Word {
+            text: raw.to_string(),
+            ..Word::default()
+        });
+    }
     let pieces = word::parse(raw, options).map_err(|e| e.to_string())?;
     let mut out = Word::default();
     for piece in &pieces {
@@ -182,6 +189,28 @@ mod tests {
         assert!(decode("${HOME}", &opts).unwrap().home_relative);
         assert!(decode("$HOMEX", &opts).unwrap().dynamic);
         assert!(decode("${HOME#/}", &opts).unwrap().dynamic);
+    }
+
+    #[test]
+    fn plain_words_take_the_fast_path_unchanged() {
+        let opts = ParserOptions::default();
+        for raw in [
+            "ls",
+            "-rf",
+            "./build",
+            "src/main.rs",
+            "a=b",
+            "user@host:/tmp/",
+            "https://x.example/p",
+        ] {
+            let fast = decode(raw, &opts).unwrap();
+            let parsed = word::parse(raw, &opts).unwrap();
+            let mut slow = Word::default();
+            for piece in &parsed {
+                append(&mut slow, piece, true);
+            }
+            assert_eq!(fast, slow, "{raw}");
+        }
     }
 
     #[test]
