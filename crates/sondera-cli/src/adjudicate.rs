@@ -44,12 +44,8 @@ pub(crate) fn run(args: AdjudicateArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn load_engine(args: &AdjudicateArgs) -> anyhow::Result<PolicyEngine> {
-    let builder = if args.policies.dirs.is_empty() {
-        PolicyEngine::builder().builtin_packs()
-    } else {
-        PolicyEngine::builder().directories(args.policies.dirs.iter().cloned())
-    };
-    let engine = builder
+    let engine = PolicyEngine::builder()
+        .builtin_or_directories(args.policies.dirs.iter().cloned())
         .mode(args.policies.mode)
         .workspace(args.policies.workspace())
         .build()?;

@@ -12,13 +12,8 @@ pub(crate) fn run(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let dirs = policy_dirs.to_vec();
-    let mut runner = CorpusRunner::new(move || {
-        if dirs.is_empty() {
-            PolicyEngine::builder().builtin_packs()
-        } else {
-            PolicyEngine::builder().directories(dirs.clone())
-        }
-    });
+    let mut runner =
+        CorpusRunner::new(move || PolicyEngine::builder().builtin_or_directories(dirs.clone()));
     runner.check()?;
     let mut cases = Vec::new();
     for file in files {

@@ -128,13 +128,12 @@ impl LocalHarnessBuilder {
         let engine = match self.engine {
             Some(engine) => engine.with_mode(self.mode),
             None => {
-                let builder = if self.policy_dirs.is_empty() {
-                    PolicyEngine::builder().builtin_packs()
-                } else {
-                    PolicyEngine::builder().directories(self.policy_dirs)
-                };
                 let workspace = self.workspace.unwrap_or_else(Workspace::from_process);
-                builder.mode(self.mode).workspace(workspace).build()?
+                PolicyEngine::builder()
+                    .builtin_or_directories(self.policy_dirs)
+                    .mode(self.mode)
+                    .workspace(workspace)
+                    .build()?
             }
         };
         let store: Arc<dyn TrajectoryStore> = match self.store {

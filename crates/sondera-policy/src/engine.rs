@@ -54,6 +54,22 @@ impl PolicyEngineBuilder {
         self
     }
 
+    /// The policies of `dirs`, or the built-in packs when `dirs` is empty:
+    /// a user's own directories replace the packs rather than add to them.
+    #[must_use]
+    pub fn builtin_or_directories<I, P>(self, dirs: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        let mut dirs = dirs.into_iter().peekable();
+        if dirs.peek().is_none() {
+            self.builtin_packs()
+        } else {
+            self.directories(dirs)
+        }
+    }
+
     /// Adds every `.cedar` policy file and `.cedarschema` fragment under `dir`.
     #[must_use]
     pub fn directory(mut self, dir: impl AsRef<Path>) -> Self {
