@@ -146,8 +146,13 @@ impl Adjudicator {
             });
         }
         let engine = self.engine();
-        let (verdict, governed) = match engine.evaluate(event, &cursor.state) {
-            Ok(Some(verdict)) => (verdict, true),
+        let mut signals = None;
+        let (verdict, governed) = match engine.request(event, &cursor.state) {
+            Ok(Some(request)) => {
+                let verdict = engine.decide(&request);
+                signals = request.signals;
+                (verdict, true)
+            }
             Ok(None) => (
                 Adjudicated::allow(engine.mode(), format!("{} recorded", event.payload.kind())),
                 false,
@@ -165,7 +170,7 @@ impl Adjudicator {
                 .payload
                 .call_id()
                 .and_then(|id| cursor.state.pending(id));
-            let taints = content::taints(&event.payload, call, |path| {
+            let taints = content::taints(&event.payload, call, signals.as_ref(), |path| {
                 engine.workspace().is_sensitive(path)
             });
             cursor.state.secrets_seen |= taints.secrets;

@@ -8,6 +8,7 @@ use cedar_policy::{
 };
 use sondera_model::{Event, FileOperationKind, Payload, TrajectoryState};
 
+use sondera_guard::content::Signals;
 use sondera_guard::shell::{self, ShellContext};
 
 use crate::args::{ArgType, ArgumentTypeError};
@@ -173,6 +174,9 @@ pub struct CedarRequest {
     pub action: ActionName,
     pub request: Request,
     pub entities: Entities,
+    /// The content signals put into the context, for callers that need them
+    /// too (the trajectory's taints), so large texts are scanned once.
+    pub signals: Option<Signals>,
 }
 
 /// Builds the request for `event`, whose payload is adjudicated as `action`;
@@ -211,8 +215,10 @@ pub(crate) fn build(
         ),
     ];
     payload_fields(&event.payload, state, inputs, &mut context)?;
-    if let Some(text) = sondera_guard::content::observed_text(&event.payload) {
-        context.push(("signals".to_string(), content_signals(&text)));
+    let signals = sondera_guard::content::observed_text(&event.payload)
+        .map(|text| sondera_guard::content::signals(&text));
+    if let Some(signals) = &signals {
+        context.push(("signals".to_string(), content_signals(signals)));
     }
     let context = Context::from_pairs(context).map_err(|e| fail(e.to_string()))?;
 
@@ -235,6 +241,7 @@ pub(crate) fn build(
         action,
         request,
         entities,
+        signals,
     })
 }
 
@@ -525,11 +532,16 @@ fn sensitive_in(path: &str, workspace: &Workspace) -> bool {
 }
 
 /// Injection and credential signals of a text, as the `ContentSignals` record.
-fn content_signals(text: &str) -> RestrictedExpression {
-    use sondera_guard::content::{injection_signals, secret_signatures};
+fn content_signals(signals: &Signals) -> RestrictedExpression {
     RestrictedExpression::new_record([
-        ("injection".to_string(), strings(injection_signals(text))),
-        ("secrets".to_string(), strings(secret_signatures(text))),
+        (
+            "injection".to_string(),
+            strings(signals.injection.iter().copied()),
+        ),
+        (
+            "secrets".to_string(),
+            strings(signals.secrets.iter().copied()),
+        ),
     ])
     .expect("distinct keys")
 }
