@@ -1,8 +1,9 @@
 //! From a parsed command to the simple commands it runs.
 
 use brush_parser::ast::{
-    Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,
-    IoFileRedirectTarget, IoRedirect, Pipeline, Program, SimpleCommand,
+    Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, ExtendedTestExpr,
+    IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, Pipeline, Program, RedirectList,
+    SimpleCommand,
 };
 use brush_parser::{Parser, ParserOptions};
 
@@ -66,8 +67,15 @@ impl Walker {
         if depth > 0 {
             self.analysis.nested = true;
         }
+        match self.parse(source) {
+            Ok(program) => self.program(&program, depth),
+            Err(why) => self.fail(why),
+        }
+    }
+
+    fn parse(&self, source: &str) -> Result<Program, String> {
         if bracket_depth(source) > MAX_BRACKET_DEPTH {
-            return self.fail(format!(
+            return Err(format!(
                 "brackets nest deeper than {MAX_BRACKET_DEPTH} levels"
             ));
         }
@@ -77,9 +85,47 @@ impl Walker {
             Parser::new(std::io::Cursor::new(source), &self.options).parse_program()
         }));
         match parsed {
-            Ok(Ok(program)) => self.program(&program, depth),
-            Ok(Err(e)) => self.fail(format!("cannot parse `{}`: {e}", excerpt(source))),
-            Err(_) => self.fail(format!("the shell parser failed on `{}`", excerpt(source))),
+            Ok(Ok(program)) => Ok(program),
+            Ok(Err(e)) => Err(format!("cannot parse `{}`: {e}", excerpt(source))),
+            Err(_) => Err(format!("the shell parser failed on `{}`", excerpt(source))),
+        }
+    }
+
+    /// An arithmetic command `(( expr ))`. The parser also reads nested
+    /// subshells written `( ( cmd ) )` this way, which bash runs as commands,
+    /// so the text is walked as commands when it parses as such; either way
+    /// the substitutions in it run.
+    fn arithmetic(&mut self, expr: &str, depth: usize) {
+        match self.parse(expr) {
+            Ok(program) => self.program(&program, depth),
+            Err(_) => self.substitutions_in(expr, depth),
+        }
+    }
+
+    /// Walks the command substitutions of an expression that is not itself
+    /// a command (arithmetic), by reading it as a double-quoted word.
+    fn substitutions_in(&mut self, expr: &str, depth: usize) {
+        if expr.contains(['$', '`']) {
+            self.word(&format!("\"{}\"", expr.replace('"', "\\\"")), depth);
+        }
+    }
+
+    fn extended_test(&mut self, expr: &ExtendedTestExpr, depth: usize) {
+        match expr {
+            ExtendedTestExpr::And(a, b) | ExtendedTestExpr::Or(a, b) => {
+                self.extended_test(a, depth);
+                self.extended_test(b, depth);
+            }
+            ExtendedTestExpr::Not(e) | ExtendedTestExpr::Parenthesized(e) => {
+                self.extended_test(e, depth)
+            }
+            ExtendedTestExpr::UnaryTest(_, w) => {
+                self.word(&w.value, depth);
+            }
+            ExtendedTestExpr::BinaryTest(_, a, b) => {
+                self.word(&a.value, depth);
+                self.word(&b.value, depth);
+            }
         }
     }
 
@@ -137,16 +183,24 @@ impl Walker {
             Command::Simple(simple) => self.simple(simple, depth, stdin),
             Command::Compound(compound, redirects) => {
                 self.compound(compound, depth);
-                for r in redirects.iter().flat_map(|r| &r.0) {
-                    let mut sink = Invocation::default();
-                    self.redirect(r, depth, &mut sink);
-                }
+                self.redirects(redirects.as_ref(), depth);
             }
             Command::Function(def) => {
                 self.analysis.functions.push(def.fname.value.clone());
                 self.compound(&def.body.0, depth);
             }
-            Command::ExtendedTest(..) => {}
+            Command::ExtendedTest(test, redirects) => {
+                self.extended_test(&test.expr, depth);
+                self.redirects(redirects.as_ref(), depth);
+            }
+        }
+    }
+
+    /// Redirections of a compound command, which belong to no invocation.
+    fn redirects(&mut self, redirects: Option<&RedirectList>, depth: usize) {
+        for r in redirects.iter().flat_map(|r| &r.0) {
+            let mut sink = Invocation::default();
+            self.redirect(r, depth, &mut sink);
         }
     }
 
@@ -160,7 +214,15 @@ impl Walker {
                 }
                 self.list(&f.body.list, depth);
             }
-            CompoundCommand::ArithmeticForClause(f) => self.list(&f.body.list, depth),
+            CompoundCommand::ArithmeticForClause(f) => {
+                for expr in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.substitutions_in(&expr.value, depth);
+                }
+                self.list(&f.body.list, depth)
+            }
             CompoundCommand::CaseClause(c) => {
                 self.word(&c.value.value, depth);
                 for item in &c.cases {
@@ -184,7 +246,7 @@ impl Walker {
                 self.list(&w.1.list, depth);
             }
             CompoundCommand::Coprocess(c) => self.command(&c.body, depth, None),
-            CompoundCommand::Arithmetic(_) => {}
+            CompoundCommand::Arithmetic(a) => self.arithmetic(&a.expr.value, depth),
         }
     }
 
