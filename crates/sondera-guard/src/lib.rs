@@ -12,6 +12,7 @@
 
 mod classify;
 pub mod content;
+pub mod net;
 pub mod secrets;
 
 pub use classify::{ToolOutcome, classify_tool_call, fold_tool_name, observation_for};

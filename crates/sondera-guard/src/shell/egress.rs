@@ -4,6 +4,7 @@ use super::paths::resolve;
 use super::risks::{Risk, RiskKind};
 use super::word::Word;
 use super::{Invocation, ShellContext, Stdin};
+use crate::net::{Host, HostClass, authority_host, url_host};
 use crate::secrets::{credential_directory, sensitive_path};
 
 /// Programs that read the contents of the files they name.
@@ -84,14 +85,6 @@ const SECRET_WORDS: &[&str] = &[
 ];
 const SOCKETS: &[&str] = &["nc", "ncat", "netcat", "socat", "telnet"];
 const RESOLVERS: &[&str] = &["dig", "nslookup", "host", "drill", "resolvectl"];
-const METADATA_HOSTS: &[&str] = &[
-    "169.254.169.254",
-    "metadata.google.internal",
-    "metadata",
-    "169.254.170.2",
-    "fd00:ec2::254",
-    "100.100.100.200",
-];
 
 fn risk(kind: RiskKind, evidence: String) -> Risk {
     Risk { kind, evidence }
@@ -150,14 +143,15 @@ pub(super) fn assess(
             format!("{p} looks up a name built at run time"),
         ));
     }
-    for host in destinations(i) {
-        if METADATA_HOSTS.contains(&host.as_str()) {
+    for raw in destinations(i) {
+        let host = Host::parse(&raw);
+        if host.class == HostClass::Metadata {
             out.push(risk(
                 RiskKind::MetadataEndpoint,
-                format!("{p} reaches {host}"),
+                format!("{p} reaches {raw} ({})", host.name),
             ));
         }
-        hosts.push(host);
+        hosts.push(host.name);
     }
 }
 
@@ -309,11 +303,116 @@ fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     }
 }
 
-fn is_remote_path(arg: &str) -> bool {
+pub(super) fn is_remote_path(arg: &str) -> bool {
     match arg.split_once(':') {
         Some((host, _)) => !host.is_empty() && !host.contains('/') && !arg.contains("://"),
         None => false,
     }
+}
+
+/// Options of HTTP clients that take a value, which is not a destination.
+const VALUED_OPTIONS: &[&str] = &[
+    "-o",
+    "-d",
+    "-H",
+    "-X",
+    "-u",
+    "-A",
+    "-e",
+    "-b",
+    "-c",
+    "-T",
+    "-F",
+    "-w",
+    "-m",
+    "-K",
+    "-E",
+    "-r",
+    "-x",
+    "-U",
+    "-Y",
+    "-y",
+    "-z",
+    "-C",
+    "-O",
+    "-a",
+    "-P",
+    "-t",
+    "-i",
+    "--output",
+    "--data",
+    "--data-binary",
+    "--data-raw",
+    "--data-urlencode",
+    "--json",
+    "--header",
+    "--request",
+    "--user",
+    "--user-agent",
+    "--referer",
+    "--cookie",
+    "--cookie-jar",
+    "--upload-file",
+    "--form",
+    "--write-out",
+    "--max-time",
+    "--config",
+    "--cert",
+    "--key",
+    "--range",
+    "--proxy",
+    "--connect-timeout",
+    "--retry",
+    "--resolve",
+    "--cacert",
+    "--capath",
+    "--interface",
+    "--output-document",
+    "--output-file",
+    "--post-data",
+    "--post-file",
+    "--body-data",
+    "--body-file",
+    "--method",
+    "--directory-prefix",
+    "--input-file",
+    "--tries",
+    "--timeout",
+    "--wait",
+    "--limit-rate",
+    "--max-filesize",
+    "--connect-to",
+    "--unix-socket",
+];
+const HTTP_CLIENTS: &[&str] = &["curl", "wget", "http", "https", "xh", "aria2c"];
+
+/// The operands of an invocation: arguments that are neither options nor
+/// the values of options known to take one.
+fn operands(i: &Invocation) -> impl Iterator<Item = &String> {
+    let http_client = HTTP_CLIENTS.contains(&i.program.as_str());
+    let mut skip_next = false;
+    i.args.iter().filter(move |a| {
+        if std::mem::take(&mut skip_next) {
+            return false;
+        }
+        if a.starts_with('-') {
+            skip_next = http_client && VALUED_OPTIONS.contains(&a.as_str());
+            return false;
+        }
+        true
+    })
+}
+
+/// A scheme-less operand an HTTP client would take as a host: an address,
+/// `localhost`, or a dotted name ending in a letter label.
+fn looks_like_host(host: &str) -> bool {
+    let parsed = Host::parse(host);
+    parsed.ip_literal
+        || parsed.class == HostClass::Loopback
+        || parsed.class == HostClass::Metadata
+        || host.rsplit('.').next().is_some_and(|tld| {
+            host.contains('.') && tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic())
+        })
 }
 
 /// Hosts a network program talks to.
@@ -338,10 +437,12 @@ fn destinations(i: &Invocation) -> Vec<String> {
         return Vec::new();
     }
     let mut hosts = Vec::new();
-    let operands = i.args.iter().filter(|a| !a.starts_with('-'));
-    for (n, arg) in operands.enumerate() {
+    let http_client = HTTP_CLIENTS.contains(&p);
+    for (n, arg) in operands(i).enumerate() {
         if let Some(host) = url_host(arg) {
             hosts.push(host);
+        } else if http_client && !arg.contains('=') {
+            hosts.extend(authority_host(arg).filter(|h| looks_like_host(h)));
         } else if is_remote_path(arg) || (p == "ssh" && n == 0) {
             let host = arg.split(':').next().unwrap_or(arg);
             hosts.push(host.rsplit('@').next().unwrap_or(host).to_string());
@@ -350,17 +451,4 @@ fn destinations(i: &Invocation) -> Vec<String> {
         }
     }
     hosts
-}
-
-/// The host of a URL (`scheme://[user@]host[:port]/...`).
-pub fn url_host(text: &str) -> Option<String> {
-    let (_, rest) = text.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host_port = authority.rsplit('@').next()?;
-    let host = if let Some(v6) = host_port.strip_prefix('[') {
-        v6.split(']').next()?
-    } else {
-        host_port.split(':').next()?
-    };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
 }

@@ -21,7 +21,7 @@ mod walk;
 pub mod word;
 mod wrappers;
 
-pub use egress::url_host;
+pub use crate::net::url_host;
 pub use paths::{ResolvedPath, resolve};
 pub use risks::{Risk, RiskKind};
 pub use walk::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_INVOCATIONS};

@@ -21,6 +21,8 @@ pub enum RiskKind {
     RemoteScript,
     PrivilegeEscalation,
     ForcePush,
+    /// `git push` to a remote added in the same command, or to a URL.
+    PushToNewRemote,
     /// `terraform destroy`, `kubectl delete`, `DROP`/`TRUNCATE`, cloud deletes.
     InfraDestroy,
     /// Clearing shell history or logs.
@@ -67,6 +69,7 @@ impl RiskKind {
             Self::RemoteScript => "remote_script",
             Self::PrivilegeEscalation => "privilege_escalation",
             Self::ForcePush => "force_push",
+            Self::PushToNewRemote => "push_to_new_remote",
             Self::InfraDestroy => "infra_destroy",
             Self::HistoryTampering => "history_tampering",
             Self::DynamicProgram => "dynamic_program",
@@ -159,6 +162,7 @@ pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
     outside.sort();
     outside.dedup();
     analysis.paths_outside_workspace = outside;
+    pushes_to_new_remotes(&analysis.invocations, &mut found);
     for function in &analysis.functions {
         if calls_itself_in_background(analysis, function) {
             found.push(risk(
@@ -488,15 +492,39 @@ fn shells(i: &Invocation, out: &mut Vec<Risk>) {
     }
 }
 
-fn git(i: &Invocation, out: &mut Vec<Risk>) {
+/// Global options of `git` that take a value in the next argument.
+const GIT_VALUED_OPTIONS: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+];
+
+/// The subcommand of a `git` invocation and the arguments after it, past
+/// global options such as `-C DIR` and `-c KEY=VALUE`.
+fn git_subcommand(i: &Invocation) -> Option<(&str, &[String])> {
     if i.program != "git" {
-        return;
+        return None;
     }
-    let mut args = i.args.iter().skip_while(|a| a.starts_with('-'));
-    if args.next().map(String::as_str) != Some("push") {
-        return;
+    let mut at = 0;
+    while let Some(arg) = i.args.get(at) {
+        if GIT_VALUED_OPTIONS.contains(&arg.as_str()) {
+            at += 2;
+        } else if arg.starts_with('-') {
+            at += 1;
+        } else {
+            return Some((arg.as_str(), &i.args[at + 1..]));
+        }
     }
-    let rest: Vec<&String> = args.collect();
+    None
+}
+
+fn git(i: &Invocation, out: &mut Vec<Risk>) {
+    let Some(("push", rest)) = git_subcommand(i) else {
+        return;
+    };
     let forced = rest.iter().any(|a| {
         a.as_str() == "--force"
             || a.as_str() == "-f"
@@ -506,8 +534,40 @@ fn git(i: &Invocation, out: &mut Vec<Risk>) {
     if forced {
         out.push(risk(
             RiskKind::ForcePush,
-            format!("git push {}", i.args[1..].join(" ")),
+            format!("git push {}", rest.join(" ")),
         ));
+    }
+}
+
+/// `git push` to a remote the same command added (`git remote add x URL &&
+/// git push x`) or to a URL given in place of a remote: code leaves for a
+/// destination nobody configured beforehand.
+fn pushes_to_new_remotes(invocations: &[Invocation], out: &mut Vec<Risk>) {
+    let mut added: Vec<&str> = Vec::new();
+    for i in invocations {
+        match git_subcommand(i) {
+            Some(("remote", args)) => {
+                let mut operands = args.iter().filter(|a| !a.starts_with('-'));
+                if matches!(operands.next().map(String::as_str), Some("add" | "set-url"))
+                    && let Some(name) = operands.next()
+                {
+                    added.push(name);
+                }
+            }
+            Some(("push", args)) => {
+                let Some(remote) = args.iter().find(|a| !a.starts_with('-')) else {
+                    continue;
+                };
+                let url = remote.contains("://") || super::egress::is_remote_path(remote);
+                if url || added.contains(&remote.as_str()) {
+                    out.push(risk(
+                        RiskKind::PushToNewRemote,
+                        format!("git push {}", args.join(" ")),
+                    ));
+                }
+            }
+            _ => {}
+        }
     }
 }
 

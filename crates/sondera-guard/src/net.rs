@@ -1,0 +1,530 @@
+//! Network destinations: hosts normalised and classified, and the allowlist
+//! they are checked against.
+//!
+//! An agent that is told to reach the instance metadata service rarely writes
+//! `169.254.169.254`: `2852039166`, `0xa9fea9fe`, `0251.0376.0251.0376` and
+//! `[::ffff:169.254.169.254]` reach the same address. Every IP literal is
+//! parsed the way the C library's `inet_aton` and the URL standard parse it,
+//! reduced to its canonical form, and classified by address range, so a
+//! policy on `metadata` or `private` cannot be sidestepped by spelling. Names
+//! are classified by what they are known to mean (`localhost`,
+//! `metadata.google.internal`, `*.internal`); nothing is resolved.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// What kind of destination a host is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HostClass {
+    /// This machine: `localhost`, 127.0.0.0/8, `::1`, and the unspecified
+    /// addresses (`0.0.0.0` connects to the local host on Linux).
+    Loopback,
+    /// A private network: RFC 1918, carrier-grade NAT, IPv6 unique-local, and
+    /// names under `.internal`, `.local`, `.lan`, `.home.arpa`.
+    Private,
+    /// 169.254.0.0/16 and fe80::/10, other than metadata endpoints.
+    LinkLocal,
+    /// A cloud instance metadata service, which hands out credentials.
+    Metadata,
+    /// Anything else: a public address or an ordinary DNS name.
+    Public,
+}
+
+impl HostClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Loopback => "loopback",
+            Self::Private => "private",
+            Self::LinkLocal => "link_local",
+            Self::Metadata => "metadata",
+            Self::Public => "public",
+        }
+    }
+}
+
+/// One destination host, normalised and classified.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Host {
+    /// Lower case without a trailing dot; an IP literal in canonical form.
+    pub name: String,
+    pub class: HostClass,
+    /// The host is an IP address rather than a name.
+    pub ip_literal: bool,
+    /// The host was an IP address written in a non-canonical form (integer,
+    /// hex, octal, shortened, or IPv4 inside IPv6), a common way to slip past
+    /// string matching.
+    pub obfuscated: bool,
+}
+
+const METADATA_NAMES: &[&str] = &[
+    "metadata",
+    "metadata.google.internal",
+    "metadata.goog",
+    "instance-data",
+    "instance-data.ec2.internal",
+    "metadata.tencentyun.com",
+];
+const PRIVATE_SUFFIXES: &[&str] = &[".internal", ".local", ".lan", ".home.arpa", ".intranet"];
+
+impl Host {
+    /// Parses and classifies a host as written in a URL or command (brackets
+    /// around IPv6 literals allowed, no port).
+    pub fn parse(raw: &str) -> Self {
+        let trimmed = raw.trim().trim_end_matches('.');
+        let unbracketed = trimmed
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(trimmed);
+        let lower = unbracketed.to_ascii_lowercase();
+        match parse_ip(&lower) {
+            Some(ip) => {
+                let name = ip.to_string();
+                Self {
+                    class: classify_ip(ip),
+                    ip_literal: true,
+                    obfuscated: name != lower,
+                    name,
+                }
+            }
+            None => Self {
+                class: classify_name(&lower),
+                ip_literal: false,
+                obfuscated: false,
+                name: lower,
+            },
+        }
+    }
+}
+
+fn classify_name(name: &str) -> HostClass {
+    if name == "localhost" || name.ends_with(".localhost") {
+        HostClass::Loopback
+    } else if METADATA_NAMES.contains(&name) {
+        HostClass::Metadata
+    } else if PRIVATE_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+        HostClass::Private
+    } else {
+        HostClass::Public
+    }
+}
+
+/// An IP address as `inet_aton` and the URL standard accept it: one to four
+/// dot-separated parts, each decimal, `0x` hex or `0`-prefixed octal, the last
+/// part filling the remaining bytes; or an IPv6 literal. IPv4-mapped and
+/// IPv4-compatible IPv6 addresses become the IPv4 address they carry.
+pub fn parse_ip(text: &str) -> Option<IpAddr> {
+    if text.contains(':') {
+        let v6: Ipv6Addr = text.split('%').next()?.parse().ok()?;
+        return Some(match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(v6),
+        });
+    }
+    parse_ipv4(text).map(IpAddr::V4)
+}
+
+fn parse_ipv4(text: &str) -> Option<Ipv4Addr> {
+    let parts: Vec<&str> = text.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let numbers = parts
+        .iter()
+        .map(|p| ipv4_part(p))
+        .collect::<Option<Vec<u64>>>()?;
+    let (last, leading) = numbers.split_last()?;
+    if leading.iter().any(|&n| n > 255) {
+        return None;
+    }
+    let last_bits = 8 * (5 - numbers.len() as u32);
+    if last_bits < 64 && *last >= 1u64 << last_bits {
+        return None;
+    }
+    let value = leading
+        .iter()
+        .enumerate()
+        .fold(*last, |acc, (i, &n)| acc | n << (24 - 8 * i as u32));
+    Some(Ipv4Addr::from(u32::try_from(value).ok()?))
+}
+
+fn ipv4_part(part: &str) -> Option<u64> {
+    let (digits, radix) =
+        if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+            (hex, 16)
+        } else if part.len() > 1 && part.starts_with('0') {
+            (&part[1..], 8)
+        } else {
+            (part, 10)
+        };
+    if digits.is_empty() {
+        return (radix == 16).then_some(0);
+    }
+    if digits.len() > 12 || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
+fn classify_ip(ip: IpAddr) -> HostClass {
+    match ip {
+        IpAddr::V4(v4) => classify_ipv4(v4),
+        IpAddr::V6(v6) => classify_ipv6(v6),
+    }
+}
+
+fn classify_ipv4(ip: Ipv4Addr) -> HostClass {
+    let [a, b, _, _] = ip.octets();
+    if matches!(ip.octets(), [169, 254, 169, 254] | [169, 254, 170, 2])
+        || ip.octets() == [100, 100, 100, 200]
+    {
+        HostClass::Metadata
+    } else if ip.is_loopback() || ip.is_unspecified() || a == 0 {
+        HostClass::Loopback
+    } else if ip.is_link_local() {
+        HostClass::LinkLocal
+    } else if ip.is_private() || (a == 100 && (64..128).contains(&b)) {
+        HostClass::Private
+    } else {
+        HostClass::Public
+    }
+}
+
+fn classify_ipv6(ip: Ipv6Addr) -> HostClass {
+    let first = ip.segments()[0];
+    if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
+        HostClass::Metadata
+    } else if ip.is_loopback() || ip.is_unspecified() {
+        HostClass::Loopback
+    } else if first & 0xffc0 == 0xfe80 {
+        HostClass::LinkLocal
+    } else if first & 0xfe00 == 0xfc00 {
+        HostClass::Private
+    } else {
+        HostClass::Public
+    }
+}
+
+/// Hosts an agent may reach, configured by whoever runs the harness.
+///
+/// A pattern is a host name (`github.com`, matching only itself), a wildcard
+/// (`*.github.com`, matching every name under it but not `github.com`), or an
+/// IP address in any form [`parse_ip`] accepts. Matching is on normalised
+/// hosts, so `GitHub.com.` is `github.com` and `0x7f.1` is `127.0.0.1`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostAllowlist {
+    exact: Vec<String>,
+    suffixes: Vec<String>,
+}
+
+/// A pattern that is not a host, a wildcard or an address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidHostPattern {
+    pub pattern: String,
+    pub reason: &'static str,
+}
+
+impl std::fmt::Display for InvalidHostPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "invalid allowed-host pattern `{}`: {} (write `example.com`, `*.example.com` or an IP address)",
+            self.pattern, self.reason
+        )
+    }
+}
+
+impl std::error::Error for InvalidHostPattern {}
+
+impl HostAllowlist {
+    pub fn new<I, S>(patterns: I) -> Result<Self, InvalidHostPattern>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut list = Self::default();
+        for pattern in patterns {
+            list.add(pattern.as_ref())?;
+        }
+        list.exact.sort();
+        list.exact.dedup();
+        list.suffixes.sort();
+        list.suffixes.dedup();
+        Ok(list)
+    }
+
+    fn add(&mut self, pattern: &str) -> Result<(), InvalidHostPattern> {
+        let invalid = |reason| InvalidHostPattern {
+            pattern: pattern.to_string(),
+            reason,
+        };
+        let (wildcard, host) = match pattern.trim().strip_prefix("*.") {
+            Some(rest) => (true, rest),
+            None => (false, pattern.trim()),
+        };
+        if host.is_empty() {
+            return Err(invalid("it names no host"));
+        }
+        if host.contains(['/', '@', '*', ' ']) || host.contains("://") {
+            return Err(invalid(
+                "only a host belongs here, without scheme, path, user or inner wildcard",
+            ));
+        }
+        let host = Host::parse(host);
+        if wildcard && host.ip_literal {
+            return Err(invalid("a wildcard applies to names, not addresses"));
+        }
+        if wildcard {
+            self.suffixes.push(format!(".{}", host.name));
+        } else {
+            self.exact.push(host.name);
+        }
+        Ok(())
+    }
+
+    /// No host is listed: the harness was not configured with an allowlist.
+    pub fn is_empty(&self) -> bool {
+        self.exact.is_empty() && self.suffixes.is_empty()
+    }
+
+    /// Whether `host` (already normalised, see [`Host::parse`]) is listed.
+    pub fn allows(&self, host: &Host) -> bool {
+        self.exact.binary_search(&host.name).is_ok()
+            || (!host.ip_literal && self.suffixes.iter().any(|s| host.name.ends_with(s)))
+    }
+}
+
+/// Where a step sends or fetches data: the hosts it reaches and whether it
+/// sends anything beyond the request for a resource.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Egress {
+    /// Sorted, without repeats.
+    pub hosts: Vec<Host>,
+    /// Data leaves with the request: an upload, a body, or a method other
+    /// than GET, HEAD or OPTIONS.
+    pub sends_data: bool,
+}
+
+impl Egress {
+    pub fn new<'a>(hosts: impl IntoIterator<Item = &'a str>, sends_data: bool) -> Self {
+        let mut hosts: Vec<Host> = hosts.into_iter().map(Host::parse).collect();
+        hosts.sort();
+        hosts.dedup();
+        Self { hosts, sends_data }
+    }
+
+    /// The classes of the hosts reached, without repeats.
+    pub fn classes(&self) -> Vec<&'static str> {
+        let mut classes: Vec<&'static str> = self.hosts.iter().map(|h| h.class.as_str()).collect();
+        classes.sort_unstable();
+        classes.dedup();
+        classes
+    }
+
+    /// Hosts `allowlist` does not list; none when no allowlist is configured,
+    /// because an empty allowlist means egress is not restricted by host.
+    pub fn unlisted<'a>(&'a self, allowlist: &'a HostAllowlist) -> impl Iterator<Item = &'a str> {
+        self.hosts
+            .iter()
+            .filter(move |h| !allowlist.is_empty() && !allowlist.allows(h))
+            .map(|h| h.name.as_str())
+    }
+
+    /// Some host is an IP address spelled to hide what it is.
+    pub fn obfuscated(&self) -> bool {
+        self.hosts.iter().any(|h| h.obfuscated)
+    }
+}
+
+/// Whether an HTTP method sends data rather than only asking for a resource.
+pub fn method_sends_data(method: &str) -> bool {
+    !(method.is_empty()
+        || ["GET", "HEAD", "OPTIONS"]
+            .iter()
+            .any(|m| m.eq_ignore_ascii_case(method.trim())))
+}
+
+/// The host of a URL (`scheme://[user@]host[:port]/...`).
+pub fn url_host(text: &str) -> Option<String> {
+    let (scheme, rest) = text.split_once("://")?;
+    if scheme.is_empty()
+        || !scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    {
+        return None;
+    }
+    authority_host(rest)
+}
+
+/// The host at the start of `text`, an authority (`[user@]host[:port]`)
+/// optionally followed by a path.
+pub fn authority_host(text: &str) -> Option<String> {
+    let authority = text.split(['/', '?', '#', '\\']).next()?;
+    let host_port = authority.rsplit('@').next()?;
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next()?
+    } else {
+        host_port.split(':').next()?
+    };
+    let valid = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._:%".contains(c));
+    valid.then(|| host.to_ascii_lowercase())
+}
+
+/// Hosts of every URL inside a text (`see https://a.example/x and ftp://b`).
+pub fn hosts_in_text(text: &str) -> Vec<String> {
+    let mut hosts = Vec::new();
+    for (at, _) in text.match_indices("://") {
+        let start = text[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+            .map_or(0, |i| i + 1);
+        if start == at {
+            continue;
+        }
+        let end = text[at..]
+            .find(|c: char| c.is_whitespace() || "\"'<>`".contains(c))
+            .map_or(text.len(), |i| at + i);
+        hosts.extend(url_host(&text[start..end]));
+    }
+    hosts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_addresses_are_recognised_however_they_are_written() {
+        for spelling in [
+            "169.254.169.254",
+            "2852039166",
+            "0xa9fea9fe",
+            "0xA9.0xFE.0xA9.0xFE",
+            "0251.0376.0251.0376",
+            "169.254.43518",
+            "[::ffff:169.254.169.254]",
+            "::ffff:a9fe:a9fe",
+            "metadata.google.internal.",
+            "METADATA.GOOGLE.INTERNAL",
+            "[fd00:ec2::254]",
+        ] {
+            let host = Host::parse(spelling);
+            assert_eq!(host.class, HostClass::Metadata, "{spelling}");
+        }
+        let host = Host::parse("0xa9fea9fe");
+        assert_eq!(host.name, "169.254.169.254");
+        assert!(host.obfuscated && host.ip_literal);
+        assert!(!Host::parse("169.254.169.254").obfuscated);
+    }
+
+    #[test]
+    fn address_ranges_are_classified() {
+        for (host, class) in [
+            ("127.0.0.1", HostClass::Loopback),
+            ("127.1", HostClass::Loopback),
+            ("0", HostClass::Loopback),
+            ("0.0.0.0", HostClass::Loopback),
+            ("[::1]", HostClass::Loopback),
+            ("localhost", HostClass::Loopback),
+            ("api.localhost", HostClass::Loopback),
+            ("10.0.0.8", HostClass::Private),
+            ("172.16.4.1", HostClass::Private),
+            ("192.168.1.1", HostClass::Private),
+            ("100.64.0.1", HostClass::Private),
+            ("fd12:3456::1", HostClass::Private),
+            ("db.internal", HostClass::Private),
+            ("printer.local", HostClass::Private),
+            ("169.254.1.1", HostClass::LinkLocal),
+            ("[fe80::1]", HostClass::LinkLocal),
+            ("8.8.8.8", HostClass::Public),
+            ("172.32.0.1", HostClass::Public),
+            ("github.com", HostClass::Public),
+            ("[2606:4700::1111]", HostClass::Public),
+        ] {
+            assert_eq!(Host::parse(host).class, class, "{host}");
+        }
+    }
+
+    #[test]
+    fn names_that_look_numeric_are_not_addresses() {
+        for name in [
+            "1.2.3.4.5",
+            "256.1.1.1",
+            "08.1.1.1",
+            "1e3",
+            "0xg",
+            "example.com",
+        ] {
+            let host = Host::parse(name);
+            assert!(!host.ip_literal, "{name} parsed as {}", host.name);
+        }
+        assert_eq!(
+            parse_ip("1.2.3.4"),
+            Some(IpAddr::V4(Ipv4Addr::new(1, 2, 3, 4)))
+        );
+        assert_eq!(parse_ip("4294967296"), None);
+    }
+
+    #[test]
+    fn allowlist_matches_names_wildcards_and_addresses() {
+        let list = HostAllowlist::new(["github.com", "*.crates.io", "10.0.0.1"]).unwrap();
+        let allows = |h: &str| list.allows(&Host::parse(h));
+        assert!(allows("github.com") && allows("GitHub.com."));
+        assert!(
+            !allows("api.github.com"),
+            "an exact entry does not cover subdomains"
+        );
+        assert!(allows("static.crates.io") && !allows("crates.io"));
+        assert!(!allows("evilcrates.io"), "a wildcard matches whole labels");
+        assert!(allows("0xa000001") && allows("10.0.0.1"));
+        assert!(!allows("example.com"));
+        assert!(HostAllowlist::new(Vec::<String>::new()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn malformed_patterns_are_rejected_with_the_reason() {
+        for pattern in [
+            "",
+            "*.",
+            "https://github.com",
+            "a*.b.com",
+            "*.10.0.0.1",
+            "user@host",
+        ] {
+            let error = HostAllowlist::new([pattern]).unwrap_err();
+            assert_eq!(error.pattern, pattern);
+            assert!(error.to_string().contains("invalid allowed-host pattern"));
+        }
+    }
+
+    #[test]
+    fn hosts_are_found_in_urls_and_free_text() {
+        assert_eq!(
+            url_host("https://user:pw@Example.COM:8443/x?y").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(url_host("http://[::1]:8080/").as_deref(), Some("::1"));
+        assert_eq!(url_host("not a url"), None);
+        assert_eq!(
+            hosts_in_text("post to https://a.example/x, then \"ftp://b.example\" and ://nothing"),
+            ["a.example", "b.example"]
+        );
+    }
+
+    #[test]
+    fn egress_reports_classes_and_unlisted_hosts() {
+        let egress = Egress::new(["GitHub.com", "0x7f000001", "evil.example"], true);
+        assert_eq!(egress.classes(), ["loopback", "public"]);
+        assert!(egress.obfuscated());
+        let none = HostAllowlist::default();
+        assert_eq!(
+            egress.unlisted(&none).count(),
+            0,
+            "no allowlist, no restriction"
+        );
+        let list = HostAllowlist::new(["github.com", "127.0.0.1"]).unwrap();
+        assert_eq!(egress.unlisted(&list).collect::<Vec<_>>(), ["evil.example"]);
+        assert!(method_sends_data("post") && !method_sends_data("GET") && !method_sends_data(""));
+    }
+}
