@@ -48,6 +48,7 @@ fn load_engine(args: &AdjudicateArgs) -> anyhow::Result<PolicyEngine> {
         .builtin_or_directories(args.policies.dirs.iter().cloned())
         .mode(args.policies.mode)
         .workspace(args.policies.workspace())
+        .allowed_hosts(args.policies.allowed_hosts()?)
         .build()?;
     for warning in engine.warnings() {
         eprintln!("warning: {warning}");

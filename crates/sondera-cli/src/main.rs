@@ -98,9 +98,23 @@ struct PolicyArgs {
     /// What `~` and `$HOME` stand for in commands. Default: $HOME.
     #[arg(long, value_name = "DIR", env = "SONDERA_HOME")]
     home: Option<String>,
+    /// A host the agent may reach (`github.com`, `*.pypi.org`, an IP address);
+    /// repeatable. With any given, the packs escalate reaching other hosts and
+    /// deny sending data to them. Default: no allowlist.
+    #[arg(
+        long = "allow-host",
+        value_name = "HOST",
+        env = "SONDERA_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
+    allowed_hosts: Vec<String>,
 }
 
 impl PolicyArgs {
+    fn allowed_hosts(&self) -> anyhow::Result<sondera_policy::HostAllowlist> {
+        Ok(sondera_policy::HostAllowlist::new(&self.allowed_hosts)?)
+    }
+
     fn workspace(&self) -> sondera_policy::Workspace {
         let process = sondera_policy::Workspace::from_process();
         sondera_policy::Workspace::new(

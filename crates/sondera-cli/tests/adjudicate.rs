@@ -195,6 +195,52 @@ fn workspace_option_decides_what_is_outside() {
 }
 
 #[test]
+fn allowed_hosts_restrict_egress_and_bad_patterns_are_refused() {
+    let start = r#"{"event_id":"e1","trajectory_id":"h","agent":{"id":"a","provider":"p"},"timestamp":"2026-11-30T10:00:00Z","payload":{"type":"started","agent":{"id":"a","provider":"p"}},"actor":{"kind":"agent","id":"a"}}"#;
+    let fetch = |id: &str, url: &str| {
+        format!(
+            r#"{{"event_id":"{id}","trajectory_id":"h","agent":{{"id":"a","provider":"p"}},"timestamp":"2026-11-30T10:00:01Z","payload":{{"type":"web_fetch","call_id":"{id}","url":"{url}"}},"actor":{{"kind":"agent","id":"a"}}}}"#
+        )
+    };
+    let input = format!(
+        "{start}\n{}\n{}",
+        fetch("e2", "https://api.github.com/x"),
+        fetch("e3", "https://evil.example/x")
+    );
+    let out = sondera(
+        &["adjudicate", "--ephemeral", "--allow-host", "*.github.com"],
+        &input,
+    );
+    let text = stdout(&out);
+    assert!(text.contains("    2: allow"), "{text}");
+    assert!(
+        text.contains("    3: escalate") && text.contains("[egress-unlisted-host]"),
+        "{text}"
+    );
+    let open = sondera(&["adjudicate", "--ephemeral"], &input);
+    assert!(
+        stdout(&open).contains("    3: allow"),
+        "no allowlist, no restriction"
+    );
+
+    let bad = sondera(
+        &[
+            "adjudicate",
+            "--ephemeral",
+            "--allow-host",
+            "https://github.com",
+        ],
+        &input,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(
+        err.contains("invalid allowed-host pattern `https://github.com`"),
+        "{err}"
+    );
+}
+
+#[test]
 fn version_prints_the_package_version() {
     let out = sondera(&["version"], "");
     assert_eq!(

@@ -107,6 +107,8 @@ const WORKING_DIR_KEYS: &[&str] = &["working_dir", "workingDir", "cwd", "directo
 const URL_KEYS: &[&str] = &["url", "URL", "uri", "href", "link"];
 const URL_LIST_KEYS: &[&str] = &["urls", "links"];
 const PROMPT_KEYS: &[&str] = &["prompt", "query", "question", "instructions"];
+pub(crate) const METHOD_KEYS: &[&str] = &["method", "http_method", "httpMethod", "verb"];
+pub(crate) const BODY_KEYS: &[&str] = &["body", "data", "json", "payload", "form", "content"];
 
 /// Folds a tool name case- and separator-insensitively: `read_file`,
 /// `readFile` and `read-file` all become `readfile`. Separators are removed,
@@ -245,6 +247,18 @@ fn web_payload(call_id: &str, folded: &str, args: &Map<String, Value>) -> Option
         prompt: first_string(args, PROMPT_KEYS)
             .unwrap_or_default()
             .to_string(),
+        method: first_string(args, METHOD_KEYS).map(|m| m.trim().to_ascii_uppercase()),
+        body: request_body(args),
+    })
+}
+
+/// The body a web tool sends: a string as given, anything else as JSON.
+fn request_body(args: &Map<String, Value>) -> Option<String> {
+    BODY_KEYS.iter().find_map(|key| match args.get(*key)? {
+        Value::Null => None,
+        Value::String(s) if s.is_empty() => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
     })
 }
 

@@ -188,6 +188,33 @@ pub fn observed_text(payload: &Payload) -> Option<std::borrow::Cow<'_, str>> {
     }
 }
 
+/// The text an action sends out, scanned for credentials on their way out:
+/// a generic tool's argument strings, a shell command, a web request's URL
+/// and body, the content a file operation writes.
+pub fn sent_text(payload: &Payload) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    match payload {
+        Payload::ToolCall { arguments, .. } => {
+            Some(Cow::Owned(crate::json::joined_strings(arguments)))
+        }
+        Payload::ShellCommand { command, .. } => Some(Cow::Borrowed(command)),
+        Payload::WebFetch { url, body, .. } => Some(match body {
+            Some(body) => Cow::Owned(format!("{url}\n{body}")),
+            None => Cow::Borrowed(url),
+        }),
+        Payload::FileOperation { content, .. } => {
+            Some(Cow::Borrowed(content.as_deref().unwrap_or_default()))
+        }
+        _ => None,
+    }
+}
+
+/// The text of a step that is scanned for signals: what it observes, or
+/// what it sends.
+pub fn scanned_text(payload: &Payload) -> Option<std::borrow::Cow<'_, str>> {
+    observed_text(payload).or_else(|| sent_text(payload))
+}
+
 /// The injection and credential signals of one text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Signals {

@@ -12,7 +12,9 @@
 
 mod classify;
 pub mod content;
+mod json;
 pub mod net;
+pub mod persistence;
 pub mod secrets;
 
 pub use classify::{ToolOutcome, classify_tool_call, fold_tool_name, observation_for};

@@ -12,6 +12,11 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use serde_json::Value;
+
+use crate::classify::{BODY_KEYS, METHOD_KEYS};
+use crate::json::visit_strings;
+
 /// What kind of destination a host is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HostClass {
@@ -334,6 +339,57 @@ impl Egress {
     }
 }
 
+/// Argument keys that name a destination host directly, not as a URL.
+const HOST_KEYS: &[&str] = &["host", "hostname", "domain", "server", "address", "ip"];
+
+/// Where a web fetch goes and whether it sends data.
+pub fn web_fetch_egress(url: &str, method: Option<&str>, body: Option<&str>) -> Egress {
+    let host = url_host(url).or_else(|| authority_host(url));
+    let sends_data = method.is_some_and(method_sends_data) || body.is_some_and(|b| !b.is_empty());
+    Egress::new(host.as_deref(), sends_data)
+}
+
+/// Where a generic tool call reaches: the host of every URL anywhere in its
+/// arguments, and hosts named by keys such as `host`. It sends data when it
+/// reaches somewhere and chooses a sending method or carries a body.
+pub fn tool_call_egress(arguments: &Value) -> Egress {
+    let mut hosts = Vec::new();
+    let mut sends = false;
+    visit_strings(arguments, &mut |key, text| {
+        hosts.extend(hosts_in_text(text));
+        let Some(key) = key else { return };
+        if HOST_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k)) {
+            hosts.extend(authority_host(text.trim()).filter(|h| plausible_host(h)));
+        }
+        sends |= (METHOD_KEYS.contains(&key) && method_sends_data(text))
+            || (BODY_KEYS.contains(&key) && !text.is_empty());
+    });
+    if let Some(args) = arguments.as_object() {
+        sends |= BODY_KEYS
+            .iter()
+            .any(|k| args.get(*k).is_some_and(|v| v.is_object() || v.is_array()));
+    }
+    let sends_data = sends && !hosts.is_empty();
+    Egress::new(hosts.iter().map(String::as_str), sends_data)
+}
+
+/// Whether a bare word (no scheme) names a host: an address, `localhost`, a
+/// known metadata name, or a dotted name ending in a letter label. A bare
+/// small number is some option's value (a port, a timeout), not an address;
+/// a large one is how `169.254.169.254` is hidden (`2852039166`).
+pub fn plausible_host(word: &str) -> bool {
+    if word.bytes().all(|b| b.is_ascii_digit()) {
+        return word.parse::<u64>().is_ok_and(|n| n >= 1 << 24);
+    }
+    let host = Host::parse(word);
+    host.ip_literal
+        || matches!(host.class, HostClass::Loopback | HostClass::Metadata)
+        || host
+            .name
+            .rsplit_once('.')
+            .is_some_and(|(_, tld)| tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic()))
+}
+
 /// Whether an HTTP method sends data rather than only asking for a resource.
 pub fn method_sends_data(method: &str) -> bool {
     !(method.is_empty()
@@ -526,5 +582,33 @@ mod tests {
         let list = HostAllowlist::new(["github.com", "127.0.0.1"]).unwrap();
         assert_eq!(egress.unlisted(&list).collect::<Vec<_>>(), ["evil.example"]);
         assert!(method_sends_data("post") && !method_sends_data("GET") && !method_sends_data(""));
+    }
+
+    #[test]
+    fn web_and_tool_calls_report_where_they_send() {
+        let get = web_fetch_egress("https://docs.rs/x", None, None);
+        assert_eq!(get.hosts[0].name, "docs.rs");
+        assert!(!get.sends_data);
+        assert!(web_fetch_egress("https://h.example", Some("PUT"), None).sends_data);
+        assert!(web_fetch_egress("https://h.example", None, Some("a=1")).sends_data);
+
+        let call = tool_call_egress(&serde_json::json!({
+            "target": {"host": "0x7f000001"},
+            "note": "see https://A.example/x and http://b.example",
+            "json": {"secret": 1},
+        }));
+        let names: Vec<&str> = call.hosts.iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(names, ["127.0.0.1", "a.example", "b.example"]);
+        assert!(call.sends_data);
+        let port = tool_call_egress(&serde_json::json!({"server": "8080", "ip": "10"}));
+        assert!(
+            port.hosts.is_empty(),
+            "numbers under host keys are not addresses"
+        );
+        let local = tool_call_egress(&serde_json::json!({"body": "text", "title": "t"}));
+        assert!(
+            local.hosts.is_empty() && !local.sends_data,
+            "no host, no egress"
+        );
     }
 }

@@ -412,3 +412,21 @@ fn generic_observations_keep_structure() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn web_tools_keep_what_the_request_sends() {
+    match classify(
+        "http_request",
+        json!({"url": "https://hooks.example/x", "method": "post", "json": {"k": "v"}}),
+    ) {
+        Payload::WebFetch { method, body, .. } => {
+            assert_eq!(method.as_deref(), Some("POST"));
+            assert_eq!(body.as_deref(), Some(r#"{"k":"v"}"#));
+        }
+        other => panic!("{other:?}"),
+    }
+    match classify("web_fetch", json!({"url": "https://docs.rs", "body": ""})) {
+        Payload::WebFetch { method, body, .. } => assert_eq!((method, body), (None, None)),
+        other => panic!("{other:?}"),
+    }
+}

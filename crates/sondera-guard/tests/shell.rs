@@ -558,3 +558,14 @@ fn empty_heredoc_delimiters_fail_closed() {
     }
     assert!(kinds("cat <<'EOF'\nhello\nEOF").is_empty());
 }
+
+#[test]
+fn numbers_given_to_http_clients_are_not_addresses_unless_large() {
+    let a = analyze(
+        "curl --retry-max-time 30 --speed-time 9 https://example.com",
+        &CTX,
+    );
+    assert_eq!(a.hosts, ["example.com"]);
+    let a = analyze("curl 2852039166/latest/meta-data/", &CTX);
+    assert_eq!(a.hosts, ["169.254.169.254"]);
+}

@@ -415,6 +415,8 @@ async fn taints_accumulate_and_survive_a_restart() {
             call_id: "w".into(),
             url: "https://docs.rs".into(),
             prompt: String::new(),
+            method: None,
+            body: None,
         })
         .unwrap()
     };

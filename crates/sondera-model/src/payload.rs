@@ -28,6 +28,12 @@ pub enum Payload {
         url: String,
         #[serde(default)]
         prompt: String,
+        /// The HTTP method, when the tool lets the agent choose it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        method: Option<String>,
+        /// The request body the agent sends, as text (JSON bodies serialised).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<String>,
     },
     FileOperation {
         call_id: String,

@@ -1,4 +1,4 @@
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -8,6 +8,11 @@ use crate::{Decision, Payload};
 /// ones are forgotten, so the state of a trajectory stays the same size however
 /// long it runs.
 pub const MAX_PENDING_CALLS: usize = 64;
+
+/// How many distinct tool names a trajectory remembers in `tools_used`.
+/// Past this, new names are not added, so a trajectory that invents names
+/// cannot grow its state without bound.
+pub const MAX_TOOLS_USED: usize = 256;
 
 /// What a trajectory has accumulated so far: the facts policies read from the
 /// `Trajectory` entity. It is a fixed-size summary, never a scan of history,
@@ -27,6 +32,10 @@ pub struct TrajectoryState {
     pub untrusted_seen: bool,
     /// Calls whose result has not been seen yet, oldest first.
     pub pending_calls: VecDeque<PendingCall>,
+    /// Tools called and not denied: generic tools by name, classified calls
+    /// by their class (`shell`, `web_fetch`, `file_read`, `file_write`,
+    /// `file_edit`, `file_delete`). At most [`MAX_TOOLS_USED`] names.
+    pub tools_used: BTreeSet<String>,
 }
 
 /// A call the trajectory saw, remembered until its result arrives so the
@@ -58,6 +67,13 @@ impl TrajectoryState {
             Decision::Deny => self.denial_count += 1,
             Decision::Escalate => self.escalation_count += 1,
         }
+        if decision != Decision::Deny
+            && self.tools_used.len() < MAX_TOOLS_USED
+            && let Some(tool) = tool_used(payload)
+            && !self.tools_used.contains(tool)
+        {
+            self.tools_used.insert(tool.to_string());
+        }
         if let Some(call) = PendingCall::from_action(payload) {
             self.pending_calls.retain(|c| c.call_id != call.call_id);
             if self.pending_calls.len() == MAX_PENDING_CALLS {
@@ -70,6 +86,22 @@ impl TrajectoryState {
             self.pending_calls.retain(|c| c.call_id != call_id);
         }
     }
+}
+
+/// The name `tools_used` records for an action.
+fn tool_used(payload: &Payload) -> Option<&str> {
+    Some(match payload {
+        Payload::ToolCall { tool, .. } => tool,
+        Payload::ShellCommand { .. } => "shell",
+        Payload::WebFetch { .. } => "web_fetch",
+        Payload::FileOperation { operation, .. } => match operation {
+            crate::FileOperationKind::Read => "file_read",
+            crate::FileOperationKind::Write => "file_write",
+            crate::FileOperationKind::Edit => "file_edit",
+            crate::FileOperationKind::Delete => "file_delete",
+        },
+        _ => return None,
+    })
 }
 
 impl PendingCall {
@@ -165,5 +197,27 @@ mod tests {
                 .pending(&(MAX_PENDING_CALLS + 9).to_string())
                 .is_some()
         );
+    }
+
+    #[test]
+    fn remembers_tools_that_ran_within_a_bound() {
+        let mut state = TrajectoryState::default();
+        let call = |tool: &str| Payload::ToolCall {
+            call_id: "c".into(),
+            tool: tool.into(),
+            arguments: serde_json::json!({}),
+        };
+        state.record(&call("search"), Decision::Allow);
+        state.record(&call("send_email"), Decision::Deny);
+        state.record(&shell("a"), Decision::Escalate);
+        assert_eq!(
+            state.tools_used.iter().collect::<Vec<_>>(),
+            ["search", "shell"],
+            "a denied call did not run"
+        );
+        for i in 0..MAX_TOOLS_USED * 2 {
+            state.record(&call(&format!("t{i}")), Decision::Allow);
+        }
+        assert_eq!(state.tools_used.len(), MAX_TOOLS_USED);
     }
 }

@@ -46,6 +46,8 @@ fn every_payload() -> Vec<Payload> {
             call_id: "c3".into(),
             url: "https://docs.rs".into(),
             prompt: "summarize".into(),
+            method: Some("POST".into()),
+            body: Some("{\"q\":1}".into()),
         },
         Payload::FileOperation {
             call_id: "c4".into(),

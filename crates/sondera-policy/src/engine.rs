@@ -12,7 +12,8 @@ use sondera_model::{
 use crate::args::ArgType;
 use crate::error::{EvaluationError, PolicyError, PolicyLoadErrors};
 use crate::load::{self, BUILTIN_PACKS, LoadedPolicy, Source};
-use crate::request::{self, ActionName, CedarRequest, Names, Workspace};
+use crate::request::{self, ActionName, CedarRequest, Environment, Names, Workspace};
+use sondera_guard::net::HostAllowlist;
 
 /// Configures and loads a [`PolicyEngine`].
 ///
@@ -38,6 +39,7 @@ pub struct PolicyEngineBuilder {
     cards: Vec<AgentCard>,
     mode: Mode,
     workspace: Option<Workspace>,
+    allowed_hosts: HostAllowlist,
     errors: Vec<PolicyError>,
 }
 
@@ -134,6 +136,15 @@ impl PolicyEngineBuilder {
         self
     }
 
+    /// Hosts the agent may reach. Requests then carry the hosts a step
+    /// reaches outside this list as `context.egress.unlisted_hosts`; with no
+    /// list (the default) that set is always empty.
+    #[must_use]
+    pub fn allowed_hosts(mut self, hosts: HostAllowlist) -> Self {
+        self.allowed_hosts = hosts;
+        self
+    }
+
     /// Loads and validates everything, or reports every problem found.
     pub fn build(self) -> Result<PolicyEngine, PolicyLoadErrors> {
         if !self.errors.is_empty() {
@@ -141,8 +152,11 @@ impl PolicyEngineBuilder {
         }
         let loaded =
             load::load(&self.schemas, &self.policies, &self.cards).map_err(PolicyLoadErrors)?;
-        let workspace = self.workspace.unwrap_or_else(Workspace::from_process);
-        PolicyEngine::new(loaded, self.mode, workspace)
+        let environment = Environment {
+            workspace: self.workspace.unwrap_or_else(Workspace::from_process),
+            allowed_hosts: self.allowed_hosts,
+        };
+        PolicyEngine::new(loaded, self.mode, environment)
     }
 }
 
@@ -225,7 +239,7 @@ pub struct PolicyEngine {
     /// entities a request for it needs.
     action_lineage: Vec<Vec<Entity>>,
     tool_args: BTreeMap<String, ArgType>,
-    workspace: Workspace,
+    environment: Environment,
     warnings: Vec<PolicyError>,
     authorizer: Authorizer,
 }
@@ -243,7 +257,7 @@ impl PolicyEngine {
     fn new(
         loaded: load::Loaded,
         mode: Mode,
-        workspace: Workspace,
+        environment: Environment,
     ) -> Result<Self, PolicyLoadErrors> {
         let internal = |message: String| {
             PolicyLoadErrors(vec![PolicyError {
@@ -296,7 +310,7 @@ impl PolicyEngine {
             names,
             action_lineage,
             tool_args: loaded.tool_args,
-            workspace,
+            environment,
             warnings: loaded.warnings,
             authorizer: Authorizer::new(),
         })
@@ -307,7 +321,11 @@ impl PolicyEngine {
     }
 
     pub fn workspace(&self) -> &Workspace {
-        &self.workspace
+        &self.environment.workspace
+    }
+
+    pub fn allowed_hosts(&self) -> &HostAllowlist {
+        &self.environment.allowed_hosts
     }
 
     /// The same policies under another mode.
@@ -383,7 +401,7 @@ impl PolicyEngine {
             names: &self.names,
             lineage,
             tool_args: &self.tool_args,
-            workspace: &self.workspace,
+            environment: &self.environment,
         };
         request::build(&inputs, action, event, state).map(Some)
     }

@@ -37,3 +37,4 @@ pub use engine::{PolicyEngine, PolicyEngineBuilder};
 pub use error::{EvaluationError, PolicyError, PolicyLoadErrors};
 pub use load::{BASE_SCHEMA, BUILTIN_PACKS};
 pub use request::{ActionName, CedarRequest, Workspace};
+pub use sondera_guard::net::{HostAllowlist, InvalidHostPattern};

@@ -23,10 +23,6 @@ pub const BUILTIN_PACKS: &[(&str, &str)] = &[
         include_str!("../../../policies/packs/base.cedar"),
     ),
     (
-        "policies/packs/credentials.cedar",
-        include_str!("../../../policies/packs/credentials.cedar"),
-    ),
-    (
         "policies/packs/destructive.cedar",
         include_str!("../../../policies/packs/destructive.cedar"),
     ),
@@ -35,12 +31,28 @@ pub const BUILTIN_PACKS: &[(&str, &str)] = &[
         include_str!("../../../policies/packs/shell-integrity.cedar"),
     ),
     (
+        "policies/packs/credentials.cedar",
+        include_str!("../../../policies/packs/credentials.cedar"),
+    ),
+    (
         "policies/packs/exfiltration.cedar",
         include_str!("../../../policies/packs/exfiltration.cedar"),
     ),
     (
-        "policies/packs/injection-and-trajectory.cedar",
-        include_str!("../../../policies/packs/injection-and-trajectory.cedar"),
+        "policies/packs/supply-chain.cedar",
+        include_str!("../../../policies/packs/supply-chain.cedar"),
+    ),
+    (
+        "policies/packs/persistence-and-privilege.cedar",
+        include_str!("../../../policies/packs/persistence-and-privilege.cedar"),
+    ),
+    (
+        "policies/packs/prompt-injection.cedar",
+        include_str!("../../../policies/packs/prompt-injection.cedar"),
+    ),
+    (
+        "policies/packs/trajectory.cedar",
+        include_str!("../../../policies/packs/trajectory.cedar"),
     ),
 ];
 

@@ -9,7 +9,8 @@ use cedar_policy::{
 use sondera_model::{Event, FileOperationKind, Payload, TrajectoryState};
 
 use sondera_guard::content::Signals;
-use sondera_guard::shell::{self, ShellContext};
+use sondera_guard::net::{self, Egress, HostAllowlist};
+use sondera_guard::shell::{self, ShellAnalysis, ShellContext};
 
 use crate::args::{ArgType, ArgumentTypeError};
 use crate::error::EvaluationError;
@@ -39,6 +40,14 @@ impl Workspace {
         let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
         Self { root, home }
     }
+}
+
+/// What requests are built against besides the event: where the agent works
+/// and which hosts it may reach.
+#[derive(Debug, Clone)]
+pub(crate) struct Environment {
+    pub workspace: Workspace,
+    pub allowed_hosts: HostAllowlist,
 }
 
 /// The Cedar actions an event can be adjudicated as.
@@ -186,7 +195,7 @@ pub(crate) struct Inputs<'a> {
     pub names: &'a Names,
     pub lineage: &'a [Entity],
     pub tool_args: &'a BTreeMap<String, ArgType>,
-    pub workspace: &'a Workspace,
+    pub environment: &'a Environment,
 }
 
 pub(crate) fn build(
@@ -215,11 +224,12 @@ pub(crate) fn build(
         ),
     ];
     payload_fields(&event.payload, state, inputs, &mut context)?;
-    let signals = sondera_guard::content::observed_text(&event.payload)
+    let signals = sondera_guard::content::scanned_text(&event.payload)
         .map(|text| sondera_guard::content::signals(&text));
-    if let Some(signals) = &signals {
-        context.push(("signals".to_string(), content_signals(signals)));
-    }
+    context.push((
+        "signals".to_string(),
+        content_signals(signals.as_ref().unwrap_or(&Signals::default())),
+    ));
     let context = Context::from_pairs(context).map_err(|e| fail(e.to_string()))?;
 
     let mut entities = Vec::with_capacity(inputs.lineage.len() + 3);
@@ -269,6 +279,10 @@ fn trajectory_entity(uid: &EntityUid, state: &TrajectoryState) -> Result<Entity,
         (
             "untrusted_seen".to_string(),
             RestrictedExpression::new_bool(state.untrusted_seen),
+        ),
+        (
+            "tools_used".to_string(),
+            strings(state.tools_used.iter().map(String::as_str)),
         ),
     ]);
     Entity::new(uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())
@@ -388,6 +402,8 @@ fn payload_fields(
                 RestrictedExpression::new_string(arguments.to_string()),
             );
             put(f, "args", typed_args(inputs.tool_args, tool, arguments)?);
+            let egress = net::tool_call_egress(arguments);
+            put(f, "egress", egress_facts(&egress, inputs.environment));
         }
         Payload::ToolOutput {
             call_id,
@@ -417,10 +433,13 @@ fn payload_fields(
             put(f, "call_id", string(call_id));
             put(f, "command", string(command));
             put_opt(f, "working_dir", working_dir.as_ref());
+            let workspace = &inputs.environment.workspace;
+            let analysis = analyze(command, working_dir.as_deref(), workspace);
+            put(f, "shell", shell_facts(&analysis));
             put(
                 f,
-                "shell",
-                shell_facts(command, working_dir.as_deref(), inputs.workspace),
+                "egress",
+                egress_facts(&shell_egress(&analysis), inputs.environment),
             );
         }
         Payload::ShellCommandOutput {
@@ -431,7 +450,8 @@ fn payload_fields(
         } => {
             let command = pending_target(state, call_id);
             put(f, "call_id", string(call_id));
-            put(f, "shell", shell_facts(&command, None, inputs.workspace));
+            let analysis = analyze(&command, None, &inputs.environment.workspace);
+            put(f, "shell", shell_facts(&analysis));
             put(f, "command", RestrictedExpression::new_string(command));
             put(f, "exit_code", RestrictedExpression::new_long(*exit_code));
             put(f, "stdout", string(stdout));
@@ -441,10 +461,16 @@ fn payload_fields(
             call_id,
             url,
             prompt,
+            method,
+            body,
         } => {
             put(f, "call_id", string(call_id));
             put(f, "url", string(url));
             put(f, "prompt", string(prompt));
+            put(f, "method", string(method.as_deref().unwrap_or("GET")));
+            put_opt(f, "body", body.as_ref());
+            let egress = net::web_fetch_egress(url, method.as_deref(), body.as_deref());
+            put(f, "egress", egress_facts(&egress, inputs.environment));
         }
         Payload::WebFetchOutput {
             call_id,
@@ -466,11 +492,17 @@ fn payload_fields(
         } => {
             put(f, "call_id", string(call_id));
             put(f, "operation", string(operation.as_str()));
+            let workspace = &inputs.environment.workspace;
             put(f, "path", string(path));
             put(
                 f,
                 "sensitive",
-                RestrictedExpression::new_bool(is_sensitive(path, inputs.workspace)),
+                RestrictedExpression::new_bool(workspace.is_sensitive(path)),
+            );
+            put(
+                f,
+                "persistence",
+                string(workspace.persistence(path).unwrap_or_default()),
             );
             put_opt(f, "content", content.as_ref());
             put_opt(f, "old_content", old_content.as_ref());
@@ -494,7 +526,7 @@ fn payload_fields(
                 f,
                 "sensitive",
                 RestrictedExpression::new_bool(
-                    !path.is_empty() && is_sensitive(path, inputs.workspace),
+                    !path.is_empty() && inputs.environment.workspace.is_sensitive(path),
                 ),
             );
             put(f, "success", RestrictedExpression::new_bool(*success));
@@ -506,29 +538,32 @@ fn payload_fields(
     Ok(())
 }
 
-fn is_sensitive(path: &str, workspace: &Workspace) -> bool {
-    workspace.is_sensitive(path)
-}
-
 impl Workspace {
     /// Whether a file path (resolved against the workspace root and home) holds credentials.
     pub fn is_sensitive(&self, path: &str) -> bool {
-        sensitive_in(path, self)
+        sondera_guard::secrets::sensitive_path(&self.resolve(path)).is_some()
     }
-}
 
-fn sensitive_in(path: &str, workspace: &Workspace) -> bool {
-    let word = shell::word::Word {
-        text: path.to_string(),
-        home_relative: path.starts_with('~') || path.starts_with("$HOME"),
-        ..Default::default()
-    };
-    let context = ShellContext {
-        working_dir: &workspace.root,
-        workspace_root: &workspace.root,
-        home: &workspace.home,
-    };
-    sondera_guard::secrets::sensitive_path(&shell::resolve(&word, &context).path).is_some()
+    /// What kind of persistence writing to `path` gives ("shell_startup",
+    /// "authorized_keys", ...), if any.
+    pub fn persistence(&self, path: &str) -> Option<&'static str> {
+        sondera_guard::persistence::persistence_target(&self.resolve(path), &self.home)
+    }
+
+    /// `path` made absolute against the workspace root and home, lexically.
+    fn resolve(&self, path: &str) -> String {
+        let word = shell::word::Word {
+            text: path.to_string(),
+            home_relative: path.starts_with('~') || path.starts_with("$HOME"),
+            ..Default::default()
+        };
+        let context = ShellContext {
+            working_dir: &self.root,
+            workspace_root: &self.root,
+            home: &self.home,
+        };
+        shell::resolve(&word, &context).path
+    }
 }
 
 /// Injection and credential signals of a text, as the `ContentSignals` record.
@@ -550,18 +585,50 @@ fn strings<'a>(items: impl IntoIterator<Item = &'a str>) -> RestrictedExpression
     RestrictedExpression::new_set(items.into_iter().map(string))
 }
 
-/// The shell analysis of `command` as the typed `ShellFacts` record.
-fn shell_facts(
-    command: &str,
-    working_dir: Option<&str>,
-    workspace: &Workspace,
-) -> RestrictedExpression {
+fn analyze(command: &str, working_dir: Option<&str>, workspace: &Workspace) -> ShellAnalysis {
     let context = ShellContext {
         working_dir: working_dir.unwrap_or(&workspace.root),
         workspace_root: &workspace.root,
         home: &workspace.home,
     };
-    let analysis = shell::analyze(command, &context);
+    shell::analyze(command, &context)
+}
+
+/// Where a shell command reaches, and whether it uploads.
+fn shell_egress(analysis: &ShellAnalysis) -> Egress {
+    Egress::new(
+        analysis.hosts.iter().map(String::as_str),
+        analysis.has(shell::RiskKind::NetworkUpload),
+    )
+}
+
+/// Egress facts as the typed `Egress` record.
+fn egress_facts(egress: &Egress, environment: &Environment) -> RestrictedExpression {
+    let allowed: &HostAllowlist = &environment.allowed_hosts;
+    RestrictedExpression::new_record([
+        (
+            "hosts".to_string(),
+            strings(egress.hosts.iter().map(|h| h.name.as_str())),
+        ),
+        ("host_classes".to_string(), strings(egress.classes())),
+        (
+            "unlisted_hosts".to_string(),
+            strings(egress.unlisted(allowed)),
+        ),
+        (
+            "obfuscated_address".to_string(),
+            RestrictedExpression::new_bool(egress.obfuscated()),
+        ),
+        (
+            "sends_data".to_string(),
+            RestrictedExpression::new_bool(egress.sends_data),
+        ),
+    ])
+    .expect("distinct keys")
+}
+
+/// The shell analysis as the typed `ShellFacts` record.
+fn shell_facts(analysis: &ShellAnalysis) -> RestrictedExpression {
     RestrictedExpression::new_record([
         ("programs".to_string(), strings(analysis.programs())),
         (

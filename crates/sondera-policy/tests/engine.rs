@@ -443,6 +443,8 @@ fn all_payloads() -> Vec<Payload> {
             call_id: "c".into(),
             url: "https://a".into(),
             prompt: "".into(),
+            method: None,
+            body: None,
         },
         Payload::WebFetchOutput {
             call_id: "c".into(),

@@ -66,6 +66,8 @@ fn random_event(rng: &mut Rng, i: u64) -> Event {
             call_id,
             url: format!("https://host-{n}.example/x"),
             prompt: String::new(),
+            method: None,
+            body: None,
         },
         7 => Payload::WebFetchOutput {
             call_id,

@@ -4,7 +4,7 @@ use super::paths::resolve;
 use super::risks::{Risk, RiskKind};
 use super::word::Word;
 use super::{Invocation, ShellContext, Stdin};
-use crate::net::{Host, HostClass, authority_host, url_host};
+use crate::net::{Host, HostClass, authority_host, plausible_host, url_host};
 use crate::secrets::{credential_directory, sensitive_path};
 
 /// Programs that read the contents of the files they name.
@@ -383,6 +383,16 @@ const VALUED_OPTIONS: &[&str] = &[
     "--max-filesize",
     "--connect-to",
     "--unix-socket",
+    "--retry-delay",
+    "--retry-max-time",
+    "--speed-limit",
+    "--speed-time",
+    "--max-redirs",
+    "--keepalive-time",
+    "--expect100-timeout",
+    "--local-port",
+    "--dns-servers",
+    "--noproxy",
 ];
 const HTTP_CLIENTS: &[&str] = &["curl", "wget", "http", "https", "xh", "aria2c"];
 
@@ -401,18 +411,6 @@ fn operands(i: &Invocation) -> impl Iterator<Item = &String> {
         }
         true
     })
-}
-
-/// A scheme-less operand an HTTP client would take as a host: an address,
-/// `localhost`, or a dotted name ending in a letter label.
-fn looks_like_host(host: &str) -> bool {
-    let parsed = Host::parse(host);
-    parsed.ip_literal
-        || parsed.class == HostClass::Loopback
-        || parsed.class == HostClass::Metadata
-        || host.rsplit('.').next().is_some_and(|tld| {
-            host.contains('.') && tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic())
-        })
 }
 
 /// Hosts a network program talks to.
@@ -442,7 +440,7 @@ fn destinations(i: &Invocation) -> Vec<String> {
         if let Some(host) = url_host(arg) {
             hosts.push(host);
         } else if http_client && !arg.contains('=') {
-            hosts.extend(authority_host(arg).filter(|h| looks_like_host(h)));
+            hosts.extend(authority_host(arg).filter(|h| plausible_host(h)));
         } else if is_remote_path(arg) || (p == "ssh" && n == 0) {
             let host = arg.split(':').next().unwrap_or(arg);
             hosts.push(host.rsplit('@').next().unwrap_or(host).to_string());

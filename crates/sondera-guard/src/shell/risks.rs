@@ -272,33 +272,6 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
 }
 
 /// Files whose contents run again later, or grant access.
-fn persistent_target(path: &str, home: &str) -> bool {
-    let in_home = |rel: &str| path == format!("{}/{rel}", home.trim_end_matches('/'));
-    path.starts_with("/etc/sudoers")
-        || path.starts_with("/etc/cron")
-        || path.starts_with("/var/spool/cron")
-        || path.starts_with("/etc/systemd/")
-        || path.starts_with("/etc/profile")
-        || path.starts_with("/etc/init.d/")
-        || path == "/etc/rc.local"
-        || path.contains("/.config/systemd/")
-        || path.contains("/.config/autostart/")
-        || path.ends_with("/.ssh/authorized_keys")
-        || path.ends_with("/.ssh/authorized_keys2")
-        || [
-            ".bashrc",
-            ".bash_profile",
-            ".bash_login",
-            ".profile",
-            ".zshrc",
-            ".zprofile",
-            ".zshenv",
-            ".config/fish/config.fish",
-        ]
-        .iter()
-        .any(|f| in_home(f))
-}
-
 fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let p = i.program.as_str();
     let installs_crontab = p == "crontab"
@@ -323,7 +296,7 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             Vec::new()
         })
         .map(|w| resolve(w, ctx).path)
-        .filter(|path| persistent_target(path, ctx.home))
+        .filter(|path| crate::persistence::persistence_target(path, ctx.home).is_some())
         .collect();
     if installs_crontab || enables {
         out.push(risk(

@@ -1,0 +1,103 @@
+//! Files whose contents run again later or grant access: writing to them is
+//! how an attacker (or a confused agent) makes a change outlive the session.
+
+/// What kind of persistence writing to `path` gives, if any. `path` is
+/// absolute and normalised; `home` is what `~` stands for.
+pub fn persistence_target(path: &str, home: &str) -> Option<&'static str> {
+    let home = home.trim_end_matches('/');
+    let in_home = |rel: &str| {
+        path.strip_suffix(rel)
+            .and_then(|dir| dir.strip_suffix('/'))
+            .is_some_and(|dir| dir == home || is_user_home(dir))
+    };
+    let kind = if path.starts_with("/etc/sudoers") {
+        "sudoers"
+    } else if path.starts_with("/etc/cron")
+        || path.starts_with("/var/spool/cron")
+        || path == "/etc/anacrontab"
+    {
+        "cron"
+    } else if path.starts_with("/etc/systemd/")
+        || path.starts_with("/lib/systemd/")
+        || path.starts_with("/usr/lib/systemd/")
+        || path.starts_with("/etc/init.d/")
+        || path == "/etc/rc.local"
+        || path.contains("/.config/systemd/")
+        || path.contains("/Library/LaunchAgents/")
+        || path.contains("/Library/LaunchDaemons/")
+    {
+        "service"
+    } else if path.contains("/.config/autostart/") {
+        "autostart"
+    } else if path.ends_with("/.ssh/authorized_keys") || path.ends_with("/.ssh/authorized_keys2") {
+        "authorized_keys"
+    } else if path.starts_with("/etc/profile")
+        || path == "/etc/bash.bashrc"
+        || path == "/etc/environment"
+        || path == "/etc/ld.so.preload"
+        || SHELL_STARTUP.iter().any(|f| in_home(f))
+    {
+        "shell_startup"
+    } else {
+        return None;
+    };
+    Some(kind)
+}
+
+/// `/root`, `/home/NAME` or `/Users/NAME`: the home of some user, when the
+/// agent's own home is configured differently from the account it runs as.
+fn is_user_home(dir: &str) -> bool {
+    dir == "/root"
+        || ["/home/", "/Users/"].iter().any(|prefix| {
+            dir.strip_prefix(prefix)
+                .is_some_and(|name| !name.is_empty() && !name.contains('/'))
+        })
+}
+
+const SHELL_STARTUP: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".config/fish/config.fish",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::persistence_target;
+
+    #[test]
+    fn persistence_targets_are_recognised() {
+        let home = "/home/dev";
+        for (path, kind) in [
+            ("/etc/sudoers.d/agent", "sudoers"),
+            ("/var/spool/cron/crontabs/dev", "cron"),
+            ("/etc/systemd/system/x.service", "service"),
+            ("/home/dev/.config/systemd/user/x.service", "service"),
+            ("/Users/dev/Library/LaunchAgents/x.plist", "service"),
+            ("/home/dev/.ssh/authorized_keys", "authorized_keys"),
+            ("/home/dev/.bashrc", "shell_startup"),
+            ("/home/other/.zshrc", "shell_startup"),
+            ("/root/.profile", "shell_startup"),
+            ("/home/dev/.config/fish/config.fish", "shell_startup"),
+            ("/etc/ld.so.preload", "shell_startup"),
+        ] {
+            assert_eq!(persistence_target(path, home), Some(kind), "{path}");
+        }
+        for path in [
+            "/home/dev/project/.bashrc",
+            "/home/dev/project/src/cron.rs",
+            "/home/dev/.ssh/known_hosts",
+            "/home/dev/notes/profile.md",
+            "/home/.bashrc",
+            "/srv/app/.bashrc",
+        ] {
+            assert_eq!(persistence_target(path, home), None, "{path}");
+        }
+    }
+}
