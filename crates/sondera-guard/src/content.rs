@@ -26,17 +26,25 @@ static INJECTION: LazyLock<(RegexSet, Vec<&'static str>)> = LazyLock::new(|| {
         ),
         (OVERRIDE, r"(?i)\bnew\s+instructions\s*:"),
         (
+            OVERRIDE,
+            r"(?i)\b(system|admin|developer|security)\s+override\b",
+        ),
+        (
+            OVERRIDE,
+            r"(?i)\byou\b[^.\n]{0,40}\b(no|without)\s+(any\s+)?(rules|restrictions|limitations|filters|guardrails|censorship)\b",
+        ),
+        (
             ROLE_HIJACK,
             r"(?i)\byou\s+are\s+now\s+(?:in\s+)?(?:an?\s+)?(developer|dan|jailbr\w*|unrestricted|god)\b",
         ),
         (ROLE_HIJACK, r"(?i)\b(developer|jailbreak|dan)\s+mode\b"),
         (
             ROLE_HIJACK,
-            r"(?i)(<\s*/?\s*system\s*>|\[\s*system\s*\]|^\s*#{1,6}\s*system\b|<\|im_start\|>\s*system)",
+            r"(?i)(<\s*/?\s*system\s*>|\[\s*system\s*\]|^\s*#{1,6}\s*system\b|<\|im_start\|>\s*system|\[/?INST\]|<<\s*/?SYS\s*>>|<\|(system|im_start|im_end)\|>)",
         ),
         (
             PROMPT_LEAK,
-            r"(?i)\b(print|reveal|show|repeat|output|display|leak|dump)\b\W+(?:\w+\W+){0,3}?(system\s+prompt|hidden\s+instructions|initial\s+instructions)",
+            r"(?i)\b(print|reveal|show|repeat|output|display|leak|dump|tell\s+me)\b\W+(?:\w+\W+){0,5}?(system\s+prompt|(hidden|initial|original|secret|system)\s+(instructions|prompt))",
         ),
         (
             HIDDEN,

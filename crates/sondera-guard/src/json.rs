@@ -11,17 +11,20 @@ const MAX_STRINGS: usize = 4096;
 /// visited as text), with the key of the object member holding it, if any.
 /// Stops after [`MAX_STRINGS`] strings or below [`MAX_DEPTH`] levels, so the
 /// cost is bounded whatever the agent sends.
-pub(crate) fn visit_strings(value: &Value, visit: &mut impl FnMut(Option<&str>, &str)) {
+pub(crate) fn visit_strings<'a>(
+    value: &'a Value,
+    visit: &mut impl FnMut(Option<&'a str>, &'a str),
+) {
     let mut budget = MAX_STRINGS;
     walk(value, None, 0, &mut budget, visit);
 }
 
-fn walk(
-    value: &Value,
-    key: Option<&str>,
+fn walk<'a>(
+    value: &'a Value,
+    key: Option<&'a str>,
     depth: usize,
     budget: &mut usize,
-    visit: &mut impl FnMut(Option<&str>, &str),
+    visit: &mut impl FnMut(Option<&'a str>, &'a str),
 ) {
     if depth > MAX_DEPTH || *budget == 0 {
         return;
@@ -43,6 +46,26 @@ fn walk(
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
+}
+
+/// The strings in `value` written like file paths (`/x`, `./x`, `../x`,
+/// `~/x`, `$HOME/x`, or a relative path with a directory), for checking
+/// against path catalogues.
+pub fn path_arguments(value: &Value) -> Vec<&str> {
+    let mut paths = Vec::new();
+    visit_strings(value, &mut |_, text| {
+        if looks_like_path(text) {
+            paths.push(text);
+        }
+    });
+    paths
+}
+
+fn looks_like_path(text: &str) -> bool {
+    text.len() < 4096
+        && !text.contains(['\n', ' '])
+        && !text.contains("://")
+        && (text.starts_with(['/', '~', '.']) || text.starts_with("$HOME") || text.contains('/'))
 }
 
 /// Every string in `value`, one per line.

@@ -13,6 +13,8 @@
 mod classify;
 pub mod content;
 mod json;
+
+pub use json::path_arguments;
 pub mod net;
 pub mod persistence;
 pub mod secrets;

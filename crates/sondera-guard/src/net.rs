@@ -341,6 +341,17 @@ impl Egress {
 
 /// Argument keys that name a destination host directly, not as a URL.
 const HOST_KEYS: &[&str] = &["host", "hostname", "domain", "server", "address", "ip"];
+/// Argument keys that name message recipients; the domain of an address is
+/// where the message goes.
+const RECIPIENT_KEYS: &[&str] = &[
+    "to",
+    "cc",
+    "bcc",
+    "recipient",
+    "recipients",
+    "email",
+    "address",
+];
 
 /// Where a web fetch goes and whether it sends data.
 pub fn web_fetch_egress(url: &str, method: Option<&str>, body: Option<&str>) -> Egress {
@@ -350,14 +361,25 @@ pub fn web_fetch_egress(url: &str, method: Option<&str>, body: Option<&str>) -> 
 }
 
 /// Where a generic tool call reaches: the host of every URL anywhere in its
-/// arguments, and hosts named by keys such as `host`. It sends data when it
-/// reaches somewhere and chooses a sending method or carries a body.
+/// arguments, hosts named by keys such as `host`, and the domains of message
+/// recipients (`to`, `cc`, ...). It sends data when it reaches somewhere and
+/// chooses a sending method, carries a body, or sends a message.
 pub fn tool_call_egress(arguments: &Value) -> Egress {
     let mut hosts = Vec::new();
     let mut sends = false;
     visit_strings(arguments, &mut |key, text| {
         hosts.extend(hosts_in_text(text));
         let Some(key) = key else { return };
+        if RECIPIENT_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k)) {
+            let domains = text
+                .split([',', ';', ' '])
+                .filter_map(|address| address.trim_end_matches('>').rsplit_once('@'))
+                .map(|(_, domain)| domain)
+                .filter(|domain| plausible_host(domain));
+            let before = hosts.len();
+            hosts.extend(domains.map(str::to_ascii_lowercase));
+            sends |= hosts.len() > before;
+        }
         if HOST_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k)) {
             hosts.extend(authority_host(text.trim()).filter(|h| plausible_host(h)));
         }
@@ -421,11 +443,13 @@ pub fn authority_host(text: &str) -> Option<String> {
     } else {
         host_port.split(':').next()?
     };
-    let valid = !host.is_empty()
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-._:%".contains(c));
-    valid.then(|| host.to_ascii_lowercase())
+    // A host followed by something that cannot be part of it (`$VAR`, a
+    // quote) ends there: `http://169.254.170.2$URI` reaches 169.254.170.2.
+    let end = host
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "-._:%".contains(c)))
+        .unwrap_or(host.len());
+    let host = &host[..end];
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
 }
 
 /// Hosts of every URL inside a text (`see https://a.example/x and ftp://b`).
@@ -600,6 +624,10 @@ mod tests {
         let names: Vec<&str> = call.hosts.iter().map(|h| h.name.as_str()).collect();
         assert_eq!(names, ["127.0.0.1", "a.example", "b.example"]);
         assert!(call.sends_data);
+        let mail =
+            tool_call_egress(&serde_json::json!({"to": "Ann <ann@Corp.example>", "subject": "s"}));
+        assert_eq!(mail.hosts[0].name, "corp.example");
+        assert!(mail.sends_data, "a message carries content");
         let port = tool_call_egress(&serde_json::json!({"server": "8080", "ip": "10"}));
         assert!(
             port.hosts.is_empty(),

@@ -15,8 +15,31 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
     if under(".gnupg") && (under("private-keys-v1.d") || name == "secring.gpg") {
         return Some("gpg_private_key");
     }
+    if matches!(name, "id_rsa" | "id_dsa" | "id_ecdsa" | "id_ed25519") {
+        return Some("ssh_private_key");
+    }
+    if parts.first() == Some(&"proc") && name == "environ" {
+        return Some("process_environment");
+    }
     let kind = match (parent, name) {
         (Some(".aws"), "credentials" | "config") => "cloud_credentials",
+        (Some("gcloud"), "credentials.db" | "access_tokens.db") => "cloud_credentials",
+        (_, _) if under("legacy_credentials") => "cloud_credentials",
+        (Some(".oci"), "config") => "cloud_credentials",
+        (Some("gh"), "hosts.yml") => "credential_file",
+        (Some(".terraform.d"), "credentials.tfrc.json") => "credential_file",
+        (Some(".cargo"), "credentials" | "credentials.toml") => "credential_file",
+        (Some(".gem"), "credentials") => "credential_file",
+        (Some(".composer"), "auth.json") => "credential_file",
+        (Some("git"), "credentials") => "credential_file",
+        (Some("rclone"), "rclone.conf") => "credential_file",
+        (_, ".vault-token" | ".htpasswd") => "credential_file",
+        (_, n) if n.ends_with(".kdbx") || under(".password-store") => "password_store",
+        (
+            _,
+            ".bash_history" | ".zsh_history" | ".sh_history" | ".python_history" | ".psql_history"
+            | ".mysql_history" | ".sqlite_history" | ".node_repl_history",
+        ) => "shell_history",
         (Some("gcloud"), n) if n.contains("credentials") && n.ends_with(".json") => {
             "cloud_credentials"
         }
@@ -104,6 +127,16 @@ mod tests {
             ("/home/dev/.netrc", "credential_file"),
             ("/home/dev/.pgpass", "credential_file"),
             ("/etc/shadow", "system_passwords"),
+            ("/home/dev/.config/gh/hosts.yml", "credential_file"),
+            ("/home/dev/.cargo/credentials.toml", "credential_file"),
+            ("/home/dev/.vault-token", "credential_file"),
+            (
+                "/home/dev/.config/gcloud/credentials.db",
+                "cloud_credentials",
+            ),
+            ("/home/dev/.bash_history", "shell_history"),
+            ("/proc/self/environ", "process_environment"),
+            ("/workspace/project/deploy/id_ed25519", "ssh_private_key"),
             ("/workspace/project/.env", "dotenv"),
             ("/workspace/project/.env.production", "dotenv"),
             ("/workspace/project/config/secrets.yaml", "secrets_file"),

@@ -404,6 +404,11 @@ fn payload_fields(
             put(f, "args", typed_args(inputs.tool_args, tool, arguments)?);
             let egress = net::tool_call_egress(arguments);
             put(f, "egress", egress_facts(&egress, inputs.environment));
+            let workspace = &inputs.environment.workspace;
+            let sensitive = sondera_guard::path_arguments(arguments)
+                .into_iter()
+                .filter(|path| workspace.is_sensitive(path));
+            put(f, "sensitive_paths", strings(sensitive));
         }
         Payload::ToolOutput {
             call_id,

@@ -55,8 +55,6 @@ const READERS: &[&str] = &[
     "yq",
     "diff",
     "cmp",
-    "source",
-    ".",
     "vi",
     "vim",
     "nano",
@@ -71,20 +69,60 @@ const READERS: &[&str] = &[
 /// Programs that copy or archive whole directories.
 const ARCHIVERS: &[&str] = &["tar", "zip", "7z", "cp", "rsync", "scp"];
 const SEARCHERS: &[&str] = &["grep", "egrep", "fgrep", "rg", "ag", "ack"];
+/// Compared with letters and digits only, so `api[_-]?key` is `apikey`.
 const SECRET_WORDS: &[&str] = &[
     "secret",
     "password",
     "passwd",
     "token",
-    "api_key",
     "apikey",
-    "private key",
-    "begin rsa",
+    "privatekey",
+    "beginrsa",
     "credential",
-    "aws_access_key",
+    "awsaccesskey",
+    "accesskey",
 ];
+/// Names `find` and `locate` look for when they hunt for keys and secrets,
+/// compared with letters and digits only.
+const SECRET_FILE_NAMES: &[&str] = &[
+    "idrsa",
+    "ided25519",
+    "idecdsa",
+    "iddsa",
+    "pem",
+    "key",
+    "p12",
+    "pfx",
+    "credentials",
+    "env",
+    "netrc",
+    "pgpass",
+    "kdbx",
+    "secret",
+    "password",
+    "token",
+    "gitcredentials",
+    "keychain",
+    "wallet",
+];
+
+fn alphanumeric(text: &str) -> String {
+    text.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .flat_map(|c| c.to_lowercase())
+        .collect()
+}
 const SOCKETS: &[&str] = &["nc", "ncat", "netcat", "socat", "telnet"];
 const RESOLVERS: &[&str] = &["dig", "nslookup", "host", "drill", "resolvectl"];
+/// Programs that resolve the name they are given before doing anything else.
+const PINGERS: &[&str] = &[
+    "ping",
+    "ping6",
+    "traceroute",
+    "tracepath",
+    "getent",
+    "whois",
+];
 
 fn risk(kind: RiskKind, evidence: String) -> Risk {
     Risk { kind, evidence }
@@ -122,6 +160,8 @@ pub(super) fn assess(
 ) {
     secret_reads(i, ctx, out);
     secret_search(i, ctx, out);
+    key_file_search(i, ctx, out);
+    secret_dumps(i, out);
     uploads(i, ctx, out);
     let p = i.program.as_str();
     if matches!(p, "env" | "printenv") && i.args.iter().all(|a| a.starts_with('-'))
@@ -133,10 +173,17 @@ pub(super) fn assess(
     {
         out.push(risk(RiskKind::EnvDump, format!("{p} {}", i.args.join(" "))));
     }
-    if RESOLVERS.contains(&p)
-        && i.arg_words
-            .iter()
-            .any(|w| !w.substitutions.is_empty() || w.dynamic)
+    let name_built_at_run_time = |w: &Word| !w.substitutions.is_empty() || w.dynamic;
+    let url_host_built_at_run_time = |w: &Word| {
+        w.text
+            .split_once("://")
+            .and_then(|(_, rest)| rest.split('/').next())
+            .and_then(|host| host.find('$').map(|at| &host[..at]))
+            .is_some_and(|before| before.is_empty() || before.ends_with(['.', '-', '@']))
+    };
+    if (RESOLVERS.contains(&p) || PINGERS.contains(&p))
+        && i.arg_words.iter().any(name_built_at_run_time)
+        || HTTP_CLIENTS.contains(&p) && i.arg_words.iter().any(url_host_built_at_run_time)
     {
         out.push(risk(
             RiskKind::DnsExfil,
@@ -155,12 +202,188 @@ pub(super) fn assess(
     }
 }
 
-fn secret_reads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
-    let reader = READERS.contains(&i.program.as_str());
-    let mut named: Vec<Word> = Vec::new();
-    if reader {
-        named.extend(i.arg_words.iter().filter_map(file_refs));
+/// Programs that take a credential file as an operand without revealing its
+/// contents: listing, permissions, hashing, using a key to connect.
+const NON_READERS: &[&str] = &[
+    "ls",
+    "stat",
+    "file",
+    "chmod",
+    "chown",
+    "chgrp",
+    "touch",
+    "test",
+    "[",
+    "[[",
+    "ssh",
+    "ssh-add",
+    "ssh-keygen",
+    "ssh-copy-id",
+    "mkdir",
+    "rm",
+    "du",
+    "realpath",
+    "readlink",
+    "dirname",
+    "basename",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "shred",
+    "git",
+    "wc",
+    "lsattr",
+    "chattr",
+    "setfacl",
+    "getfacl",
+    "echo",
+    "printf",
+    "cd",
+    "pushd",
+    "export",
+    "unset",
+    "command",
+    "type",
+    "which",
+    "trash",
+    "unlink",
+    "rmdir",
+    "ln",
+    ":",
+    "source",
+    ".",
+];
+/// Programs whose last operand is where they write, not what they read.
+const COPIERS: &[&str] = &["cp", "mv", "install", "rsync", "scp"];
+
+/// The files `i` reads: every file reference of a known reader; for other
+/// programs, operands that are not the value of an option (so
+/// `kubectl --kubeconfig ~/.kube/config` uses the file without reading it
+/// out); never the destination of a copy.
+fn files_read(i: &Invocation) -> Vec<Word> {
+    let program = i.program.as_str();
+    let mut read: Vec<Word> = if READERS.contains(&program) {
+        i.arg_words.iter().filter_map(file_refs).collect()
+    } else if NON_READERS.contains(&program) {
+        Vec::new()
+    } else {
+        i.arg_words
+            .iter()
+            .enumerate()
+            .filter(|(n, w)| {
+                !w.text.starts_with('-') && (*n == 0 || !i.arg_words[n - 1].text.starts_with('-'))
+            })
+            .map(|(_, w)| w.clone())
+            .collect()
+    };
+    if COPIERS.contains(&program) {
+        let destination = i.arg_words.iter().rposition(|w| !w.text.starts_with('-'));
+        if let Some(last) = destination.and_then(|d| i.arg_words.get(d)) {
+            read.retain(|w| w.text != last.text);
+        }
     }
+    read
+}
+
+/// Whether an environment variable's name says it holds a secret
+/// (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `OPENAI_API_KEY`, `PGPASSWORD`).
+fn secret_variable(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    let parts: Vec<&str> = upper.split('_').collect();
+    upper.contains("SECRET")
+        || upper.contains("PASSWORD")
+        || upper.contains("PASSWD")
+        || parts
+            .iter()
+            .any(|p| matches!(*p, "TOKEN" | "PAT" | "CREDENTIALS"))
+        || parts.windows(2).any(|w| {
+            matches!(
+                w[0],
+                "API" | "ACCESS" | "PRIVATE" | "SIGNING" | "ENCRYPTION"
+            ) && w[1] == "KEY"
+        })
+        || upper.ends_with("APIKEY")
+}
+
+/// Printing a secret variable (`echo $GITHUB_TOKEN`, `printenv API_KEY`)
+/// puts it into the model's context: a secret read. Piped into another
+/// program (`echo $TOKEN | gh auth login --with-token`) it is handed over
+/// rather than shown, which counts as an environment dump, so it is stopped
+/// only when the receiver sends it over the network.
+pub(super) fn secret_variables(invocations: &[Invocation], out: &mut Vec<Risk>) {
+    for (n, i) in invocations.iter().enumerate() {
+        let name = match i.program.as_str() {
+            "echo" | "printf" => i
+                .arg_words
+                .iter()
+                .flat_map(|w| &w.variables)
+                .map(String::as_str)
+                .find(|v| secret_variable(v)),
+            "printenv" => i
+                .args
+                .iter()
+                .map(String::as_str)
+                .find(|a| secret_variable(a)),
+            _ => None,
+        };
+        let Some(name) = name else { continue };
+        let piped = invocations
+            .get(n + 1)
+            .is_some_and(|next| matches!(&next.stdin, Stdin::Pipe(p) if p.contains(&i.program)));
+        let kind = if piped {
+            RiskKind::EnvDump
+        } else {
+            RiskKind::SecretRead
+        };
+        out.push(risk(kind, format!("{} prints ${name}", i.program)));
+    }
+}
+
+/// Commands whose purpose is to print a stored secret: key exports, the
+/// keychain, secret managers, Kubernetes secrets as data.
+fn secret_dumps(i: &Invocation, out: &mut Vec<Risk>) {
+    let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
+    let has = |a: &str| args.contains(&a);
+    let prints_secret = match i.program.as_str() {
+        "gpg" | "gpg2" => args.iter().any(|a| a.starts_with("--export-secret")),
+        "security" => args.iter().any(|a| {
+            matches!(
+                *a,
+                "find-generic-password" | "find-internet-password" | "dump-keychain" | "export"
+            )
+        }),
+        "secret-tool" => has("lookup") || has("search"),
+        "aws" => {
+            has("get-secret-value")
+                || (has("--with-decryption") && args.iter().any(|a| a.starts_with("get-parameter")))
+        }
+        "gcloud" => has("secrets") && has("access"),
+        "az" => has("keyvault") && has("secret") && has("show"),
+        "kubectl" | "oc" => {
+            has("get")
+                && args
+                    .iter()
+                    .any(|a| matches!(*a, "secret" | "secrets") || a.starts_with("secret/"))
+                && args
+                    .iter()
+                    .any(|a| a.starts_with("-o") || a.starts_with("--output"))
+        }
+        "vault" => (has("kv") && has("get")) || has("read"),
+        "op" => has("read") || (has("item") && has("get")),
+        _ => false,
+    };
+    if prints_secret {
+        out.push(risk(
+            RiskKind::SecretRead,
+            format!("{} {} prints a stored secret", i.program, i.args.join(" ")),
+        ));
+    }
+}
+
+fn secret_reads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    let mut named = files_read(i);
     if let Stdin::File(path) = &i.stdin {
         named.push(Word {
             text: path.clone(),
@@ -184,6 +407,49 @@ fn secret_reads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     }
 }
 
+/// `find / -name id_rsa`, `locate .pem`: hunting for key files by name
+/// outside the workspace.
+fn key_file_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    let hunting = |pattern: &str| {
+        let name = alphanumeric(pattern.rsplit('/').next().unwrap_or(pattern));
+        SECRET_FILE_NAMES.iter().any(|s| name.contains(s))
+    };
+    let (searched, roots): (Vec<&String>, Vec<&Word>) = match i.program.as_str() {
+        "find" => (
+            i.args
+                .windows(2)
+                .filter(|w| {
+                    matches!(
+                        w[0].as_str(),
+                        "-name" | "-iname" | "-path" | "-ipath" | "-regex" | "-iregex"
+                    )
+                })
+                .map(|w| &w[1])
+                .collect(),
+            i.arg_words
+                .iter()
+                .take_while(|w| !w.text.starts_with('-'))
+                .collect(),
+        ),
+        "locate" | "mlocate" | "plocate" => (
+            i.args.iter().filter(|a| !a.starts_with('-')).collect(),
+            Vec::new(),
+        ),
+        _ => return,
+    };
+    let Some(pattern) = searched.into_iter().find(|p| hunting(p)) else {
+        return;
+    };
+    // `locate` searches the whole filesystem; `find` without a root searches `.`.
+    let outside = i.program != "find" || roots.iter().any(|r| !resolve(r, ctx).inside_workspace);
+    if outside {
+        out.push(risk(
+            RiskKind::SecretSearch,
+            format!("{} hunts for `{pattern}` outside the workspace", i.program),
+        ));
+    }
+}
+
 fn secret_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     if !SEARCHERS.contains(&i.program.as_str()) {
         return;
@@ -192,18 +458,13 @@ fn secret_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let Some(pattern) = operands.next() else {
         return;
     };
-    let lower = pattern.text.to_ascii_lowercase();
-    if !SECRET_WORDS.iter().any(|s| lower.contains(s)) {
+    let pattern_text = alphanumeric(&pattern.text);
+    if !SECRET_WORDS.iter().any(|s| pattern_text.contains(s)) {
         return;
     }
     for root in operands {
         let resolved = resolve(root, ctx);
-        let broad = !resolved.inside_workspace
-            && (resolved.path == "/"
-                || resolved.path == ctx.home
-                || ctx.home.starts_with(&format!("{}/", resolved.path))
-                || resolved.path.starts_with(ctx.home));
-        if broad {
+        if !resolved.inside_workspace {
             out.push(risk(
                 RiskKind::SecretSearch,
                 format!(
@@ -255,7 +516,7 @@ fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         "ssh" => piped_in,
         "ftp" | "tftp" => true,
         _ if SOCKETS.contains(&p) => piped_in,
-        _ => false,
+        _ => !cloud_upload_sources(i).is_empty(),
     };
     if !sending {
         return;
@@ -277,12 +538,13 @@ fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
                 .map(|w| (*w).clone())
                 .collect()
         }
-        _ => i
+        "curl" | "wget" => i
             .arg_words
             .iter()
             .filter(|w| w.text.contains('@') || w.text.contains("-file="))
             .filter_map(file_refs)
             .collect(),
+        _ => cloud_upload_sources(i),
     };
     let mut sent = sent;
     if let Stdin::File(path) = &i.stdin {
@@ -301,6 +563,49 @@ fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             ));
         }
     }
+}
+
+/// The local files a storage or gist CLI uploads: `gh gist create F`,
+/// `aws s3 cp F s3://..`, `gsutil cp F gs://..`, `gcloud storage cp`,
+/// `rclone copy F remote:..`, `az storage blob upload --file F`.
+fn cloud_upload_sources(i: &Invocation) -> Vec<Word> {
+    let operands: Vec<&Word> = i
+        .arg_words
+        .iter()
+        .filter(|w| !w.text.starts_with('-'))
+        .collect();
+    let texts: Vec<&str> = operands.iter().map(|w| w.text.as_str()).collect();
+    let remote_last = |prefix: &str| texts.last().is_some_and(|t| t.starts_with(prefix));
+    let skip = match (i.program.as_str(), texts.as_slice()) {
+        ("gh", ["gist", "create", ..]) => 2,
+        ("aws", ["s3", "cp" | "mv" | "sync", ..]) if remote_last("s3://") => 2,
+        ("gsutil", ["cp" | "mv" | "rsync", ..]) if remote_last("gs://") => 1,
+        ("gcloud", ["storage", "cp" | "mv" | "rsync", ..]) if remote_last("gs://") => 2,
+        ("rclone", ["copy" | "copyto" | "sync" | "move", ..])
+            if texts.last().is_some_and(|t| is_remote_path(t)) =>
+        {
+            1
+        }
+        ("az", ["storage", "blob", "upload", ..]) => {
+            return i
+                .arg_words
+                .windows(2)
+                .filter(|w| matches!(w[0].text.as_str(), "--file" | "-f"))
+                .map(|w| w[1].clone())
+                .collect();
+        }
+        _ => return Vec::new(),
+    };
+    let keep_last = i.program == "gh";
+    let end = if keep_last {
+        operands.len()
+    } else {
+        operands.len() - 1
+    };
+    operands[skip.min(end)..end]
+        .iter()
+        .map(|w| (*w).clone())
+        .collect()
 }
 
 pub(super) fn is_remote_path(arg: &str) -> bool {

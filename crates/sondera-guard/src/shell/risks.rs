@@ -152,9 +152,19 @@ pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
     }
     let mut outside = Vec::new();
     let mut hosts = Vec::new();
+    let mut cwd = context.working_dir.to_string();
+    let mut downloaded = Vec::new();
     for invocation in &analysis.invocations {
-        invocation_risks(invocation, context, &mut outside, &mut found);
-        super::egress::assess(invocation, context, &mut hosts, &mut found);
+        let here = ShellContext {
+            working_dir: &cwd,
+            ..*context
+        };
+        invocation_risks(invocation, &here, &mut outside, &mut found);
+        super::egress::assess(invocation, &here, &mut hosts, &mut found);
+        runs_download(invocation, &here, &mut downloaded, &mut found);
+        if let Some(next) = changed_directory(invocation, &here) {
+            cwd = next;
+        }
     }
     hosts.sort();
     hosts.dedup();
@@ -163,6 +173,7 @@ pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
     outside.dedup();
     analysis.paths_outside_workspace = outside;
     pushes_to_new_remotes(&analysis.invocations, &mut found);
+    super::egress::secret_variables(&analysis.invocations, &mut found);
     for function in &analysis.functions {
         if calls_itself_in_background(analysis, function) {
             found.push(risk(
@@ -174,6 +185,72 @@ pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
     found.sort_by(|a, b| (a.kind, &a.evidence).cmp(&(b.kind, &b.evidence)));
     found.dedup();
     analysis.risks = found;
+}
+
+/// A file a fetcher saved (`curl -o F`, `wget -O F`, `curl URL > F`) and a
+/// later command runs (`bash F`, `python3 F`, `. F`, `./F`): the same as
+/// piping the download into a shell.
+fn runs_download(
+    i: &Invocation,
+    ctx: &ShellContext<'_>,
+    downloaded: &mut Vec<String>,
+    out: &mut Vec<Risk>,
+) {
+    let program = i.program.as_str();
+    if FETCHERS.contains(&program) {
+        let saved = i.arg_words.windows(2).filter_map(|w| {
+            matches!(
+                w[0].text.as_str(),
+                "-o" | "--output" | "-O" | "--output-document"
+            )
+            .then_some(&w[1])
+        });
+        for file in saved.chain(i.writes.iter()) {
+            downloaded.push(resolve(file, ctx).path);
+        }
+        return;
+    }
+    let runs_script = SHELLS.contains(&program)
+        || SCRIPT_READERS.contains(&program)
+        || matches!(program, "source" | ".");
+    let script = if runs_script {
+        operands(i).next().map(|w| resolve(w, ctx).path)
+    } else if i.path.contains('/') {
+        Some(
+            resolve(
+                &super::word::Word {
+                    text: i.path.clone(),
+                    ..Default::default()
+                },
+                ctx,
+            )
+            .path,
+        )
+    } else {
+        None
+    };
+    if let Some(script) = script.filter(|s| downloaded.contains(s)) {
+        out.push(risk(
+            RiskKind::RemoteScript,
+            format!("{program} runs {script}, which the command downloaded"),
+        ));
+    }
+}
+
+/// Where `cd` or `pushd` moves the commands after it. A directory only known
+/// at run time (`cd $X`, `cd -`) becomes `/`, so relative paths after it are
+/// judged as if they could be anywhere.
+fn changed_directory(i: &Invocation, ctx: &ShellContext<'_>) -> Option<String> {
+    if !matches!(i.program.as_str(), "cd" | "pushd") {
+        return None;
+    }
+    let Some(target) = operands(i).next() else {
+        return Some(ctx.home.to_string());
+    };
+    if target.text == "-" || (target.dynamic && !target.home_relative) {
+        return Some("/".into());
+    }
+    Some(resolve(target, ctx).path)
 }
 
 fn risk(kind: RiskKind, evidence: impl Into<String>) -> Risk {
@@ -211,6 +288,7 @@ fn invocation_risks(
             format!("program `{}` is only known at run time", i.path),
         ));
     }
+    privilege(i, out);
     deletes(i, ctx, outside, out);
     disk(i, out);
     permissions(i, ctx, out);
@@ -220,6 +298,7 @@ fn invocation_risks(
     history(i, ctx, out);
     inline_code(i, out);
     packages(i, out);
+    package_config_writes(i, ctx, out);
     persistence(i, ctx, out);
 }
 
@@ -262,12 +341,52 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
         && args
             .iter()
             .any(|a| a.contains("registry") || a.contains("index-url") || a.contains("index_url"));
-    let gem_source = i.program == "gem" && args.first() == Some(&"sources") && args.contains(&"-a");
-    if from_elsewhere || registry_change || gem_source {
+    let gem_source = i.program == "gem"
+        && args.first() == Some(&"sources")
+        && args.iter().any(|a| matches!(*a, "-a" | "--add"));
+    let new_repository = matches!(
+        i.program.as_str(),
+        "add-apt-repository" | "apt-add-repository"
+    ) || (i.program == "apt-key" && args.contains(&"add"))
+        || (i.program == "rpm" && args.contains(&"--import"));
+    if from_elsewhere || registry_change || gem_source || new_repository {
         out.push(risk(
             RiskKind::UntrustedPackageSource,
             format!("{} {}", i.program, i.args.join(" ")),
         ));
+    }
+}
+
+/// Package manager configuration: writing it can point installs elsewhere.
+fn package_config(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(
+        name,
+        ".npmrc"
+            | ".yarnrc"
+            | ".yarnrc.yml"
+            | "pip.conf"
+            | "pip.ini"
+            | ".pypirc"
+            | ".gemrc"
+            | ".condarc"
+            | "sources.list"
+            | "uv.toml"
+    ) || path.contains("/sources.list.d/")
+        || path.contains("/.cargo/config")
+}
+
+/// Writes that point package installs at another source.
+fn package_config_writes(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    let tee_targets = (i.program == "tee").then(|| operands(i).collect::<Vec<_>>());
+    for target in i.writes.iter().chain(tee_targets.into_iter().flatten()) {
+        let path = resolve(target, ctx).path;
+        if package_config(&path) {
+            out.push(risk(
+                RiskKind::UntrustedPackageSource,
+                format!("{} writes {path}", i.program),
+            ));
+        }
     }
 }
 
@@ -282,7 +401,13 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         && (i.args.iter().any(|a| a == "-")
             || i.args.iter().any(|a| !a.starts_with('-'))
             || matches!(i.stdin, Stdin::Pipe(_)));
-    let enables = (p == "systemctl" && i.args.iter().any(|a| a == "enable"))
+    let schedules = matches!(p, "at" | "batch")
+        && !i
+            .args
+            .iter()
+            .any(|a| matches!(a.as_str(), "-l" | "-r" | "-d" | "-c"));
+    let enables = schedules
+        || (p == "systemctl" && i.args.iter().any(|a| a == "enable"))
         || (p == "launchctl" && i.args.iter().any(|a| a == "load" || a == "bootstrap"));
     let written: Vec<String> = i
         .writes
@@ -319,6 +444,15 @@ fn operands(i: &Invocation) -> impl Iterator<Item = &super::word::Word> {
     i.arg_words.iter().filter(|w| !w.text.starts_with('-'))
 }
 
+/// Temporary and cache locations whose contents can be deleted without loss:
+/// anything below `/tmp`, `/var/tmp` or `~/.cache` (not those directories).
+fn is_scratch(path: &str, ctx: &ShellContext<'_>) -> bool {
+    let cache = format!("{}/.cache/", ctx.home.trim_end_matches('/'));
+    ["/tmp/", "/var/tmp/", cache.as_str()]
+        .iter()
+        .any(|dir| path.starts_with(dir) && path.len() > dir.len())
+}
+
 fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, out: &mut Vec<Risk>) {
     let targets: Vec<&super::word::Word> = match i.program.as_str() {
         "rm" if has_flag(&i.args, 'r', "--recursive")
@@ -328,6 +462,32 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
             operands(i).collect()
         }
         "rmdir" | "unlink" => operands(i).collect(),
+        // `rsync --delete SRC DEST` deletes whatever in DEST is not in SRC.
+        "rsync" if i.args.iter().any(|a| a.starts_with("--delete")) => {
+            operands(i).last().into_iter().collect()
+        }
+        // `mv X /dev/null` destroys X.
+        "mv" if operands(i).last().is_some_and(|w| w.text == "/dev/null") => {
+            let all: Vec<_> = operands(i).collect();
+            all[..all.len() - 1].to_vec()
+        }
+        "truncate" => {
+            let size_values: Vec<usize> = i
+                .args
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| matches!(a.as_str(), "-s" | "-r" | "--size" | "--reference"))
+                .map(|(n, _)| n + 1)
+                .collect();
+            i.arg_words
+                .iter()
+                .enumerate()
+                .filter(|(n, w)| !w.text.starts_with('-') && !size_values.contains(n))
+                .map(|(_, w)| w)
+                .collect()
+        }
+        // `> FILE`, `: > FILE`, `true > FILE`: the file is emptied.
+        ":" | "true" if i.args.is_empty() => i.writes.iter().collect(),
         // Run by `find -exec`, `rm` deletes whatever find finds, recursively.
         "rm" if i.wrappers.iter().any(|w| w == "find") => operands(i).collect(),
         "find" if i.args.iter().any(|a| a == "-delete") => operands(i)
@@ -349,6 +509,9 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
     }
     for target in targets {
         let resolved = resolve(target, ctx);
+        if !resolved.inside_workspace && is_scratch(&resolved.path, ctx) {
+            continue;
+        }
         let kind = if resolved.inside_workspace {
             RiskKind::DeleteInWorkspace
         } else {
@@ -420,8 +583,18 @@ fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     }
 }
 
+/// Interpreters that, like shells, run a script read from standard input.
+const SCRIPT_READERS: &[&str] = &[
+    "python", "python3", "python2", "perl", "ruby", "node", "php", "deno", "bun", "lua", "Rscript",
+];
+
 fn shells(i: &Invocation, out: &mut Vec<Risk>) {
-    if !SHELLS.contains(&i.program.as_str()) {
+    let program = i.program.as_str();
+    let interpreter = SCRIPT_READERS.contains(&program)
+        && !INTERPRETERS.iter().any(|(name, flags)| {
+            *name == program && i.args.iter().any(|a| flags.contains(&a.as_str()))
+        });
+    if !SHELLS.contains(&program) && !interpreter {
         return;
     }
     let reads_script = |sources: &[String]| {
@@ -462,6 +635,49 @@ fn shells(i: &Invocation, out: &mut Vec<Risk>) {
                 format!("{} runs what {} produced", i.program, sources.join(", ")),
             ));
         }
+    }
+}
+
+/// Commands that grant privileges without `sudo`: setuid capabilities,
+/// joining an administrative group, changing passwords or sudoers, and
+/// containers with the host's root or full privileges.
+fn privilege(i: &Invocation, out: &mut Vec<Risk>) {
+    let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
+    let admin_group = |a: &&str| {
+        a.split(',').any(|g| {
+            matches!(
+                g,
+                "sudo" | "wheel" | "admin" | "root" | "docker" | "disk" | "adm"
+            )
+        })
+    };
+    let grants = match i.program.as_str() {
+        "setcap" => args.iter().any(|a| a.contains("cap_")),
+        "usermod" => {
+            args.iter()
+                .any(|a| a.starts_with("-G") || a.starts_with("-aG") || *a == "-a")
+                && args.iter().any(admin_group)
+        }
+        "gpasswd" | "adduser" | "addgroup" => args.len() >= 2 && args.iter().any(admin_group),
+        "visudo" | "passwd" | "chpasswd" | "useradd" => true,
+        "docker" | "podman" => {
+            args.first() == Some(&"run")
+                && (args.contains(&"--privileged")
+                    || args
+                        .windows(2)
+                        .any(|w| matches!(w[0], "-v" | "--volume") && w[1].starts_with("/:"))
+                    || args
+                        .iter()
+                        .any(|a| a.starts_with("--volume=/:") || a.starts_with("-v=/:"))
+                    || args.contains(&"--pid=host"))
+        }
+        _ => false,
+    };
+    if grants {
+        out.push(risk(
+            RiskKind::PrivilegeEscalation,
+            format!("{} {}", i.program, i.args.join(" ")),
+        ));
     }
 }
 
@@ -570,6 +786,15 @@ fn infra(i: &Invocation, out: &mut Vec<Risk>) {
         }
         "dropdb" | "dropuser" => true,
         "redis-cli" => sub("FLUSHALL") || sub("FLUSHDB") || sub("flushall") || sub("flushdb"),
+        // Mass removal of containers and volumes; removing one named
+        // container is ordinary.
+        "docker" | "podman" => {
+            (sub("system") && sub("prune"))
+                || (sub("volume") && (sub("rm") || sub("prune")))
+                || (sub("compose") && sub("down") && (sub("-v") || sub("--volumes")))
+                || (matches!(args.first(), Some(&"rm" | &"rmi"))
+                    && i.arg_words.iter().any(|w| !w.substitutions.is_empty()))
+        }
         _ => false,
     };
     if destructive {
@@ -587,6 +812,7 @@ fn history(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         || (matches!(p, "rm" | "shred" | "truncate" | "unlink")
             && operands(i).any(touches_history))
         || (p == "unset" && i.args.iter().any(|a| a == "HISTFILE"))
+        || (p == "journalctl" && i.args.iter().any(|a| a.starts_with("--vacuum")))
         || i.writes.iter().any(touches_history);
     if clears {
         out.push(risk(

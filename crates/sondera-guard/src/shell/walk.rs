@@ -290,7 +290,14 @@ impl Walker {
             self.item(item, depth, &mut invocation, &mut words, false);
         }
         if words.is_empty() {
-            return;
+            if invocation.writes.is_empty() {
+                return;
+            }
+            // A bare redirection (`> FILE`) runs the null command.
+            words.push(Word {
+                text: ":".into(),
+                ..Word::default()
+            });
         }
         self.record(invocation, words);
     }
@@ -469,9 +476,14 @@ fn reads_script_from_stdin(invocation: &Invocation) -> bool {
             .any(|a| !a.starts_with('-') || a.contains('c'))
 }
 
-/// The text a stage prints when it is a lone `echo` or `printf` of static words.
+/// The text a stage prints when it is a lone `echo` or `printf` of static
+/// words, or a `cat` of a here-document.
 fn printed_text(stage: &[&Invocation]) -> Option<String> {
     match stage {
+        [only] if only.program == "cat" && only.args.is_empty() => match &only.stdin {
+            Stdin::Text(text) => Some(text.clone()),
+            _ => None,
+        },
         [only]
             if matches!(only.program.as_str(), "echo" | "printf")
                 && !only.arg_words.iter().any(|w| w.dynamic) =>

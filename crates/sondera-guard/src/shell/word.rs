@@ -16,6 +16,8 @@ pub struct Word {
     pub substitutions: Vec<String>,
     /// The word starts with `~` or `$HOME`, which resolve to the home directory.
     pub home_relative: bool,
+    /// Names of the variables the word expands.
+    pub variables: Vec<String>,
 }
 
 /// Decodes a raw word (as written in the command) into its value.
@@ -56,6 +58,8 @@ fn append(out: &mut Word, piece: &WordPieceWithSource, first: bool) {
             } else {
                 out.text.push_str("${...}");
                 out.dynamic = true;
+                out.variables
+                    .extend(variable_name(expr).map(str::to_string));
             }
         }
         WordPiece::CommandSubstitution(c) | WordPiece::BackquotedCommandSubstitution(c) => {
@@ -67,6 +71,37 @@ fn append(out: &mut Word, piece: &WordPieceWithSource, first: bool) {
             out.text.push_str("$((...))");
             out.dynamic = true;
         }
+    }
+}
+
+/// The variable an expansion reads, when it is a named one.
+fn variable_name(expr: &ParameterExpr) -> Option<&str> {
+    use ParameterExpr as E;
+    let parameter = match expr {
+        E::Parameter { parameter, .. }
+        | E::UseDefaultValues { parameter, .. }
+        | E::AssignDefaultValues { parameter, .. }
+        | E::IndicateErrorIfNullOrUnset { parameter, .. }
+        | E::UseAlternativeValue { parameter, .. }
+        | E::ParameterLength { parameter, .. }
+        | E::RemoveSmallestSuffixPattern { parameter, .. }
+        | E::RemoveLargestSuffixPattern { parameter, .. }
+        | E::RemoveSmallestPrefixPattern { parameter, .. }
+        | E::RemoveLargestPrefixPattern { parameter, .. }
+        | E::Substring { parameter, .. }
+        | E::Transform { parameter, .. }
+        | E::UppercaseFirstChar { parameter, .. }
+        | E::UppercasePattern { parameter, .. }
+        | E::LowercaseFirstChar { parameter, .. }
+        | E::LowercasePattern { parameter, .. }
+        | E::ReplaceSubstring { parameter, .. } => parameter,
+        E::VariableNames { .. } | E::MemberKeys { .. } => return None,
+    };
+    match parameter {
+        Parameter::Named(name)
+        | Parameter::NamedWithIndex { name, .. }
+        | Parameter::NamedWithAllIndices { name, .. } => Some(name),
+        Parameter::Positional(_) | Parameter::Special(_) => None,
     }
 }
 

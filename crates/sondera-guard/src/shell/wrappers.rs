@@ -55,6 +55,84 @@ fn spec(program: &str) -> Option<Spec> {
             &[],
         ),
         "command" => s(&[], false, &["-v", "-V"]),
+        "busybox" => s(&[], false, &["--list", "--help"]),
+        "setsid" | "nsenter" | "unbuffer" | "proxychains" | "proxychains4" | "torsocks"
+        | "catchsegv" => s(&["-t", "--target", "-f", "--config"], false, &[]),
+        "pkexec" => s(&["--user"], false, &["--version", "--help"]),
+        "flock" => s(
+            &["-w", "--timeout", "-E", "--conflict-exit-code"],
+            true,
+            &[],
+        ),
+        "watch" => s(&["-n", "--interval", "-q", "--equexit"], false, &[]),
+        "script" => s(
+            &["-E", "--echo", "-T", "--log-timing", "-I", "-O", "-B"],
+            false,
+            &[],
+        ),
+        "su" | "runuser" | "sg" => s(
+            &[
+                "-u",
+                "--user",
+                "-g",
+                "--group",
+                "-G",
+                "--supp-group",
+                "-s",
+                "--shell",
+                "-w",
+            ],
+            false,
+            &[],
+        ),
+        "systemd-run" => s(
+            &[
+                "-p",
+                "--property",
+                "-u",
+                "--unit",
+                "--description",
+                "--slice",
+                "-E",
+                "--setenv",
+                "--uid",
+                "--gid",
+                "-M",
+                "--machine",
+                "--working-directory",
+                "--on-calendar",
+                "--on-active",
+                "--on-boot",
+                "--on-startup",
+            ],
+            false,
+            &[],
+        ),
+        "chroot" => s(&["--userspec", "--groups"], true, &[]),
+        "unshare" => s(
+            &[
+                "--map-user",
+                "--map-group",
+                "-S",
+                "--setuid",
+                "-G",
+                "--setgid",
+                "-R",
+                "--root",
+                "-w",
+                "--wd",
+            ],
+            false,
+            &[],
+        ),
+        "taskset" | "chrt" | "faketime" => s(&[], true, &[]),
+        "strace" | "ltrace" => s(
+            &[
+                "-e", "-o", "-p", "-s", "-u", "-E", "-P", "-I", "-b", "-a", "-X", "-O", "-S",
+            ],
+            false,
+            &[],
+        ),
         "exec" => s(&["-a"], false, &[]),
         "xargs" => s(
             &[
@@ -86,8 +164,13 @@ pub(super) fn unwrap(words: &[Word]) -> Unwrapped {
         let program = basename(&word.text);
         let Some(spec) = spec(program) else { break };
         out.wrappers.push(program.to_string());
-        out.privileged |= matches!(program, "sudo" | "doas");
+        out.privileged |= matches!(program, "sudo" | "doas" | "su" | "pkexec");
         i += 1;
+        if let Some(script) = shell_string(program, &words[i..]) {
+            // `su -c STRING` and the like run STRING with a shell.
+            out.argv = vec![plain("sh"), plain("-c"), script.clone()];
+            return out;
+        }
         let mut operand_taken = !spec.operand_first;
         while let Some(arg) = words.get(i) {
             let a = arg.text.as_str();
@@ -125,6 +208,31 @@ pub(super) fn unwrap(words: &[Word]) -> Unwrapped {
         out.also_runs = find_exec(&out.argv);
     }
     out
+}
+
+/// Wrappers that also take the command as one string for a shell:
+/// `su -c`, `runuser -c`, `flock FILE -c`, `script -c`, `sg GROUP -c`.
+fn shell_string<'a>(program: &str, args: &'a [Word]) -> Option<&'a Word> {
+    if !matches!(program, "su" | "runuser" | "flock" | "script" | "sg") {
+        return None;
+    }
+    let at = args.iter().position(|a| {
+        let t = a.text.as_str();
+        t == "-c"
+            || t == "--command"
+            || (t.starts_with('-')
+                && !t.starts_with("--")
+                && t.ends_with('c')
+                && program == "script")
+    })?;
+    args.get(at + 1)
+}
+
+fn plain(text: &str) -> Word {
+    Word {
+        text: text.to_string(),
+        ..Word::default()
+    }
 }
 
 /// The commands of `find ... -exec CMD ... ;` (and `-execdir`, `-ok`, `-okdir`).
