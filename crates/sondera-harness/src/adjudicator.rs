@@ -177,6 +177,9 @@ impl Adjudicator {
             cursor.state.untrusted_seen |= taints.untrusted;
             cursor
                 .state
+                .remember_untrusted_commands(taints.suggested_commands);
+            cursor
+                .state
                 .record(&event.payload, verdict.would_be.unwrap_or(verdict.decision));
         }
         let status = cursor.status.after(&event.payload);

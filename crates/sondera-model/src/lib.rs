@@ -36,4 +36,6 @@ pub use event::{
     Actor, ActorKind, Causality, Event, EventDecodeError, ExecutionAttribution, event_json_schema,
 };
 pub use payload::{FileOperationKind, Payload, PayloadCategory, PromptRole};
-pub use state::{MAX_PENDING_CALLS, PendingCall, TrajectoryState};
+pub use state::{
+    MAX_PENDING_CALLS, MAX_TOOLS_USED, MAX_UNTRUSTED_COMMANDS, PendingCall, TrajectoryState,
+};

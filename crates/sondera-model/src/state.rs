@@ -14,6 +14,10 @@ pub const MAX_PENDING_CALLS: usize = 64;
 /// cannot grow its state without bound.
 pub const MAX_TOOLS_USED: usize = 256;
 
+/// How many commands suggested by untrusted content a trajectory remembers;
+/// older ones are forgotten first.
+pub const MAX_UNTRUSTED_COMMANDS: usize = 32;
+
 /// What a trajectory has accumulated so far: the facts policies read from the
 /// `Trajectory` entity. It is a fixed-size summary, never a scan of history,
 /// so the cost of one adjudication does not grow with the trajectory.
@@ -36,6 +40,9 @@ pub struct TrajectoryState {
     /// by their class (`shell`, `web_fetch`, `file_read`, `file_write`,
     /// `file_edit`, `file_delete`). At most [`MAX_TOOLS_USED`] names.
     pub tools_used: BTreeSet<String>,
+    /// Commands untrusted content told the agent to run (whitespace
+    /// collapsed), newest last; at most [`MAX_UNTRUSTED_COMMANDS`].
+    pub untrusted_commands: VecDeque<String>,
 }
 
 /// A call the trajectory saw, remembered until its result arrives so the
@@ -57,6 +64,18 @@ impl TrajectoryState {
     /// The pending call `call_id`, if the trajectory still remembers it.
     pub fn pending(&self, call_id: &str) -> Option<&PendingCall> {
         self.pending_calls.iter().find(|c| c.call_id == call_id)
+    }
+
+    /// Remembers commands untrusted content suggested, forgetting the oldest
+    /// beyond [`MAX_UNTRUSTED_COMMANDS`].
+    pub fn remember_untrusted_commands(&mut self, commands: impl IntoIterator<Item = String>) {
+        for command in commands {
+            self.untrusted_commands.retain(|c| *c != command);
+            if self.untrusted_commands.len() == MAX_UNTRUSTED_COMMANDS {
+                self.untrusted_commands.pop_front();
+            }
+            self.untrusted_commands.push_back(command);
+        }
     }
 
     /// Folds one adjudicated step into the state.
@@ -219,5 +238,22 @@ mod tests {
             state.record(&call(&format!("t{i}")), Decision::Allow);
         }
         assert_eq!(state.tools_used.len(), MAX_TOOLS_USED);
+    }
+
+    #[test]
+    fn untrusted_commands_are_bounded_newest_last() {
+        let mut state = TrajectoryState::default();
+        state.remember_untrusted_commands((0..MAX_UNTRUSTED_COMMANDS + 5).map(|i| format!("c{i}")));
+        assert_eq!(state.untrusted_commands.len(), MAX_UNTRUSTED_COMMANDS);
+        assert_eq!(
+            state.untrusted_commands.front().map(String::as_str),
+            Some("c5")
+        );
+        state.remember_untrusted_commands(["c5".to_string()]);
+        assert_eq!(
+            state.untrusted_commands.back().map(String::as_str),
+            Some("c5")
+        );
+        assert_eq!(state.untrusted_commands.len(), MAX_UNTRUSTED_COMMANDS);
     }
 }

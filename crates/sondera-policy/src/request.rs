@@ -446,6 +446,12 @@ fn payload_fields(
                 "egress",
                 egress_facts(&shell_egress(&analysis), inputs.environment),
             );
+            let normalized = sondera_guard::content::normalize_command(command);
+            put(
+                f,
+                "suggested_by_untrusted",
+                RestrictedExpression::new_bool(state.untrusted_commands.contains(&normalized)),
+            );
         }
         Payload::ShellCommandOutput {
             call_id,
