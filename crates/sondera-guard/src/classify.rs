@@ -53,6 +53,16 @@ const SHELL: &[&str] = &[
     "shellcommand",
     "executeshellcommand",
     "runterminalcommand",
+    "runterminalcmd",
+    "runinterminal",
+    "executecommand",
+    "execcommand",
+    "runcommand",
+    "executebash",
+    "runbash",
+    "bashtool",
+    "shellexec",
+    "localshell",
 ];
 const WEB: &[&str] = &[
     "webfetch",
@@ -102,7 +112,7 @@ const OLD_CONTENT_KEYS: &[&str] = &[
     "old_content",
     "oldContent",
 ];
-const COMMAND_KEYS: &[&str] = &["command", "cmd", "command_line", "commandLine"];
+const COMMAND_KEYS: &[&str] = &["command", "cmd", "command_line", "commandLine", "script"];
 const WORKING_DIR_KEYS: &[&str] = &["working_dir", "workingDir", "cwd", "directory", "dir"];
 const URL_KEYS: &[&str] = &["url", "URL", "uri", "href", "link"];
 const URL_LIST_KEYS: &[&str] = &["urls", "links"];

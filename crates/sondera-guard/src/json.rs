@@ -68,6 +68,21 @@ fn looks_like_path(text: &str) -> bool {
         && (text.starts_with(['/', '~', '.']) || text.starts_with("$HOME") || text.contains('/'))
 }
 
+/// Argument keys that hold what a search tool looks for.
+const PATTERN_KEYS: &[&str] = &["pattern", "regex", "query", "search", "q", "needle", "text"];
+
+/// The search patterns among a tool's arguments (the values of keys such as
+/// `pattern`, `regex` and `query`).
+pub fn search_patterns(value: &Value) -> impl Iterator<Item = &str> {
+    let mut patterns = Vec::new();
+    visit_strings(value, &mut |key, text| {
+        if key.is_some_and(|k| PATTERN_KEYS.iter().any(|p| k.eq_ignore_ascii_case(p))) {
+            patterns.push(text);
+        }
+    });
+    patterns.into_iter()
+}
+
 /// Every string in `value`, one per line.
 pub(crate) fn joined_strings(value: &Value) -> String {
     let mut text = String::new();

@@ -14,9 +14,10 @@ mod classify;
 pub mod content;
 mod json;
 
-pub use json::path_arguments;
+pub use json::{path_arguments, search_patterns};
 pub mod net;
 pub mod persistence;
+pub mod places;
 pub mod secrets;
 
 pub use classify::{ToolOutcome, classify_tool_call, fold_tool_name, observation_for};

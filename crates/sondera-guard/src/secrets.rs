@@ -79,6 +79,34 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
     Some(kind)
 }
 
+/// Compared with letters and digits only, so `api[_-]?key` is `apikey`.
+const SECRET_WORDS: &[&str] = &[
+    "secret",
+    "password",
+    "passwd",
+    "token",
+    "apikey",
+    "privatekey",
+    "beginrsa",
+    "credential",
+    "awsaccesskey",
+    "accesskey",
+];
+/// Whether a search pattern looks for secrets (`password`, `api[_-]?key`,
+/// `BEGIN RSA`): compared on letters and digits only.
+pub fn names_secret(pattern: &str) -> bool {
+    let text = alphanumeric(pattern);
+    SECRET_WORDS.iter().any(|s| text.contains(s))
+}
+
+/// `text` lower-cased, letters and digits only.
+pub(crate) fn alphanumeric(text: &str) -> String {
+    text.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .flat_map(|c| c.to_lowercase())
+        .collect()
+}
+
 /// A directory whose contents are credentials, copied or archived as a whole.
 pub fn credential_directory(path: &str) -> bool {
     let name = path.rsplit('/').find(|p| !p.is_empty()).unwrap_or_default();

@@ -211,6 +211,12 @@ fn shell_tools_need_a_command() {
         "shell_command",
         "execute_shell_command",
         "runTerminalCommand",
+        "run_terminal_cmd",
+        "execute_command",
+        "run_command",
+        "execute_bash",
+        "run_in_terminal",
+        "local_shell",
     ] {
         match classify(name, json!({"cmd": "ls", "cwd": "/w"})) {
             Payload::ShellCommand {
@@ -429,4 +435,21 @@ fn web_tools_keep_what_the_request_sends() {
         Payload::WebFetch { method, body, .. } => assert_eq!((method, body), (None, None)),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn generic_execute_tools_are_not_shells() {
+    for name in ["exec", "execute", "run_sql"] {
+        assert!(
+            matches!(
+                classify(name, json!({"command": "SELECT 1"})),
+                Payload::ToolCall { .. }
+            ),
+            "{name}"
+        );
+    }
+    assert!(matches!(
+        classify("sh", json!({"script": "ls"})),
+        Payload::ShellCommand { .. }
+    ));
 }

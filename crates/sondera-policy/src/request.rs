@@ -10,6 +10,7 @@ use sondera_model::{Event, FileOperationKind, Payload, TrajectoryState};
 
 use sondera_guard::content::Signals;
 use sondera_guard::net::{self, Egress, HostAllowlist};
+use sondera_guard::places::Place;
 use sondera_guard::shell::{self, ShellAnalysis, ShellContext};
 
 use crate::args::{ArgType, ArgumentTypeError};
@@ -405,10 +406,22 @@ fn payload_fields(
             let egress = net::tool_call_egress(arguments);
             put(f, "egress", egress_facts(&egress, inputs.environment));
             let workspace = &inputs.environment.workspace;
-            let sensitive = sondera_guard::path_arguments(arguments)
-                .into_iter()
-                .filter(|path| workspace.is_sensitive(path));
+            let paths = sondera_guard::path_arguments(arguments);
+            let sensitive = paths.iter().copied().filter(|path| {
+                workspace.is_sensitive(path)
+                    || sondera_guard::secrets::credential_directory(&workspace.resolve(path))
+            });
             put(f, "sensitive_paths", strings(sensitive));
+            let searches_for_secrets = sondera_guard::search_patterns(arguments)
+                .any(sondera_guard::secrets::names_secret)
+                && paths.iter().any(|path| {
+                    !matches!(workspace.place(path), Place::Workspace | Place::Scratch)
+                });
+            put(
+                f,
+                "searches_for_secrets",
+                RestrictedExpression::new_bool(searches_for_secrets),
+            );
         }
         Payload::ToolOutput {
             call_id,
@@ -515,6 +528,7 @@ fn payload_fields(
                 "persistence",
                 string(workspace.persistence(path).unwrap_or_default()),
             );
+            put(f, "place", string(workspace.place(path).as_str()));
             put_opt(f, "content", content.as_ref());
             put_opt(f, "old_content", old_content.as_ref());
         }
@@ -561,8 +575,13 @@ impl Workspace {
         sondera_guard::persistence::persistence_target(&self.resolve(path), &self.home)
     }
 
+    /// Where `path` lies: the workspace, scratch space, home, the system or elsewhere.
+    pub fn place(&self, path: &str) -> sondera_guard::places::Place {
+        sondera_guard::places::place(&self.resolve(path), &self.root, &self.home)
+    }
+
     /// `path` made absolute against the workspace root and home, lexically.
-    fn resolve(&self, path: &str) -> String {
+    pub fn resolve(&self, path: &str) -> String {
         let word = shell::word::Word {
             text: path.to_string(),
             home_relative: path.starts_with('~') || path.starts_with("$HOME"),

@@ -263,3 +263,71 @@ fn assert_decision_in(engine: &PolicyEngine, event: &Event, state: &TrajectorySt
     assert_eq!(v.decision, Decision::Deny);
     assert!(v.policy_ids().any(|p| p == policy));
 }
+
+#[test]
+fn file_tools_outside_the_workspace() {
+    let engine = engine();
+    let delete = |path: &str| call("delete_file", json!({ "path": path }));
+    assert_decision(
+        &engine,
+        &delete("/etc/passwd"),
+        Decision::Deny,
+        "destructive-file-tool-delete-outside-workspace",
+    );
+    assert_decision(
+        &engine,
+        &delete("~/.ssh/id_rsa"),
+        Decision::Deny,
+        "destructive-file-tool-delete-outside-workspace",
+    );
+    for allowed in ["build/out.o", "/tmp/scratch.txt"] {
+        assert_eq!(
+            verdict(&engine, &delete(allowed)).decision,
+            Decision::Allow,
+            "{allowed}"
+        );
+    }
+    assert_decision(
+        &engine,
+        &call(
+            "write_file",
+            json!({"path": "/etc/hosts", "content": "1.2.3.4 x"}),
+        ),
+        Decision::Escalate,
+        "destructive-file-tool-system-write",
+    );
+}
+
+#[test]
+fn generic_tools_touching_credentials_escalate() {
+    let engine = engine();
+    assert_decision(
+        &engine,
+        &call("mcp__fs__read_file", json!({"path": "~/.aws/credentials"})),
+        Decision::Escalate,
+        "cred-tool-sensitive-path",
+    );
+    assert_decision(
+        &engine,
+        &call(
+            "grep",
+            json!({"pattern": "AWS_SECRET", "path": "/home/dev/.aws"}),
+        ),
+        Decision::Escalate,
+        "cred-tool-sensitive-path",
+    );
+    assert_decision(
+        &engine,
+        &call(
+            "search_file_content",
+            json!({"pattern": "password", "path": "/home/dev"}),
+        ),
+        Decision::Escalate,
+        "cred-tool-secret-search",
+    );
+    let local = call(
+        "search_file_content",
+        json!({"pattern": "password", "path": "src"}),
+    );
+    assert_eq!(verdict(&engine, &local).decision, Decision::Allow);
+}

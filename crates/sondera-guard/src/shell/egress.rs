@@ -5,7 +5,7 @@ use super::risks::{Risk, RiskKind};
 use super::word::Word;
 use super::{Invocation, ShellContext, Stdin};
 use crate::net::{Host, HostClass, authority_host, plausible_host, url_host};
-use crate::secrets::{credential_directory, sensitive_path};
+use crate::secrets::{alphanumeric, credential_directory, sensitive_path};
 
 /// Programs that read the contents of the files they name.
 const READERS: &[&str] = &[
@@ -69,19 +69,6 @@ const READERS: &[&str] = &[
 /// Programs that copy or archive whole directories.
 const ARCHIVERS: &[&str] = &["tar", "zip", "7z", "cp", "rsync", "scp"];
 const SEARCHERS: &[&str] = &["grep", "egrep", "fgrep", "rg", "ag", "ack"];
-/// Compared with letters and digits only, so `api[_-]?key` is `apikey`.
-const SECRET_WORDS: &[&str] = &[
-    "secret",
-    "password",
-    "passwd",
-    "token",
-    "apikey",
-    "privatekey",
-    "beginrsa",
-    "credential",
-    "awsaccesskey",
-    "accesskey",
-];
 /// Names `find` and `locate` look for when they hunt for keys and secrets,
 /// compared with letters and digits only.
 const SECRET_FILE_NAMES: &[&str] = &[
@@ -106,12 +93,6 @@ const SECRET_FILE_NAMES: &[&str] = &[
     "wallet",
 ];
 
-fn alphanumeric(text: &str) -> String {
-    text.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .flat_map(|c| c.to_lowercase())
-        .collect()
-}
 const SOCKETS: &[&str] = &["nc", "ncat", "netcat", "socat", "telnet"];
 const RESOLVERS: &[&str] = &["dig", "nslookup", "host", "drill", "resolvectl"];
 /// Programs that resolve the name they are given before doing anything else.
@@ -287,6 +268,78 @@ fn files_read(i: &Invocation) -> Vec<Word> {
     read
 }
 
+/// A shell wired to a network connection: a socket program told to run one
+/// (`nc -e /bin/sh`, `socat exec:bash tcp:..`), a shell redirected to
+/// `/dev/tcp`, or a pipeline joining a shell and a socket program.
+pub(super) fn connected_shells(invocations: &[Invocation], out: &mut Vec<Risk>) {
+    let is_shell = |p: &str| super::walk::SHELLS.contains(&p);
+    for (n, i) in invocations.iter().enumerate() {
+        let p = i.program.as_str();
+        let runs_program = SOCKETS.contains(&p)
+            && i.args.iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec"
+                )
+            });
+        let socat_exec = p == "socat" && {
+            let lower: Vec<String> = i.args.iter().map(|a| a.to_ascii_lowercase()).collect();
+            lower
+                .iter()
+                .any(|a| a.starts_with("exec:") || a.starts_with("system:"))
+                && lower.iter().any(|a| {
+                    ["tcp", "udp", "openssl", "ssl"]
+                        .iter()
+                        .any(|t| a.starts_with(t))
+                })
+        };
+        let dev_tcp = |path: &str| path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/");
+        let shell_on_socket = is_shell(p)
+            && (i.writes.iter().any(|w| dev_tcp(&w.text))
+                || matches!(&i.stdin, Stdin::File(f) if dev_tcp(f)));
+        let piped = |a: &Invocation, b: &Invocation| matches!(&b.stdin, Stdin::Pipe(from) if from.contains(&a.program));
+        let joined = invocations.get(n + 1).is_some_and(|next| {
+            piped(i, next)
+                && ((is_shell(p) && SOCKETS.contains(&next.program.as_str()))
+                    || (SOCKETS.contains(&p) && is_shell(&next.program)))
+        });
+        if runs_program || socat_exec || shell_on_socket || joined {
+            out.push(risk(
+                RiskKind::ReverseShell,
+                format!("{p} {} connects a shell to the network", i.args.join(" ")),
+            ));
+        }
+    }
+}
+
+/// An upload reading a pipe whose previous stage read a file outside the
+/// workspace (`cat /etc/passwd | curl --data-binary @- ..`).
+pub(super) fn piped_uploads(
+    invocations: &[Invocation],
+    ctx: &ShellContext<'_>,
+    out: &mut Vec<Risk>,
+) {
+    for pair in invocations.windows(2) {
+        let (reader, upload) = (&pair[0], &pair[1]);
+        let fed = matches!(&upload.stdin, Stdin::Pipe(from) if from.contains(&reader.program));
+        if !fed || !is_upload(upload) {
+            continue;
+        }
+        for file in files_read(reader) {
+            let resolved = resolve(&file, ctx);
+            if !resolved.inside_workspace && !crate::places::is_scratch(&resolved.path, ctx.home) {
+                out.push(risk(
+                    RiskKind::UploadExternalFile,
+                    format!(
+                        "{} sends {} read by {}",
+                        upload.program, resolved.path, reader.program
+                    ),
+                ));
+            }
+        }
+    }
+}
+
 /// Whether an environment variable's name says it holds a secret
 /// (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `OPENAI_API_KEY`, `PGPASSWORD`).
 fn secret_variable(name: &str) -> bool {
@@ -458,8 +511,7 @@ fn secret_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let Some(pattern) = operands.next() else {
         return;
     };
-    let pattern_text = alphanumeric(&pattern.text);
-    if !SECRET_WORDS.iter().any(|s| pattern_text.contains(s)) {
+    if !crate::secrets::names_secret(&pattern.text) {
         return;
     }
     for root in operands {
@@ -476,7 +528,19 @@ fn secret_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     }
 }
 
-fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+/// Whether `i` sends data over the network rather than only fetching.
+/// `/dev/tcp/HOST/PORT` or `/dev/udp/HOST/PORT`: bash opens a connection.
+fn socket_path_host(path: &str) -> Option<&str> {
+    let rest = path
+        .strip_prefix("/dev/tcp/")
+        .or_else(|| path.strip_prefix("/dev/udp/"))?;
+    rest.split('/').next().filter(|h| !h.is_empty())
+}
+
+fn is_upload(i: &Invocation) -> bool {
+    if i.writes.iter().any(|w| socket_path_host(&w.text).is_some()) {
+        return true;
+    }
     let p = i.program.as_str();
     let args = &i.args;
     let flag = |names: &[&str]| {
@@ -487,7 +551,7 @@ fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         })
     };
     let piped_in = matches!(i.stdin, Stdin::Pipe(_) | Stdin::File(_));
-    let sending = match p {
+    match p {
         "curl" => {
             flag(&[
                 "-d",
@@ -517,8 +581,13 @@ fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         "ftp" | "tftp" => true,
         _ if SOCKETS.contains(&p) => piped_in,
         _ => !cloud_upload_sources(i).is_empty(),
-    };
-    if !sending {
+    }
+}
+
+fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    let p = i.program.as_str();
+    let args = &i.args;
+    if !is_upload(i) {
         return;
     }
     out.push(risk(
@@ -736,10 +805,21 @@ fn destinations(i: &Invocation) -> Vec<String> {
             | "aria2c"
     ) || SOCKETS.contains(&p)
         || RESOLVERS.contains(&p);
+    // Any program reaches the host of a `/dev/tcp` redirection.
+    let mut hosts: Vec<String> = i
+        .writes
+        .iter()
+        .map(|w| w.text.as_str())
+        .chain(match &i.stdin {
+            Stdin::File(f) => Some(f.as_str()),
+            _ => None,
+        })
+        .filter_map(socket_path_host)
+        .map(str::to_string)
+        .collect();
     if !network {
-        return Vec::new();
+        return hosts;
     }
-    let mut hosts = Vec::new();
     let http_client = HTTP_CLIENTS.contains(&p);
     for (n, arg) in operands(i).enumerate() {
         if let Some(host) = url_host(arg) {

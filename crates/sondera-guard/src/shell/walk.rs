@@ -43,7 +43,7 @@ pub(super) struct Walker {
     pub(super) analysis: ShellAnalysis,
 }
 
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "busybox"];
+pub(super) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "busybox"];
 
 impl Walker {
     pub(super) fn new() -> Self {
@@ -353,8 +353,14 @@ impl Walker {
                     let path = self.word(&w.value, depth);
                     match kind {
                         IoFileRedirectKind::Read => invocation.stdin = Stdin::File(path.text),
+                        // `>&2`, `<&-` duplicate descriptors; `>& FILE` writes FILE.
                         IoFileRedirectKind::DuplicateInput
-                        | IoFileRedirectKind::DuplicateOutput => {}
+                        | IoFileRedirectKind::DuplicateOutput
+                            if path.text == "-"
+                                || path.text.bytes().all(|b| b.is_ascii_digit()) => {}
+                        IoFileRedirectKind::DuplicateInput => {
+                            invocation.stdin = Stdin::File(path.text)
+                        }
                         _ => invocation.writes.push(path),
                     }
                 }
@@ -366,7 +372,20 @@ impl Walker {
                         invocation.stdin = Stdin::Pipe(self.programs_since(before));
                     }
                 }
-                IoFileRedirectTarget::Fd(_) | IoFileRedirectTarget::Duplicate(_) => {}
+                // `>&2` duplicates a descriptor; `>& FILE` writes FILE.
+                IoFileRedirectTarget::Duplicate(w) => {
+                    let target = self.word(&w.value, depth);
+                    let descriptor = target.text.trim_end_matches('-');
+                    if !descriptor.bytes().all(|b| b.is_ascii_digit()) {
+                        match kind {
+                            IoFileRedirectKind::DuplicateInput => {
+                                invocation.stdin = Stdin::File(target.text)
+                            }
+                            _ => invocation.writes.push(target),
+                        }
+                    }
+                }
+                IoFileRedirectTarget::Fd(_) => {}
             },
             IoRedirect::HereDocument(_, doc) => {
                 invocation.stdin = Stdin::Text(strip_heredoc(&doc.doc.value));

@@ -20,6 +20,67 @@ pub struct Word {
     pub variables: Vec<String>,
 }
 
+/// Most words one brace expansion yields; past this the rest are dropped.
+const MAX_BRACE_EXPANSIONS: usize = 64;
+
+/// The words a brace expansion stands for: `{/,}` is `/` and ``,
+/// `/{etc,usr}` is `/etc` and `/usr`. A word without one is itself.
+pub fn expand_braces(word: &Word) -> Vec<Word> {
+    let mut texts = vec![word.text.clone()];
+    let mut done = Vec::new();
+    while let Some(text) = texts.pop() {
+        match split_first_brace(&text) {
+            Some((prefix, alternatives, suffix))
+                if done.len() + texts.len() < MAX_BRACE_EXPANSIONS =>
+            {
+                texts.extend(alternatives.iter().map(|a| format!("{prefix}{a}{suffix}")));
+            }
+            _ => done.push(text),
+        }
+    }
+    done.truncate(MAX_BRACE_EXPANSIONS);
+    done.into_iter()
+        .map(|text| Word {
+            home_relative: word.home_relative
+                && (text.starts_with('~') || text.starts_with("$HOME")),
+            text,
+            ..word.clone()
+        })
+        .collect()
+}
+
+/// `prefix{a,b,...}suffix` split at its first brace pair holding a comma at
+/// its own level.
+fn split_first_brace(text: &str) -> Option<(&str, Vec<&str>, &str)> {
+    let open = text.find('{')?;
+    let mut depth = 0;
+    let mut commas = Vec::new();
+    for (at, c) in text[open..].char_indices().map(|(i, c)| (open + i, c)) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    if commas.is_empty() {
+                        return None;
+                    }
+                    let mut alternatives = Vec::new();
+                    let mut start = open + 1;
+                    for comma in commas {
+                        alternatives.push(&text[start..comma]);
+                        start = comma + 1;
+                    }
+                    alternatives.push(&text[start..at]);
+                    return Some((&text[..open], alternatives, &text[at + 1..]));
+                }
+            }
+            ',' if depth == 1 => commas.push(at),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Decodes a raw word (as written in the command) into its value.
 pub fn decode(raw: &str, options: &ParserOptions) -> Result<Word, String> {
     // Most words are plain: nothing to remove or expand, so no parsing.

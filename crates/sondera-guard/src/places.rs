@@ -1,0 +1,103 @@
+//! Where a path lies, for judging what touching it may break: the agent's
+//! workspace, scratch space, the user's home, or the system.
+
+/// The kind of place an absolute, normalised path lies in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Place {
+    /// Inside the workspace root.
+    Workspace,
+    /// Below `/tmp`, `/var/tmp` or `~/.cache`: contents nobody loses.
+    Scratch,
+    /// Elsewhere in the home directory.
+    Home,
+    /// The operating system's files: `/etc`, `/usr`, `/bin`, `/boot`, ...
+    /// and the root directory itself.
+    System,
+    /// Anywhere else (other users' files, mounted volumes, `/srv`, ...).
+    Other,
+}
+
+impl Place {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Workspace => "workspace",
+            Self::Scratch => "scratch",
+            Self::Home => "home",
+            Self::System => "system",
+            Self::Other => "other",
+        }
+    }
+}
+
+const SYSTEM_DIRS: &[&str] = &[
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/boot",
+    "/var",
+    "/sys",
+    "/proc",
+    "/dev",
+    "/opt",
+    "/root",
+    "/snap",
+    "/System",
+    "/Library",
+    "/Applications",
+];
+
+/// Where `path` (absolute and normalised) lies, given the workspace root and
+/// home directory.
+pub fn place(path: &str, workspace_root: &str, home: &str) -> Place {
+    let root = workspace_root.trim_end_matches('/');
+    let home = home.trim_end_matches('/');
+    let under = |dir: &str| path == dir || path.starts_with(&format!("{dir}/"));
+    if !root.is_empty() && under(root) {
+        Place::Workspace
+    } else if is_scratch(path, home) {
+        Place::Scratch
+    } else if !home.is_empty() && under(home) {
+        Place::Home
+    } else if path == "/" || SYSTEM_DIRS.iter().any(|d| under(d)) {
+        Place::System
+    } else {
+        Place::Other
+    }
+}
+
+/// Temporary and cache locations whose contents can be deleted without loss:
+/// anything below `/tmp`, `/var/tmp` or `~/.cache` (not those directories).
+pub fn is_scratch(path: &str, home: &str) -> bool {
+    let cache = format!("{}/.cache/", home.trim_end_matches('/'));
+    ["/tmp/", "/var/tmp/", cache.as_str()]
+        .iter()
+        .any(|dir| path.starts_with(dir) && path.len() > dir.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_placed() {
+        let at = |p: &str| place(p, "/home/dev/project", "/home/dev");
+        assert_eq!(at("/home/dev/project/src/a.rs"), Place::Workspace);
+        assert_eq!(at("/home/dev/project"), Place::Workspace);
+        assert_eq!(at("/tmp/build.lock"), Place::Scratch);
+        assert_eq!(at("/home/dev/.cache/pip"), Place::Scratch);
+        assert_eq!(at("/home/dev/.ssh/id_rsa"), Place::Home);
+        assert_eq!(
+            at("/home/dev/projectx"),
+            Place::Home,
+            "a sibling is not inside"
+        );
+        assert_eq!(at("/etc/passwd"), Place::System);
+        assert_eq!(at("/"), Place::System);
+        assert_eq!(at("/tmp"), Place::Other);
+        assert_eq!(at("/srv/data"), Place::Other);
+    }
+}
