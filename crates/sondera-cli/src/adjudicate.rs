@@ -5,7 +5,6 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use sondera_harness::Adjudicator;
 use sondera_model::{Adjudicated, Decision, Event};
-use sondera_policy::PolicyEngine;
 use sondera_store::{MemoryStore, SqliteStore, TrajectoryStore};
 
 use crate::AdjudicateArgs;
@@ -18,7 +17,7 @@ struct Tally {
 }
 
 pub(crate) fn run(args: AdjudicateArgs) -> anyhow::Result<ExitCode> {
-    let engine = load_engine(&args)?;
+    let engine = args.policies.engine()?;
     let store: Arc<dyn TrajectoryStore> = match args.store.data_dir()? {
         Some(dir) => Arc::new(
             SqliteStore::open_dir(&dir)
@@ -41,19 +40,6 @@ pub(crate) fn run(args: AdjudicateArgs) -> anyhow::Result<ExitCode> {
         Tally { blocked: 1.., .. } => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
-}
-
-fn load_engine(args: &AdjudicateArgs) -> anyhow::Result<PolicyEngine> {
-    let engine = PolicyEngine::builder()
-        .builtin_or_directories(args.policies.dirs.iter().cloned())
-        .mode(args.policies.mode)
-        .workspace(args.policies.workspace())
-        .allowed_hosts(args.policies.allowed_hosts()?)
-        .build()?;
-    for warning in engine.warnings() {
-        eprintln!("warning: {warning}");
-    }
-    Ok(engine)
 }
 
 async fn judge_lines(

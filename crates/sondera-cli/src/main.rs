@@ -2,6 +2,9 @@
 //! library crates together; the work happens in them.
 
 mod adjudicate;
+mod explain;
+mod policy_check;
+mod policy_fmt;
 mod policy_test;
 
 use std::path::PathBuf;
@@ -42,6 +45,45 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum PolicyCommand {
+    /// Load and validate policies against the schema, and report every problem with its
+    /// file:line:col, policy id and the source line it points at.
+    ///
+    /// Errors stop the set from loading (bad syntax, type errors, unknown attributes,
+    /// duplicate ids). Warnings are policies that load but are probably wrong: ones Cedar's
+    /// validator finds can never apply, ones repeating another's scope and conditions, and
+    /// missing @description or @severity.
+    ///
+    /// Exit status: 0 when the set is valid, 1 with --deny-warnings and any warning,
+    /// 2 when it does not load.
+    Check {
+        /// Policy directories; the built-in packs when none is given.
+        #[arg(value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// Exit 1 when there are warnings.
+        #[arg(long)]
+        deny_warnings: bool,
+        /// One JSON report instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Format Cedar policy files (`.cedar`, directories searched recursively).
+    ///
+    /// Exit status: 0 when done (or, with --check, when everything is formatted), 1 with
+    /// --check when some file is not, 2 when a file cannot be parsed.
+    Fmt {
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// Change nothing; list the files that are not formatted.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Show how one step is judged: the action it is classified as, the context the
+    /// detectors computed for it, and the policies that decided.
+    ///
+    /// Give the step as an event (JSON, from a file or standard input) or as a shorthand:
+    /// --shell "rm -rf /", --tool read_file --args '{"path": "~/.ssh/id_rsa"}', or
+    /// --prompt "text". The step is judged as the first of a fresh trajectory.
+    Explain(Box<ExplainArgs>),
     /// Run policy test cases (JSON lines, see tests/corpus/FORMAT.md) and report each failure,
     /// block recall and false-positive rate per category, and `N passed, M failed`.
     ///
@@ -59,6 +101,37 @@ enum PolicyCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("step").args(["event", "shell", "tool", "prompt"]).required(true)))]
+struct ExplainArgs {
+    /// An event in the wire format; `-` reads standard input.
+    #[arg(value_name = "EVENT.json|-")]
+    event: Option<String>,
+    /// A shell command, as a `bash` tool call.
+    #[arg(long, value_name = "COMMAND")]
+    shell: Option<String>,
+    /// The working directory of --shell.
+    #[arg(long, value_name = "DIR", requires = "shell")]
+    cwd: Option<String>,
+    /// A tool call by name, classified as live calls are.
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+    /// The arguments of --tool, a JSON object.
+    #[arg(long, value_name = "JSON", requires = "tool")]
+    args: Option<String>,
+    /// A user prompt.
+    #[arg(long, value_name = "TEXT")]
+    prompt: Option<String>,
+    #[command(flatten)]
+    policies: PolicyArgs,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Largest event accepted, in bytes.
+    #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
+    max_event_bytes: usize,
 }
 
 #[derive(Debug, Args)]
@@ -111,6 +184,20 @@ struct PolicyArgs {
 }
 
 impl PolicyArgs {
+    /// Loads the policy set these arguments name; warnings go to standard error.
+    fn engine(&self) -> anyhow::Result<sondera_policy::PolicyEngine> {
+        let engine = sondera_policy::PolicyEngine::builder()
+            .builtin_or_directories(self.dirs.iter().cloned())
+            .mode(self.mode)
+            .workspace(self.workspace())
+            .allowed_hosts(self.allowed_hosts()?)
+            .build()?;
+        for warning in engine.warnings() {
+            eprintln!("warning: {warning}");
+        }
+        Ok(engine)
+    }
+
     fn allowed_hosts(&self) -> anyhow::Result<sondera_policy::HostAllowlist> {
         Ok(sondera_policy::HostAllowlist::new(&self.allowed_hosts)?)
     }
@@ -169,6 +256,13 @@ fn main() -> ExitCode {
             policies,
             json,
         }) => policy_test::run(&files, &policies, json),
+        Command::Policy(PolicyCommand::Check {
+            dirs,
+            deny_warnings,
+            json,
+        }) => policy_check::run(&dirs, deny_warnings, json),
+        Command::Policy(PolicyCommand::Fmt { paths, check }) => policy_fmt::run(&paths, check),
+        Command::Policy(PolicyCommand::Explain(args)) => explain::run(*args),
         Command::Version => {
             println!("sondera {}", env!("CARGO_PKG_VERSION"));
             Ok(ExitCode::SUCCESS)

@@ -25,6 +25,7 @@ mod local;
 
 pub use adjudicator::Adjudicator;
 pub use local::{LocalHarness, LocalHarnessBuilder};
+pub use sondera_guard::{ToolOutcome, classify_tool_call, observation_for};
 
 use async_trait::async_trait;
 use sondera_model::{Adjudicated, Agent, Event, EventDecodeError, Payload};

@@ -29,12 +29,13 @@
 mod args;
 mod engine;
 mod error;
+mod lint;
 mod load;
 mod request;
 
 pub use args::{ArgumentTypeError, tool_args_fragment};
 pub use engine::{PolicyEngine, PolicyEngineBuilder};
 pub use error::{EvaluationError, PolicyError, PolicyLoadErrors};
-pub use load::{BASE_SCHEMA, BUILTIN_PACKS};
+pub use load::{BASE_SCHEMA, BUILTIN_PACKS, builtin_source};
 pub use request::{ActionName, CedarRequest, Workspace};
 pub use sondera_guard::net::{HostAllowlist, InvalidHostPattern};

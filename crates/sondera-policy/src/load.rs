@@ -58,6 +58,18 @@ pub const BUILTIN_PACKS: &[(&str, &str)] = &[
 
 const BASE_SCHEMA_NAME: &str = "policies/schema.cedarschema";
 
+/// The text of an embedded source (the base schema or a built-in pack) by the
+/// name errors give for it.
+pub fn builtin_source(name: &str) -> Option<&'static str> {
+    if name == BASE_SCHEMA_NAME {
+        return Some(BASE_SCHEMA);
+    }
+    BUILTIN_PACKS
+        .iter()
+        .find(|(pack, _)| *pack == name)
+        .map(|(_, text)| *text)
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Source {
     pub name: String,
@@ -151,7 +163,8 @@ pub(crate) fn load(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let warnings = validate(&schema, policies, &loaded)?;
+    let mut warnings = validate(&schema, policies, &loaded)?;
+    warnings.extend(crate::lint::lint(policies, &loaded));
     Ok(Loaded {
         schema,
         policies: loaded,

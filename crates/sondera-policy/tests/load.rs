@@ -11,7 +11,7 @@ fn errors_of(files: &[(&str, &str)]) -> Vec<PolicyError> {
         .0
 }
 
-const GOOD: &str = r#"@id("ok") permit (principal, action, resource);"#;
+const GOOD: &str = r#"@id("ok") @description("Allow the rest") @severity("info") permit (principal, action, resource);"#;
 
 #[test]
 fn syntax_errors_name_file_line_and_column() {
@@ -144,7 +144,7 @@ fn directories_load_policies_and_schema_fragments_recursively() {
     .unwrap();
     std::fs::write(
         dir.path().join("nested/pay.cedar"),
-        r#"@id("pay-limit") forbid (principal, action == Sondera::Action::"PreToolUse", resource) when { context.args has pay && context.args.pay.amount > 5 };"#,
+        r#"@id("pay-limit") @description("Large payments") @severity("high") forbid (principal, action == Sondera::Action::"PreToolUse", resource) when { context.args has pay && context.args.pay.amount > 5 };"#,
     )
     .unwrap();
     let engine = PolicyEngine::builder()
@@ -194,4 +194,46 @@ fn builtin_packs_have_complete_annotations() {
         );
     }
     assert!(engine.warnings().is_empty(), "{:?}", engine.warnings());
+}
+
+#[test]
+fn lint_warns_about_missing_annotations_and_repeated_rules() {
+    let engine = PolicyEngine::builder()
+        .policy_source(
+            "mine.cedar",
+            r#"@id("all") @description("d") @severity("info")
+permit (principal, action, resource);
+
+@id("bare")
+forbid (principal, action == Sondera::Action::"ShellCommand", resource)
+when { context.shell.dynamic };
+
+@id("again") @description("d") @severity("high") @escalate
+forbid (principal, action == Sondera::Action::"ShellCommand", resource)
+when { context.shell.dynamic };
+"#,
+        )
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let warnings: Vec<(Option<&str>, usize, &str)> = engine
+        .warnings()
+        .iter()
+        .map(|w| (w.policy_id.as_deref(), w.line, w.message.as_str()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            (Some("bare"), 4, "no @description annotation"),
+            (Some("bare"), 4, "no @severity annotation"),
+            (
+                Some("again"),
+                8,
+                "same effect, scope and conditions as `bare` (mine.cedar); one of the two never decides anything the other would not"
+            ),
+        ]
+    );
+    assert!(
+        PolicyEngine::builtin().unwrap().warnings().is_empty(),
+        "the built-in packs lint clean"
+    );
 }
