@@ -3,9 +3,11 @@
 
 mod adjudicate;
 mod explain;
+mod history;
 mod policy_check;
 mod policy_fmt;
 mod policy_test;
+mod replay;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,6 +41,19 @@ enum Command {
     /// Work with policies.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Re-judge recorded trajectories under candidate policies and report every decision that
+    /// would change (before -> after, with the deciding policies), with totals. Nothing is written.
+    ///
+    /// Each trajectory is re-judged in order from its start, with state evolving under the
+    /// candidate's own decisions. Exit status: 0 when no decision changes, 1 when some do,
+    /// 2 on errors.
+    Replay(ReplayArgs),
+    /// Recorded trajectories in a local data directory.
+    #[command(subcommand)]
+    Trajectories(TrajectoriesCommand),
+    /// Recorded denials and escalations in a local data directory, newest first.
+    #[command(subcommand)]
+    Adjudications(AdjudicationsCommand),
     /// Print the version.
     Version,
 }
@@ -132,6 +147,74 @@ struct ExplainArgs {
     /// Largest event accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
     max_event_bytes: usize,
+}
+
+#[derive(Debug, Subcommand)]
+enum TrajectoriesCommand {
+    /// List trajectories, most recently updated first.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long, value_name = "AGENT_ID")]
+        agent: Option<String>,
+        /// pending, running, completed, failed, terminated or suspended.
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long, value_name = "SESSION_ID")]
+        session: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// One JSON object per trajectory.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One trajectory with its events and verdicts. Exit status 1 when it is not recorded.
+    Show {
+        #[command(flatten)]
+        store: StoreArgs,
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AdjudicationsCommand {
+    /// List denials and escalations, newest first.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long, value_name = "AGENT_ID")]
+        agent: Option<String>,
+        #[arg(long, value_name = "TRAJECTORY_ID")]
+        trajectory: Option<String>,
+        /// Only `deny` or only `escalate`.
+        #[arg(long)]
+        decision: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// One JSON object per adjudication.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+struct ReplayArgs {
+    /// The candidate policies (`--policies DIR`, repeatable; the built-in packs when none).
+    #[command(flatten)]
+    policies: PolicyArgs,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Only trajectories updated since this time (RFC 3339, e.g. 2026-11-30T00:00:00Z).
+    #[arg(long, value_name = "TIME")]
+    since: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only trajectories of this agent.
+    #[arg(long, value_name = "AGENT_ID")]
+    agent: Option<String>,
+    /// One JSON object per changed decision, then one with the totals.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -240,6 +323,11 @@ impl StoreArgs {
     }
 }
 
+/// `n` with the noun that goes with it: `1 policy`, `3 policies`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -263,6 +351,9 @@ fn main() -> ExitCode {
         }) => policy_check::run(&dirs, deny_warnings, json),
         Command::Policy(PolicyCommand::Fmt { paths, check }) => policy_fmt::run(&paths, check),
         Command::Policy(PolicyCommand::Explain(args)) => explain::run(*args),
+        Command::Replay(args) => replay::run(args),
+        Command::Trajectories(command) => history::trajectories(command),
+        Command::Adjudications(command) => history::adjudications(command),
         Command::Version => {
             println!("sondera {}", env!("CARGO_PKG_VERSION"));
             Ok(ExitCode::SUCCESS)

@@ -57,8 +57,7 @@ pub fn run(dirs: &[PathBuf], deny_warnings: bool, json: bool) -> anyhow::Result<
 }
 
 fn summary(policies: usize, errors: usize, warnings: usize) -> String {
-    let count =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    use crate::count;
     if errors > 0 {
         format!("{}: nothing loaded", count(errors, "error", "errors"))
     } else {

@@ -146,42 +146,7 @@ impl Adjudicator {
             });
         }
         let engine = self.engine();
-        let mut signals = None;
-        let (verdict, governed) = match engine.request(event, &cursor.state) {
-            Ok(Some(request)) => {
-                let verdict = engine.decide(&request);
-                signals = request.signals;
-                (verdict, true)
-            }
-            Ok(None) => (
-                Adjudicated::allow(engine.mode(), format!("{} recorded", event.payload.kind())),
-                false,
-            ),
-            Err(e) => (
-                Adjudicated::deny(
-                    engine.mode(),
-                    format!("cannot adjudicate this step, failing closed: {e}"),
-                ),
-                true,
-            ),
-        };
-        if governed {
-            let call = event
-                .payload
-                .call_id()
-                .and_then(|id| cursor.state.pending(id));
-            let taints = content::taints(&event.payload, call, signals.as_ref(), |path| {
-                engine.workspace().is_sensitive(path)
-            });
-            cursor.state.secrets_seen |= taints.secrets;
-            cursor.state.untrusted_seen |= taints.untrusted;
-            cursor
-                .state
-                .remember_untrusted_commands(taints.suggested_commands);
-            cursor
-                .state
-                .record(&event.payload, verdict.would_be.unwrap_or(verdict.decision));
-        }
+        let (verdict, governed) = judge_step(&engine, &mut cursor.state, event);
         let status = cursor.status.after(&event.payload);
         self.store
             .append(StepRecord {
@@ -196,4 +161,46 @@ impl Adjudicator {
         cursor.next_seq += 1;
         Ok(verdict)
     }
+}
+
+/// Judges `event` against `engine` with its trajectory's `state`, and folds
+/// the step into the state (counters, taints, calls awaiting results,
+/// commands untrusted content suggested). Returns the verdict and whether
+/// policies govern the payload; lifecycle events are allowed and leave the
+/// state alone. An event the policies cannot evaluate is denied, naming why.
+pub(crate) fn judge_step(
+    engine: &PolicyEngine,
+    state: &mut TrajectoryState,
+    event: &Event,
+) -> (Adjudicated, bool) {
+    let mut signals = None;
+    let (verdict, governed) = match engine.request(event, state) {
+        Ok(Some(request)) => {
+            let verdict = engine.decide(&request);
+            signals = request.signals;
+            (verdict, true)
+        }
+        Ok(None) => (
+            Adjudicated::allow(engine.mode(), format!("{} recorded", event.payload.kind())),
+            false,
+        ),
+        Err(e) => (
+            Adjudicated::deny(
+                engine.mode(),
+                format!("cannot adjudicate this step, failing closed: {e}"),
+            ),
+            true,
+        ),
+    };
+    if governed {
+        let call = event.payload.call_id().and_then(|id| state.pending(id));
+        let taints = content::taints(&event.payload, call, signals.as_ref(), |path| {
+            engine.workspace().is_sensitive(path)
+        });
+        state.secrets_seen |= taints.secrets;
+        state.untrusted_seen |= taints.untrusted;
+        state.remember_untrusted_commands(taints.suggested_commands);
+        state.record(&event.payload, verdict.would_be.unwrap_or(verdict.decision));
+    }
+    (verdict, governed)
 }

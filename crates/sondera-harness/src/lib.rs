@@ -22,6 +22,7 @@
 mod adjudicator;
 pub mod corpus;
 mod local;
+pub mod replay;
 
 pub use adjudicator::Adjudicator;
 pub use local::{LocalHarness, LocalHarnessBuilder};

@@ -1,0 +1,144 @@
+//! `sondera trajectories list|show` and `sondera adjudications list`: read
+//! what a local data directory recorded.
+
+use std::process::ExitCode;
+
+use sondera_model::Decision;
+use sondera_store::{
+    AdjudicationFilter, PageRequest, SqliteStore, TrajectoryFilter, TrajectoryStatus,
+    TrajectoryStore,
+};
+
+use crate::{AdjudicationsCommand, StoreArgs, TrajectoriesCommand};
+
+fn open(store: &StoreArgs) -> anyhow::Result<SqliteStore> {
+    let dir = store
+        .data_dir()?
+        .ok_or_else(|| anyhow::anyhow!("this reads recorded trajectories: give --data-dir"))?;
+    Ok(SqliteStore::open_dir(&dir)?)
+}
+
+fn block_on<F: std::future::Future>(future: F) -> anyhow::Result<F::Output> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .build()?
+        .block_on(future))
+}
+
+pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        TrajectoriesCommand::List {
+            store,
+            agent,
+            status,
+            session,
+            limit,
+            json,
+        } => {
+            let status = status
+                .map(|s| {
+                    TrajectoryStatus::parse(&s).ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "unknown status `{s}` (pending, running, completed, failed, terminated, suspended)"
+                        )
+                    })
+                })
+                .transpose()?;
+            let filter = TrajectoryFilter {
+                agent_id: agent,
+                status,
+                session_id: session,
+            };
+            let store = open(&store)?;
+            let page = block_on(store.list_trajectories(&filter, &PageRequest::first(limit)))??;
+            for t in &page.items {
+                if json {
+                    println!("{}", serde_json::to_string(t)?);
+                } else {
+                    println!(
+                        "{}  {}  {}  {} events  updated {}",
+                        t.id,
+                        t.agent_id,
+                        t.status.as_str(),
+                        t.event_count,
+                        t.updated_at.to_rfc3339()
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TrajectoriesCommand::Show { store, id, json } => {
+            let store = open(&store)?;
+            let Some(detail) = block_on(store.trajectory_with_events(&id))?? else {
+                eprintln!("error: trajectory {id} is not recorded");
+                return Ok(ExitCode::from(1));
+            };
+            if json {
+                println!("{}", serde_json::to_string(&detail)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let s = &detail.summary;
+            println!(
+                "{}  agent {}  {}  {} events",
+                s.id,
+                s.agent_id,
+                s.status.as_str(),
+                s.event_count
+            );
+            for stored in &detail.events {
+                let verdict = stored.adjudication.as_ref().map_or(String::new(), |v| {
+                    format!(
+                        "{}  [{}]",
+                        v.decision.as_str(),
+                        v.policy_ids().collect::<Vec<_>>().join(", ")
+                    )
+                });
+                println!(
+                    "  #{:<4} {:<22} {verdict}",
+                    stored.seq,
+                    stored.event.payload.kind()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+pub fn adjudications(command: AdjudicationsCommand) -> anyhow::Result<ExitCode> {
+    let AdjudicationsCommand::List {
+        store,
+        agent,
+        trajectory,
+        decision,
+        limit,
+        json,
+    } = command;
+    let decision = match decision.as_deref() {
+        None => None,
+        Some("deny") => Some(Decision::Deny),
+        Some("escalate") => Some(Decision::Escalate),
+        Some(other) => anyhow::bail!("unknown decision `{other}` (deny or escalate)"),
+    };
+    let filter = AdjudicationFilter {
+        agent_id: agent,
+        trajectory_id: trajectory,
+        decision,
+    };
+    let store = open(&store)?;
+    let page = block_on(store.list_adjudications(&filter, &PageRequest::first(limit)))??;
+    for a in &page.items {
+        if json {
+            println!("{}", serde_json::to_string(a)?);
+        } else {
+            println!(
+                "{}  {} #{}  {}  {}  [{}]",
+                a.timestamp.to_rfc3339(),
+                a.trajectory_id,
+                a.seq,
+                a.kind,
+                a.adjudication.decision.as_str(),
+                a.adjudication.policy_ids().collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,91 @@
+//! `sondera replay`: re-judge recorded trajectories under candidate policies
+//! and report every decision that would change.
+
+use std::process::ExitCode;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use sondera_harness::replay::{ReplayReport, ReplayScope, replay};
+use sondera_store::{SqliteStore, TrajectoryFilter};
+
+use crate::ReplayArgs;
+
+pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    let candidate = args.policies.engine()?;
+    let data_dir = args
+        .store
+        .data_dir()?
+        .ok_or_else(|| anyhow::anyhow!("replay reads recorded trajectories: give --data-dir"))?;
+    let store = SqliteStore::open_dir(&data_dir)?;
+    let scope = ReplayScope {
+        filter: TrajectoryFilter {
+            agent_id: args.agent.clone(),
+            ..TrajectoryFilter::default()
+        },
+        since: args.since,
+    };
+    let progress = ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template("{spinner} {pos} events re-judged ({per_sec})")
+            .expect("valid template"),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    let report = runtime.block_on(replay(&store, &candidate, &scope, |events| {
+        progress.set_position(events)
+    }))?;
+    progress.finish_and_clear();
+    if args.json {
+        for change in &report.changed {
+            println!("{}", serde_json::to_string(change)?);
+        }
+        println!(
+            "{}",
+            serde_json::json!({
+                "trajectories": report.trajectories,
+                "events": report.events,
+                "changed": report.changed.len(),
+            })
+        );
+    } else {
+        for change in &report.changed {
+            println!(
+                "{} #{} {}: {} -> {}  [{}] -> [{}]",
+                change.trajectory_id,
+                change.seq,
+                change.kind,
+                change.before.as_str(),
+                change.after.as_str(),
+                change.before_policies.join(", "),
+                change.after_policies.join(", "),
+            );
+        }
+        println!("{}", totals(&report));
+    }
+    Ok(if report.changed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn totals(report: &ReplayReport) -> String {
+    use crate::count;
+    use sondera_model::Decision::{Allow, Deny, Escalate};
+    let mut line = format!(
+        "{}, {} re-judged, {} change",
+        count(report.trajectories as usize, "trajectory", "trajectories"),
+        count(report.events as usize, "event", "events"),
+        count(report.changed.len(), "decision", "decisions"),
+    );
+    let moves: Vec<String> = [Allow, Deny, Escalate]
+        .iter()
+        .flat_map(|b| [Allow, Deny, Escalate].map(|a| (*b, a)))
+        .filter(|(b, a)| b != a)
+        .filter_map(|(b, a)| {
+            let n = report.count(b, a);
+            (n > 0).then(|| format!("{n} {} -> {}", b.as_str(), a.as_str()))
+        })
+        .collect();
+    if !moves.is_empty() {
+        line.push_str(&format!(" ({})", moves.join(", ")));
+    }
+    line
+}
