@@ -4,6 +4,7 @@
 mod adjudicate;
 mod explain;
 mod history;
+mod import;
 mod policy_check;
 mod policy_fmt;
 mod policy_test;
@@ -48,12 +49,22 @@ enum Command {
     /// candidate's own decisions. Exit status: 0 when no decision changes, 1 when some do,
     /// 2 on errors.
     Replay(ReplayArgs),
+    /// Convert another agent's permission rules into Cedar policies (printed, or written
+    /// with --output), matched per simple command over the shell analysis.
+    ///
+    /// Deny becomes a forbid, ask an escalating forbid, allow a permit; Gemini CLI priorities
+    /// are kept. Rules that cannot be expressed are listed on standard error. Exit status: 0
+    /// when every rule was imported, 1 when some were not, 2 on errors.
+    #[command(subcommand)]
+    Import(ImportCommand),
     /// Recorded trajectories in a local data directory.
     #[command(subcommand)]
     Trajectories(TrajectoriesCommand),
     /// Recorded denials and escalations in a local data directory, newest first.
     #[command(subcommand)]
     Adjudications(AdjudicationsCommand),
+    /// Print a completion script for a shell, e.g. `sondera completions bash > /etc/bash_completion.d/sondera`.
+    Completions { shell: clap_complete::Shell },
     /// Print the version.
     Version,
 }
@@ -147,6 +158,27 @@ struct ExplainArgs {
     /// Largest event accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
     max_event_bytes: usize,
+}
+
+#[derive(Debug, Subcommand)]
+enum ImportCommand {
+    /// Claude Code settings (`permissions.allow|ask|deny`, `Bash(cmd:*)`, `Read(./.env)`, ...).
+    ClaudeCode {
+        #[arg(value_name = "SETTINGS.json")]
+        file: PathBuf,
+        /// Write the policies here instead of standard output.
+        #[arg(long, short, value_name = "FILE.cedar")]
+        output: Option<PathBuf>,
+    },
+    /// A Gemini CLI policy file (`[[rule]]` with toolName, commandPrefix, commandRegex,
+    /// argsPattern, decision, priority).
+    GeminiCli {
+        #[arg(value_name = "POLICY.toml")]
+        file: PathBuf,
+        /// Write the policies here instead of standard output.
+        #[arg(long, short, value_name = "FILE.cedar")]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -352,8 +384,19 @@ fn main() -> ExitCode {
         Command::Policy(PolicyCommand::Fmt { paths, check }) => policy_fmt::run(&paths, check),
         Command::Policy(PolicyCommand::Explain(args)) => explain::run(*args),
         Command::Replay(args) => replay::run(args),
+        Command::Import(command) => import::run(command),
         Command::Trajectories(command) => history::trajectories(command),
         Command::Adjudications(command) => history::adjudications(command),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "sondera",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Version => {
             println!("sondera {}", env!("CARGO_PKG_VERSION"));
             Ok(ExitCode::SUCCESS)

@@ -162,3 +162,55 @@ fn explain_shows_the_action_context_and_deciding_policies() {
     let nothing = sondera(&["policy", "explain"]);
     assert_eq!(nothing.status.code(), Some(2), "a step is required");
 }
+
+#[test]
+fn import_prints_policies_and_reports_what_it_could_not_express() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/import");
+    let claude = root.join("claude-settings.json");
+    let out = sondera(&["import", "claude-code", claude.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "one rule could not be imported");
+    insta::assert_snapshot!("import_claude_code", String::from_utf8_lossy(&out.stdout));
+    let stderr = String::from_utf8_lossy(&out.stderr).replace(&root.display().to_string(), "$DIR");
+    insta::assert_snapshot!("import_claude_code_report", stderr);
+
+    let dir = tempfile::tempdir().unwrap();
+    let written = dir.path().join("gemini.cedar");
+    let gemini = root.join("gemini-policy.toml");
+    let out = sondera(&[
+        "import",
+        "gemini-cli",
+        gemini.to_str().unwrap(),
+        "--output",
+        written.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "written to the file instead");
+    let check = sondera(&["policy", "check", dir.path().to_str().unwrap()]);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        shown(&check, dir.path())
+    );
+
+    write(dir.path(), "bad.json", "{\"permissions\": []}");
+    let bad = sondera(&[
+        "import",
+        "claude-code",
+        dir.path().join("bad.json").to_str().unwrap(),
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn completions_cover_every_subcommand() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = sondera(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0));
+        let script = String::from_utf8_lossy(&out.stdout);
+        for word in ["adjudicate", "replay", "explain", "import", "trajectories"] {
+            assert!(script.contains(word), "{shell} completions lack {word}");
+        }
+    }
+    assert_eq!(sondera(&["completions", "tcsh"]).status.code(), Some(2));
+}

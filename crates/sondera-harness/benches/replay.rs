@@ -39,7 +39,9 @@ fn main() {
     }
     .unwrap();
     let store = SqliteStore::open_dir(parent.path()).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
 
     let start = Instant::now();
     runtime.block_on(populate(&store, n));

@@ -29,6 +29,7 @@
 mod args;
 mod engine;
 mod error;
+pub mod import;
 mod lint;
 mod load;
 mod request;
@@ -39,3 +40,4 @@ pub use error::{EvaluationError, PolicyError, PolicyLoadErrors};
 pub use load::{BASE_SCHEMA, BUILTIN_PACKS, builtin_source};
 pub use request::{ActionName, CedarRequest, Workspace};
 pub use sondera_guard::net::{HostAllowlist, InvalidHostPattern};
+pub use sondera_guard::shell::MAX_PREFIX_WORDS;

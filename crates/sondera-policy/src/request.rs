@@ -662,6 +662,28 @@ fn shell_facts(analysis: &ShellAnalysis) -> RestrictedExpression {
     RestrictedExpression::new_record([
         ("programs".to_string(), strings(analysis.programs())),
         (
+            "commands".to_string(),
+            RestrictedExpression::new_set(
+                analysis
+                    .commands()
+                    .into_iter()
+                    .map(RestrictedExpression::new_string),
+            ),
+        ),
+        (
+            "command_prefixes".to_string(),
+            RestrictedExpression::new_set(
+                analysis
+                    .command_prefixes()
+                    .into_iter()
+                    .map(RestrictedExpression::new_string),
+            ),
+        ),
+        (
+            "segments".to_string(),
+            long(analysis.invocations.len() as u64),
+        ),
+        (
             "risks".to_string(),
             strings(analysis.risks.iter().map(|r| r.kind.as_str())),
         ),

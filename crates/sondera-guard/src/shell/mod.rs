@@ -28,6 +28,9 @@ pub use walk::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_INVOCATIONS};
 
 use word::Word;
 
+/// How many leading words of a command [`ShellAnalysis::command_prefixes`] gives.
+pub const MAX_PREFIX_WORDS: usize = 6;
+
 /// Where a command runs.
 #[derive(Debug, Clone, Copy)]
 pub struct ShellContext<'a> {
@@ -114,6 +117,44 @@ impl ShellAnalysis {
         for i in &self.invocations {
             if !seen.contains(&i.program.as_str()) {
                 seen.push(i.program.as_str());
+            }
+        }
+        seen
+    }
+
+    /// Each simple command as run (program after unwrapping, then its
+    /// arguments after quote removal), one space between words, without
+    /// repeats: `ls && r''m -rf /` is `ls` and `rm -rf /`.
+    pub fn commands(&self) -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for i in &self.invocations {
+            let command = std::iter::once(i.program.as_str())
+                .chain(i.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            if !seen.contains(&command) {
+                seen.push(command);
+            }
+        }
+        seen
+    }
+
+    /// The leading words of each simple command, one to
+    /// [`MAX_PREFIX_WORDS`] of them (`git`, `git push`, `git push origin`),
+    /// so a policy can match a command by its start in any segment of a
+    /// chain.
+    pub fn command_prefixes(&self) -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for i in &self.invocations {
+            let words: Vec<&str> = std::iter::once(i.program.as_str())
+                .chain(i.args.iter().map(String::as_str))
+                .take(MAX_PREFIX_WORDS)
+                .collect();
+            for n in 1..=words.len() {
+                let prefix = words[..n].join(" ");
+                if !seen.contains(&prefix) {
+                    seen.push(prefix);
+                }
             }
         }
         seen
