@@ -4,6 +4,14 @@
 /// What kind of persistence writing to `path` gives, if any. `path` is
 /// absolute and normalised; `home` is what `~` stands for.
 pub fn persistence_target(path: &str, home: &str) -> Option<&'static str> {
+    // A directory named as the destination of a copy (`cp x ~/Library/LaunchAgents/`)
+    // persists what lands in it; paths arrive without the trailing slash.
+    let as_dir = format!("{path}/");
+    let path = if DIRECTORIES.iter().any(|d| as_dir.ends_with(d)) {
+        as_dir.as_str()
+    } else {
+        path
+    };
     let home = home.trim_end_matches('/');
     let in_home = |rel: &str| {
         path.strip_suffix(rel)
@@ -54,6 +62,19 @@ fn is_user_home(dir: &str) -> bool {
         })
 }
 
+/// Directories whose every file persists something.
+const DIRECTORIES: &[&str] = &[
+    "/etc/sudoers.d/",
+    "/etc/cron.d/",
+    "/etc/cron.hourly/",
+    "/etc/cron.daily/",
+    "/etc/systemd/system/",
+    "/.config/systemd/user/",
+    "/.config/autostart/",
+    "/Library/LaunchAgents/",
+    "/Library/LaunchDaemons/",
+];
+
 const SHELL_STARTUP: &[&str] = &[
     ".bashrc",
     ".bash_profile",
@@ -86,6 +107,8 @@ mod tests {
             ("/root/.profile", "shell_startup"),
             ("/home/dev/.config/fish/config.fish", "shell_startup"),
             ("/etc/ld.so.preload", "shell_startup"),
+            ("/Users/dev/Library/LaunchAgents", "service"),
+            ("/etc/cron.d", "cron"),
         ] {
             assert_eq!(persistence_target(path, home), Some(kind), "{path}");
         }

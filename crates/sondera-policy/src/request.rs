@@ -407,15 +407,25 @@ fn payload_fields(
             put(f, "egress", egress_facts(&egress, inputs.environment));
             let workspace = &inputs.environment.workspace;
             let paths = sondera_guard::path_arguments(arguments);
-            let sensitive = paths.iter().copied().filter(|path| {
-                workspace.is_sensitive(path)
-                    || sondera_guard::secrets::credential_directory(&workspace.resolve(path))
-            });
+            let sensitive = paths
+                .iter()
+                .copied()
+                .filter(|path| workspace.is_sensitive(path));
             put(f, "sensitive_paths", strings(sensitive));
-            let searches_for_secrets = sondera_guard::search_patterns(arguments)
-                .any(sondera_guard::secrets::names_secret)
+            // Searching outside the workspace for secrets, or searching at
+            // all inside a credential directory.
+            let patterns: Vec<&str> = sondera_guard::search_patterns(arguments).collect();
+            let searches_for_secrets = !patterns.is_empty()
                 && paths.iter().any(|path| {
-                    !matches!(workspace.place(path), Place::Workspace | Place::Scratch)
+                    let outside =
+                        !matches!(workspace.place(path), Place::Workspace | Place::Scratch);
+                    let credentials =
+                        sondera_guard::secrets::credential_directory(&workspace.resolve(path));
+                    credentials
+                        || outside
+                            && patterns
+                                .iter()
+                                .any(|p| sondera_guard::secrets::names_secret(p))
                 });
             put(
                 f,

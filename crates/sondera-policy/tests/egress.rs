@@ -311,10 +311,16 @@ fn generic_tools_touching_credentials_escalate() {
         &engine,
         &call(
             "grep",
-            json!({"pattern": "AWS_SECRET", "path": "/home/dev/.aws"}),
+            json!({"pattern": "region", "path": "/home/dev/.aws"}),
         ),
         Decision::Escalate,
-        "cred-tool-sensitive-path",
+        "cred-tool-secret-search",
+    );
+    let listing = call("list_directory", json!({"path": "/home/dev/.ssh"}));
+    assert_eq!(
+        verdict(&engine, &listing).decision,
+        Decision::Allow,
+        "listing a credential directory reads nothing"
     );
     assert_decision(
         &engine,

@@ -360,12 +360,36 @@ fn secret_variable(name: &str) -> bool {
         || upper.ends_with("APIKEY")
 }
 
+/// `env | grep -i token`: the environment filtered for secrets, shown.
+fn environment_searches(invocations: &[Invocation], out: &mut Vec<Risk>) {
+    for pair in invocations.windows(2) {
+        let (source, search) = (&pair[0], &pair[1]);
+        let dumps = matches!(
+            source.program.as_str(),
+            "env" | "printenv" | "set" | "export"
+        ) && source.args.iter().all(|a| a.starts_with('-'));
+        let fed = matches!(&search.stdin, Stdin::Pipe(from) if from.contains(&source.program));
+        let pattern = search.args.iter().find(|a| !a.starts_with('-'));
+        if dumps
+            && fed
+            && SEARCHERS.contains(&search.program.as_str())
+            && pattern.is_some_and(|p| crate::secrets::names_secret(p))
+        {
+            out.push(risk(
+                RiskKind::SecretRead,
+                format!("{} picks secrets out of {}", search.program, source.program),
+            ));
+        }
+    }
+}
+
 /// Printing a secret variable (`echo $GITHUB_TOKEN`, `printenv API_KEY`)
 /// puts it into the model's context: a secret read. Piped into another
 /// program (`echo $TOKEN | gh auth login --with-token`) it is handed over
 /// rather than shown, which counts as an environment dump, so it is stopped
 /// only when the receiver sends it over the network.
 pub(super) fn secret_variables(invocations: &[Invocation], out: &mut Vec<Risk>) {
+    environment_searches(invocations, out);
     for (n, i) in invocations.iter().enumerate() {
         let name = match i.program.as_str() {
             "echo" | "printf" => i
@@ -399,6 +423,7 @@ pub(super) fn secret_variables(invocations: &[Invocation], out: &mut Vec<Risk>) 
 fn secret_dumps(i: &Invocation, out: &mut Vec<Risk>) {
     let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
     let has = |a: &str| args.contains(&a);
+    let shown = i.depth == 0;
     let prints_secret = match i.program.as_str() {
         "gpg" | "gpg2" => args.iter().any(|a| a.starts_with("--export-secret")),
         "security" => args.iter().any(|a| {
@@ -412,8 +437,16 @@ fn secret_dumps(i: &Invocation, out: &mut Vec<Risk>) {
             has("get-secret-value")
                 || (has("--with-decryption") && args.iter().any(|a| a.starts_with("get-parameter")))
         }
-        "gcloud" => has("secrets") && has("access"),
-        "az" => has("keyvault") && has("secret") && has("show"),
+        "gcloud" => {
+            (has("secrets") && has("access"))
+                || (shown
+                    && args
+                        .iter()
+                        .any(|a| a.starts_with("print-") && a.ends_with("-token")))
+        }
+        "az" => {
+            (has("keyvault") && has("secret") && has("show")) || (shown && has("get-access-token"))
+        }
         "kubectl" | "oc" => {
             has("get")
                 && args
@@ -422,8 +455,12 @@ fn secret_dumps(i: &Invocation, out: &mut Vec<Risk>) {
                 && args
                     .iter()
                     .any(|a| a.starts_with("-o") || a.starts_with("--output"))
+                || (shown && has("config") && has("view") && has("--raw"))
         }
         "vault" => (has("kv") && has("get")) || has("read"),
+        // Access tokens printed into the conversation; captured by `$(...)`
+        // (`TOKEN=$(gh auth token)`) they are not shown.
+        "gh" => shown && has("auth") && has("token"),
         "op" => has("read") || (has("item") && has("get")),
         _ => false,
     };

@@ -318,20 +318,31 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
             || a.starts_with("git://")
             || a.starts_with("ssh://")
     };
-    let index_flag = |a: &&str| {
-        [
-            "-i",
-            "--index-url",
-            "--extra-index-url",
-            "--trusted-host",
-            "--registry",
-            "--index",
-            "--git",
-            "--source",
-        ]
+    const INDEX_FLAGS: &[&str] = &[
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "--trusted-host",
+        "--registry",
+        "--index",
+        "--git",
+        "--source",
+    ];
+    // The value each index flag names (`--index-url URL`, `--registry=URL`).
+    let index_values: Vec<&str> = args
         .iter()
-        .any(|f| *a == *f || a.starts_with(&format!("{f}=")))
-    };
+        .enumerate()
+        .filter_map(|(n, a)| {
+            INDEX_FLAGS.iter().find_map(|f| {
+                if a == f {
+                    Some(args.get(n + 1).copied().unwrap_or_default())
+                } else {
+                    a.strip_prefix(&format!("{f}="))
+                }
+            })
+        })
+        .collect();
+    let elsewhere = |source: &&str| !official_registry(source);
     let pip = i.program.starts_with("pip")
         || (i.program.starts_with("python") && args.windows(2).any(|w| w == ["-m", "pip"]));
     let installs = args.iter().any(|a| matches!(*a, "install" | "add" | "i"));
@@ -340,10 +351,12 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
             i.program.as_str(),
             "npm" | "yarn" | "pnpm" | "bun" | "cargo" | "gem" | "uv" | "poetry"
         );
-    let from_elsewhere =
-        manager && installs && (args.iter().any(remote) || args.iter().any(index_flag));
+    let from_elsewhere = manager
+        && installs
+        && (args.iter().any(|a| remote(a) && elsewhere(a)) || index_values.iter().any(elsewhere));
     let registry_change = manager
-        && args.iter().any(|a| matches!(*a, "config" | "set"))
+        && args.contains(&"config")
+        && args.iter().any(|a| matches!(*a, "set" | "add" | "edit"))
         && args
             .iter()
             .any(|a| a.contains("registry") || a.contains("index-url") || a.contains("index_url"));
@@ -361,6 +374,24 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
             format!("{} {}", i.program, i.args.join(" ")),
         ));
     }
+}
+
+/// The public registries package managers use by default, named explicitly.
+fn official_registry(source: &str) -> bool {
+    let host = crate::net::url_host(source)
+        .or_else(|| crate::net::authority_host(source))
+        .unwrap_or_default();
+    matches!(
+        host.as_str(),
+        "pypi.org"
+            | "pypi.python.org"
+            | "files.pythonhosted.org"
+            | "registry.npmjs.org"
+            | "registry.yarnpkg.com"
+            | "index.crates.io"
+            | "crates.io"
+            | "rubygems.org"
+    )
 }
 
 /// Package manager configuration: writing it can point installs elsewhere.
@@ -483,8 +514,13 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
                 .map(|(_, w)| w)
                 .collect()
         }
-        // `> FILE`, `: > FILE`, `true > FILE`: the file is emptied.
-        ":" | "true" if i.args.is_empty() => i.writes.iter().collect(),
+        // `> FILE`, `: > FILE`, `true > FILE`: the file is emptied
+        // (devices such as /dev/null are not files).
+        ":" | "true" if i.args.is_empty() => i
+            .writes
+            .iter()
+            .filter(|w| !w.text.starts_with("/dev/"))
+            .collect(),
         // Run by `find -exec`, `rm` deletes whatever find finds, recursively.
         "rm" if i.wrappers.iter().any(|w| w == "find") => operands(i).collect(),
         "find" if i.args.iter().any(|a| a == "-delete") => operands(i)
@@ -536,7 +572,12 @@ fn disk(i: &Invocation, out: &mut Vec<Risk>) {
         .writes
         .iter()
         .any(|w| w.text.starts_with("/dev/") && !is_null_device(&w.text));
+    let copy_to_device = matches!(p, "cp" | "mv" | "tee" | "install")
+        && operands(i)
+            .skip(usize::from(p != "tee"))
+            .any(|w| w.text.starts_with("/dev/") && !is_null_device(&w.text));
     if (p == "dd" && device_write)
+        || copy_to_device
         || p.starts_with("mkfs")
         || matches!(p, "wipefs" | "shred" | "mkswap")
         || redirect_to_device
