@@ -355,6 +355,26 @@ impl StoreArgs {
     }
 }
 
+/// A progress bar on standard error, drawn only when it is a terminal.
+fn progress_bar(total: u64, unit: &str) -> indicatif::ProgressBar {
+    indicatif::ProgressBar::new(total).with_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{bar:40}} {{pos}}/{{len}} {unit} ({{eta}} left)"
+        ))
+        .expect("valid template"),
+    )
+}
+
+/// A spinner counting work of unknown size, drawn only on a terminal.
+fn progress_spinner(unit: &str) -> indicatif::ProgressBar {
+    indicatif::ProgressBar::new_spinner().with_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{spinner}} {{pos}} {unit} ({{per_sec}})"
+        ))
+        .expect("valid template"),
+    )
+}
+
 /// `n` with the noun that goes with it: `1 policy`, `3 policies`.
 fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use sondera_harness::replay::{ReplayReport, ReplayScope, replay};
 use sondera_store::{SqliteStore, TrajectoryFilter};
 
@@ -23,10 +22,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         },
         since: args.since,
     };
-    let progress = ProgressBar::new_spinner().with_style(
-        ProgressStyle::with_template("{spinner} {pos} events re-judged ({per_sec})")
-            .expect("valid template"),
-    );
+    let progress = crate::progress_spinner("events re-judged");
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     let report = runtime.block_on(replay(&store, &candidate, &scope, |events| {
         progress.set_position(events)
