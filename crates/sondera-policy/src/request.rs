@@ -689,10 +689,7 @@ fn shell_facts(analysis: &ShellAnalysis) -> RestrictedExpression {
                     .map(RestrictedExpression::new_string),
             ),
         ),
-        (
-            "segments".to_string(),
-            long(analysis.invocations.len() as u64),
-        ),
+        ("segments".to_string(), long(analysis.segments() as u64)),
         (
             "risks".to_string(),
             strings(analysis.risks.iter().map(|r| r.kind.as_str())),

@@ -154,7 +154,11 @@ pub(super) fn assess(
     {
         out.push(risk(RiskKind::EnvDump, format!("{p} {}", i.args.join(" "))));
     }
-    let name_built_at_run_time = |w: &Word| !w.substitutions.is_empty() || w.dynamic;
+    // A name carrying data to an outside resolver: a substitution, or a
+    // variable followed by a domain (`$X.evil.example`); `$HOSTNAME` alone
+    // reaches no one else.
+    let name_built_at_run_time =
+        |w: &Word| !w.substitutions.is_empty() || (w.dynamic && w.text.contains("}."));
     let url_host_built_at_run_time = |w: &Word| {
         w.text
             .split_once("://")
@@ -245,8 +249,40 @@ const COPIERS: &[&str] = &["cp", "mv", "install", "rsync", "scp"];
 /// out); never the destination of a copy.
 fn files_read(i: &Invocation) -> Vec<Word> {
     let program = i.program.as_str();
-    let mut read: Vec<Word> = if READERS.contains(&program) {
-        i.arg_words.iter().filter_map(file_refs).collect()
+    // `sed -i` and `perl -i` rewrite a file in place without showing it.
+    let in_place = match program {
+        "sed" => i
+            .args
+            .iter()
+            .any(|a| a.starts_with("-i") || a.starts_with("--in-place")),
+        "perl" => i
+            .args
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('i')),
+        _ => false,
+    };
+    // Values of options naming what a program writes (`-o FILE`, `-keyout FILE`).
+    let outputs: Vec<usize> = i
+        .arg_words
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| {
+            matches!(
+                w.text.as_str(),
+                "-o" | "-O" | "-out" | "-keyout" | "--output" | "--output-document"
+            )
+        })
+        .map(|(n, _)| n + 1)
+        .collect();
+    let mut read: Vec<Word> = if in_place {
+        Vec::new()
+    } else if READERS.contains(&program) {
+        i.arg_words
+            .iter()
+            .enumerate()
+            .filter(|(n, _)| !outputs.contains(n))
+            .filter_map(|(_, w)| file_refs(w))
+            .collect()
     } else if NON_READERS.contains(&program) {
         Vec::new()
     } else {
@@ -483,10 +519,23 @@ fn secret_reads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     }
     for word in named {
         let path = resolve(&word, ctx).path;
+        let every_file_in = |path: &str| {
+            resolve(&word, ctx).dynamic
+                && word.text.contains(['*', '?'])
+                && credential_directory(path)
+        };
         if let Some(kind) = sensitive_path(&path) {
             out.push(risk(
                 RiskKind::SecretRead,
                 format!("{} reads {path} ({kind})", i.program),
+            ));
+        } else if every_file_in(&path) {
+            out.push(risk(
+                RiskKind::SecretRead,
+                format!(
+                    "{} reads every file in the credential directory {path}",
+                    i.program
+                ),
             ));
         } else if ARCHIVERS.contains(&i.program.as_str()) && credential_directory(&path) {
             out.push(risk(

@@ -114,7 +114,7 @@ impl ShellAnalysis {
     /// Every program run, in order, without repeats.
     pub fn programs(&self) -> Vec<&str> {
         let mut seen = Vec::new();
-        for i in &self.invocations {
+        for i in self.invocations.iter().filter(|i| !i.program.is_empty()) {
             if !seen.contains(&i.program.as_str()) {
                 seen.push(i.program.as_str());
             }
@@ -127,7 +127,7 @@ impl ShellAnalysis {
     /// repeats: `ls && r''m -rf /` is `ls` and `rm -rf /`.
     pub fn commands(&self) -> Vec<String> {
         let mut seen: Vec<String> = Vec::new();
-        for i in &self.invocations {
+        for i in self.invocations.iter().filter(|i| !i.program.is_empty()) {
             let command = std::iter::once(i.program.as_str())
                 .chain(i.args.iter().map(String::as_str))
                 .collect::<Vec<_>>()
@@ -145,7 +145,7 @@ impl ShellAnalysis {
     /// chain.
     pub fn command_prefixes(&self) -> Vec<String> {
         let mut seen: Vec<String> = Vec::new();
-        for i in &self.invocations {
+        for i in self.invocations.iter().filter(|i| !i.program.is_empty()) {
             let words: Vec<&str> = std::iter::once(i.program.as_str())
                 .chain(i.args.iter().map(String::as_str))
                 .take(MAX_PREFIX_WORDS)
@@ -158,6 +158,15 @@ impl ShellAnalysis {
             }
         }
         seen
+    }
+
+    /// How many simple commands run (redirections of a compound command
+    /// alone are not one).
+    pub fn segments(&self) -> usize {
+        self.invocations
+            .iter()
+            .filter(|i| !i.program.is_empty())
+            .count()
     }
 
     pub fn has(&self, kind: RiskKind) -> bool {

@@ -299,7 +299,7 @@ fn invocation_risks(
     disk(i, out);
     permissions(i, ctx, out);
     shells(i, out);
-    git(i, out);
+    git(i, ctx, out);
     infra(i, out);
     history(i, ctx, out);
     inline_code(i, out);
@@ -543,7 +543,13 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
     for target in targets.into_iter().flat_map(super::word::expand_braces) {
         let target = &target;
         let resolved = resolve(target, ctx);
-        if !resolved.inside_workspace && crate::places::is_scratch(&resolved.path, ctx.home) {
+        // `find DIR -delete` deletes below DIR, never DIR's parent.
+        let deleted = if i.program == "find" {
+            format!("{}/_", resolved.path)
+        } else {
+            resolved.path.clone()
+        };
+        if !resolved.inside_workspace && crate::places::is_scratch(&deleted, ctx.home) {
             continue;
         }
         let kind = if resolved.inside_workspace {
@@ -752,7 +758,23 @@ fn git_subcommand(i: &Invocation) -> Option<(&str, &[String])> {
     None
 }
 
-fn git(i: &Invocation, out: &mut Vec<Risk>) {
+fn git(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    if let Some(("add" | "commit", rest)) = git_subcommand(i) {
+        // Staging a credential file puts it in history, and on every remote.
+        let staged = i
+            .arg_words
+            .iter()
+            .filter(|w| !w.text.starts_with('-') && rest.contains(&w.text));
+        for word in staged {
+            let path = resolve(word, ctx).path;
+            if let Some(kind) = crate::secrets::sensitive_path(&path) {
+                out.push(risk(
+                    RiskKind::SecretRead,
+                    format!("git stages the credential file {path} ({kind})"),
+                ));
+            }
+        }
+    }
     let Some(("push", rest)) = git_subcommand(i) else {
         return;
     };

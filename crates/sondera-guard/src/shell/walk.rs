@@ -196,11 +196,20 @@ impl Walker {
         }
     }
 
-    /// Redirections of a compound command, which belong to no invocation.
+    /// Redirections of a compound command (`while ..; done < FILE`),
+    /// recorded as an invocation without a program so the files they read
+    /// and write are judged like any other.
     fn redirects(&mut self, redirects: Option<&RedirectList>, depth: usize) {
+        let mut holder = Invocation {
+            depth,
+            ..Invocation::default()
+        };
         for r in redirects.iter().flat_map(|r| &r.0) {
-            let mut sink = Invocation::default();
-            self.redirect(r, depth, &mut sink);
+            self.redirect(r, depth, &mut holder);
+        }
+        let redirected = !holder.writes.is_empty() || matches!(holder.stdin, Stdin::File(_));
+        if redirected && self.analysis.invocations.len() < MAX_INVOCATIONS {
+            self.analysis.invocations.push(holder);
         }
     }
 
@@ -290,7 +299,7 @@ impl Walker {
             self.item(item, depth, &mut invocation, &mut words, false);
         }
         if words.is_empty() {
-            if invocation.writes.is_empty() {
+            if invocation.writes.is_empty() && !matches!(invocation.stdin, Stdin::File(_)) {
                 return;
             }
             // A bare redirection (`> FILE`) runs the null command.
