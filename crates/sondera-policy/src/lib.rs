@@ -25,6 +25,11 @@
 //! Cedar's authorizer evaluates every policy it is given, so the set is sliced
 //! by action at load time and each request is judged only against the
 //! policies whose action scope can match it. Evaluation does no I/O.
+//!
+//! Beyond Cedar's validator, loading lints the set (a missing `@description`
+//! or `@severity`, a rule repeating another's effect, scope and conditions)
+//! and reports those as warnings. [`import`] converts Claude Code and Gemini
+//! CLI permission rules into policies over the same facts.
 
 mod args;
 mod engine;
