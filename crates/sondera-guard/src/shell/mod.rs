@@ -113,30 +113,28 @@ impl ShellAnalysis {
 
     /// Every program run, in order, without repeats.
     pub fn programs(&self) -> Vec<&str> {
-        let mut seen = Vec::new();
-        for i in self.invocations.iter().filter(|i| !i.program.is_empty()) {
-            if !seen.contains(&i.program.as_str()) {
-                seen.push(i.program.as_str());
-            }
-        }
-        seen
+        distinct(self.commands_run().map(|i| i.program.as_str()))
+    }
+
+    /// Invocations that run a program (not the redirections of a compound
+    /// command recorded on their own).
+    fn commands_run(&self) -> impl Iterator<Item = &Invocation> {
+        self.invocations.iter().filter(|i| !i.program.is_empty())
+    }
+
+    /// A simple command's words: the program, then its arguments.
+    fn argv(i: &Invocation) -> impl Iterator<Item = &str> {
+        std::iter::once(i.program.as_str()).chain(i.args.iter().map(String::as_str))
     }
 
     /// Each simple command as run (program after unwrapping, then its
     /// arguments after quote removal), one space between words, without
     /// repeats: `ls && r''m -rf /` is `ls` and `rm -rf /`.
     pub fn commands(&self) -> Vec<String> {
-        let mut seen: Vec<String> = Vec::new();
-        for i in self.invocations.iter().filter(|i| !i.program.is_empty()) {
-            let command = std::iter::once(i.program.as_str())
-                .chain(i.args.iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(" ");
-            if !seen.contains(&command) {
-                seen.push(command);
-            }
-        }
-        seen
+        distinct(
+            self.commands_run()
+                .map(|i| Self::argv(i).collect::<Vec<_>>().join(" ")),
+        )
     }
 
     /// The leading words of each simple command, one to
@@ -144,34 +142,28 @@ impl ShellAnalysis {
     /// so a policy can match a command by its start in any segment of a
     /// chain.
     pub fn command_prefixes(&self) -> Vec<String> {
-        let mut seen: Vec<String> = Vec::new();
-        for i in self.invocations.iter().filter(|i| !i.program.is_empty()) {
-            let words: Vec<&str> = std::iter::once(i.program.as_str())
-                .chain(i.args.iter().map(String::as_str))
-                .take(MAX_PREFIX_WORDS)
-                .collect();
-            for n in 1..=words.len() {
-                let prefix = words[..n].join(" ");
-                if !seen.contains(&prefix) {
-                    seen.push(prefix);
-                }
-            }
-        }
-        seen
+        distinct(self.commands_run().flat_map(|i| {
+            let words: Vec<&str> = Self::argv(i).take(MAX_PREFIX_WORDS).collect();
+            (1..=words.len()).map(move |n| words[..n].join(" "))
+        }))
     }
 
     /// How many simple commands run (redirections of a compound command
     /// alone are not one).
     pub fn segments(&self) -> usize {
-        self.invocations
-            .iter()
-            .filter(|i| !i.program.is_empty())
-            .count()
+        self.commands_run().count()
     }
 
     pub fn has(&self, kind: RiskKind) -> bool {
         self.risks.iter().any(|r| r.kind == kind)
     }
+}
+
+/// `items` in their first order, without repeats, in linear time: a
+/// command may run thousands of simple commands.
+fn distinct<T: Eq + std::hash::Hash + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut seen = std::collections::HashSet::new();
+    items.filter(|item| seen.insert(item.clone())).collect()
 }
 
 /// Analyses `command` as run in `context`.
