@@ -200,7 +200,7 @@ pub(crate) fn judge_step(
         state.secrets_seen |= taints.secrets;
         state.untrusted_seen |= taints.untrusted;
         state.remember_untrusted_commands(taints.suggested_commands);
-        state.record(&event.payload, verdict.would_be.unwrap_or(verdict.decision));
+        state.record(&event.payload, verdict.effective_decision());
     }
     (verdict, governed)
 }

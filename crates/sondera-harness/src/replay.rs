@@ -11,7 +11,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sondera_model::{Adjudicated, Decision, TrajectoryState};
+use sondera_model::{Decision, TrajectoryState};
 use sondera_policy::PolicyEngine;
 use sondera_store::{PageRequest, StoreError, TrajectoryDetail, TrajectoryFilter, TrajectoryStore};
 
@@ -101,7 +101,7 @@ fn replay_one(candidate: &PolicyEngine, detail: &TrajectoryDetail, report: &mut 
         let Some(recorded) = &stored.adjudication else {
             continue;
         };
-        let (before, after) = (effective(recorded), effective(&verdict));
+        let (before, after) = (recorded.effective_decision(), verdict.effective_decision());
         if before != after {
             report.changed.push(ChangedDecision {
                 trajectory_id: detail.summary.id.clone(),
@@ -115,10 +115,4 @@ fn replay_one(candidate: &PolicyEngine, detail: &TrajectoryDetail, report: &mut 
             });
         }
     }
-}
-
-/// The decision a verdict stands for, whatever the mode: in monitor mode
-/// the one that would have been enforced.
-fn effective(verdict: &Adjudicated) -> Decision {
-    verdict.would_be.unwrap_or(verdict.decision)
 }

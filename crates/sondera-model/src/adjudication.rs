@@ -149,6 +149,12 @@ impl Adjudicated {
         self.decision.is_allow()
     }
 
+    /// The decision the policies reached, whatever the mode: in monitor
+    /// mode the one that would have been enforced.
+    pub fn effective_decision(&self) -> Decision {
+        self.would_be.unwrap_or(self.decision)
+    }
+
     pub fn policy_ids(&self) -> impl Iterator<Item = &str> {
         self.policies.iter().map(|p| p.policy_id.as_str())
     }

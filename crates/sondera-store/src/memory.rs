@@ -332,7 +332,7 @@ impl TrajectoryStore for MemoryStore {
                 Decision::Escalate => analytics.escalated += 1,
             }
             // What the policies decided, even when monitor mode allowed the step.
-            if verdict.would_be.unwrap_or(verdict.decision) != Decision::Allow {
+            if verdict.effective_decision() != Decision::Allow {
                 for policy in &verdict.policies {
                     *by_policy.entry(policy.policy_id.as_str()).or_default() += 1;
                 }

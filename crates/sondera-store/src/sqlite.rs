@@ -221,7 +221,7 @@ fn insert_adjudication(
         to_json(verdict)
     ])?;
     // What the policies decided, even when monitor mode let the step through.
-    let effective = verdict.would_be.unwrap_or(verdict.decision);
+    let effective = verdict.effective_decision();
     if effective != Decision::Allow {
         let mut insert = tx.prepare_cached(
             "INSERT INTO adjudication_policies (event_id, policy_id, recorded_at) VALUES (?1, ?2, ?3)",
