@@ -33,8 +33,7 @@ pub(crate) fn run(args: AdjudicateArgs) -> anyhow::Result<ExitCode> {
             std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?,
         ),
     };
-    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-    let tally = runtime.block_on(judge_lines(&adjudicator, input, &args))?;
+    let tally = crate::block_on(judge_lines(&adjudicator, input, &args))??;
     Ok(match tally {
         Tally { failed: 1.., .. } => ExitCode::from(2),
         Tally { blocked: 1.., .. } => ExitCode::from(1),

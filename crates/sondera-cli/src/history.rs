@@ -5,24 +5,12 @@ use std::process::ExitCode;
 
 use sondera_model::Decision;
 use sondera_store::{
-    AdjudicationFilter, PageRequest, SqliteStore, TrajectoryFilter, TrajectoryStatus,
-    TrajectoryStore,
+    AdjudicationFilter, PageRequest, TrajectoryFilter, TrajectoryStatus, TrajectoryStore,
 };
 
-use crate::{AdjudicationsCommand, StoreArgs, TrajectoriesCommand};
+use crate::{AdjudicationsCommand, TrajectoriesCommand};
 
-fn open(store: &StoreArgs) -> anyhow::Result<SqliteStore> {
-    let dir = store
-        .data_dir()?
-        .ok_or_else(|| anyhow::anyhow!("this reads recorded trajectories: give --data-dir"))?;
-    Ok(SqliteStore::open_dir(&dir)?)
-}
-
-fn block_on<F: std::future::Future>(future: F) -> anyhow::Result<F::Output> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .build()?
-        .block_on(future))
-}
+use crate::block_on;
 
 pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -48,7 +36,7 @@ pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
                 status,
                 session_id: session,
             };
-            let store = open(&store)?;
+            let store = store.open_recorded()?;
             let page = block_on(store.list_trajectories(&filter, &PageRequest::first(limit)))??;
             for t in &page.items {
                 if json {
@@ -67,7 +55,7 @@ pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         TrajectoriesCommand::Show { store, id, json } => {
-            let store = open(&store)?;
+            let store = store.open_recorded()?;
             let Some(detail) = block_on(store.trajectory_with_events(&id))?? else {
                 eprintln!("error: trajectory {id} is not recorded");
                 return Ok(ExitCode::from(1));
@@ -123,7 +111,7 @@ pub fn adjudications(command: AdjudicationsCommand) -> anyhow::Result<ExitCode> 
         trajectory_id: trajectory,
         decision,
     };
-    let store = open(&store)?;
+    let store = store.open_recorded()?;
     let page = block_on(store.list_adjudications(&filter, &PageRequest::first(limit)))??;
     for a in &page.items {
         if json {

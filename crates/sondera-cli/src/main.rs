@@ -353,26 +353,37 @@ impl StoreArgs {
             .ok_or_else(|| anyhow::anyhow!("HOME is not set: pass --data-dir or --ephemeral"))?;
         Ok(Some(PathBuf::from(home).join(".sondera").join("data")))
     }
+
+    /// The store of recorded trajectories, for commands that read them.
+    fn open_recorded(&self) -> anyhow::Result<sondera_store::SqliteStore> {
+        let dir = self
+            .data_dir()?
+            .ok_or_else(|| anyhow::anyhow!("this reads recorded trajectories: give --data-dir"))?;
+        Ok(sondera_store::SqliteStore::open_dir(&dir)?)
+    }
 }
 
-/// A progress bar on standard error, drawn only when it is a terminal.
-fn progress_bar(total: u64, unit: &str) -> indicatif::ProgressBar {
-    indicatif::ProgressBar::new(total).with_style(
-        indicatif::ProgressStyle::with_template(&format!(
-            "{{bar:40}} {{pos}}/{{len}} {unit} ({{eta}} left)"
-        ))
-        .expect("valid template"),
-    )
+/// Runs `future` to completion on a single-threaded runtime.
+fn block_on<F: std::future::Future>(future: F) -> anyhow::Result<F::Output> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .build()?
+        .block_on(future))
 }
 
-/// A spinner counting work of unknown size, drawn only on a terminal.
-fn progress_spinner(unit: &str) -> indicatif::ProgressBar {
-    indicatif::ProgressBar::new_spinner().with_style(
-        indicatif::ProgressStyle::with_template(&format!(
-            "{{spinner}} {{pos}} {unit} ({{per_sec}})"
-        ))
-        .expect("valid template"),
-    )
+/// A progress bar on standard error, drawn only when it is a terminal: a
+/// bar out of `total`, or a spinner when the total is unknown.
+fn progress(total: Option<u64>, unit: &str) -> indicatif::ProgressBar {
+    let (bar, template) = match total {
+        Some(total) => (
+            indicatif::ProgressBar::new(total),
+            format!("{{bar:40}} {{pos}}/{{len}} {unit} ({{eta}} left)"),
+        ),
+        None => (
+            indicatif::ProgressBar::new_spinner(),
+            format!("{{spinner}} {{pos}} {unit} ({{per_sec}})"),
+        ),
+    };
+    bar.with_style(indicatif::ProgressStyle::with_template(&template).expect("valid template"))
 }
 
 /// `n` with the noun that goes with it: `1 policy`, `3 policies`.

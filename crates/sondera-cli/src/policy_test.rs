@@ -21,16 +21,15 @@ pub(crate) fn run(
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         cases.extend(parse_cases(&file.display().to_string(), &text)?);
     }
-    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-    let progress = crate::progress_bar(cases.len() as u64, "cases");
-    let outcomes: Vec<CaseOutcome> = runtime.block_on(async {
+    let progress = crate::progress(Some(cases.len() as u64), "cases");
+    let outcomes: Vec<CaseOutcome> = crate::block_on(async {
         let mut outcomes = Vec::with_capacity(cases.len());
         for case in cases {
             outcomes.push(runner.run(case).await);
             progress.inc(1);
         }
         outcomes
-    });
+    })?;
     progress.finish_and_clear();
     let mut out = std::io::stdout().lock();
     if json {

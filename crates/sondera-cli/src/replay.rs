@@ -4,17 +4,13 @@
 use std::process::ExitCode;
 
 use sondera_harness::replay::{ReplayReport, ReplayScope, replay};
-use sondera_store::{SqliteStore, TrajectoryFilter};
+use sondera_store::TrajectoryFilter;
 
 use crate::ReplayArgs;
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let candidate = args.policies.engine()?;
-    let data_dir = args
-        .store
-        .data_dir()?
-        .ok_or_else(|| anyhow::anyhow!("replay reads recorded trajectories: give --data-dir"))?;
-    let store = SqliteStore::open_dir(&data_dir)?;
+    let store = args.store.open_recorded()?;
     let scope = ReplayScope {
         filter: TrajectoryFilter {
             agent_id: args.agent.clone(),
@@ -22,11 +18,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         },
         since: args.since,
     };
-    let progress = crate::progress_spinner("events re-judged");
-    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-    let report = runtime.block_on(replay(&store, &candidate, &scope, |events| {
+    let progress = crate::progress(None, "events re-judged");
+    let report = crate::block_on(replay(&store, &candidate, &scope, |events| {
         progress.set_position(events)
-    }))?;
+    }))??;
     progress.finish_and_clear();
     if args.json {
         for change in &report.changed {
