@@ -1,33 +1,8 @@
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use common::{sondera_with_input as sondera, stdout};
 
 const SESSION: &str = include_str!("../../../examples/session.jsonl");
-
-fn sondera(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sondera"))
-        .args(args)
-        .env_remove("SONDERA_DATA_DIR")
-        .env_remove("SONDERA_POLICIES")
-        .env_remove("SONDERA_MODE")
-        .env_remove("SONDERA_WORKSPACE")
-        .env_remove("SONDERA_HOME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
 
 #[test]
 fn example_session_prints_one_verdict_per_event() {

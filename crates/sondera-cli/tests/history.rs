@@ -1,25 +1,11 @@
 //! `sondera replay`, `trajectories` and `adjudications` against a data
 //! directory the example session was recorded into.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn sondera(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sondera"))
-        .args(args)
-        .env_remove("SONDERA_DATA_DIR")
-        .env_remove("SONDERA_POLICIES")
-        .env_remove("SONDERA_MODE")
-        .env_remove("SONDERA_WORKSPACE")
-        .env_remove("SONDERA_HOME")
-        .env_remove("SONDERA_ALLOWED_HOSTS")
-        .output()
-        .unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
+use common::{sondera, stdout};
 
 /// A data directory holding the example session, judged by the built-in packs.
 fn recorded() -> tempfile::TempDir {

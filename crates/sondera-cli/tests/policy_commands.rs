@@ -1,20 +1,12 @@
 //! `sondera policy check`, `fmt` and `explain`: output (as snapshots) and
 //! exit status.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn sondera(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sondera"))
-        .args(args)
-        .env_remove("SONDERA_POLICIES")
-        .env_remove("SONDERA_MODE")
-        .env_remove("SONDERA_WORKSPACE")
-        .env_remove("SONDERA_HOME")
-        .env_remove("SONDERA_ALLOWED_HOSTS")
-        .output()
-        .unwrap()
-}
+use std::path::Path;
+use std::process::Output;
+
+use common::sondera;
 
 /// Standard output and error, with the temporary directory named `$DIR`.
 fn shown(output: &Output, dir: &Path) -> String {
