@@ -32,6 +32,7 @@ pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
                 })
                 .transpose()?;
             let filter = TrajectoryFilter {
+                tenant: None,
                 agent_id: agent,
                 status,
                 session_id: session,
@@ -107,6 +108,7 @@ pub fn adjudications(command: AdjudicationsCommand) -> anyhow::Result<ExitCode> 
         Some(other) => anyhow::bail!("unknown decision `{other}` (deny or escalate)"),
     };
     let filter = AdjudicationFilter {
+        tenant: None,
         agent_id: agent,
         trajectory_id: trajectory,
         decision,

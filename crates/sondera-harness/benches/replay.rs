@@ -96,6 +96,7 @@ async fn populate(store: &SqliteStore, n: usize) {
             };
             store
                 .append(StepRecord {
+                    tenant: sondera_store::DEFAULT_TENANT,
                     event: &event,
                     seq: seq as u64,
                     adjudication: governed.then_some(&verdict),

@@ -8,13 +8,15 @@ use parking_lot::{Mutex, RwLock};
 use sondera_guard::content;
 use sondera_model::{Adjudicated, Event, Payload, TrajectoryState};
 use sondera_policy::PolicyEngine;
-use sondera_store::{StepRecord, TrajectoryStatus, TrajectoryStore};
+use sondera_store::{DEFAULT_TENANT, StepRecord, TrajectoryStatus, TrajectoryStore};
 
 use crate::HarnessError;
 
 /// Where a trajectory stands: what the next event is judged with.
 #[derive(Debug)]
 struct Cursor {
+    /// The tenant that owns the trajectory.
+    tenant: String,
     status: TrajectoryStatus,
     /// Position of the next event.
     next_seq: u64,
@@ -22,8 +24,9 @@ struct Cursor {
 }
 
 impl Cursor {
-    fn unstarted() -> Self {
+    fn unstarted(tenant: &str) -> Self {
         Self {
+            tenant: tenant.to_string(),
             status: TrajectoryStatus::Pending,
             next_seq: 0,
             state: TrajectoryState::default(),
@@ -94,8 +97,18 @@ impl Adjudicator {
         self.trajectories.lock().remove(trajectory_id);
     }
 
-    /// Judges and records one event, returning its verdict.
+    /// Judges and records one event of the default tenant, returning its verdict.
     pub async fn adjudicate(&self, event: &Event) -> Result<Adjudicated, HarnessError> {
+        self.adjudicate_as(DEFAULT_TENANT, event).await
+    }
+
+    /// Judges and records one event on behalf of `tenant`. A trajectory
+    /// another tenant owns is reported as unknown, whatever its id.
+    pub async fn adjudicate_as(
+        &self,
+        tenant: &str,
+        event: &Event,
+    ) -> Result<Adjudicated, HarnessError> {
         event.check()?;
         let slot = self.slot(&event.trajectory_id);
         let mut guard = slot.lock().await;
@@ -103,11 +116,14 @@ impl Adjudicator {
             *guard = self.load(event).await?;
         }
         if guard.is_none() && matches!(event.payload, Payload::Started { .. }) {
-            *guard = Some(Cursor::unstarted());
+            *guard = Some(Cursor::unstarted(tenant));
         }
         let result = match guard.as_mut() {
-            Some(cursor) => self.step(cursor, event).await,
-            None => Err(HarnessError::UnknownTrajectory(event.trajectory_id.clone())),
+            Some(cursor) if cursor.tenant == tenant => self.step(cursor, event).await,
+            Some(_) if matches!(event.payload, Payload::Started { .. }) => {
+                Err(HarnessError::AlreadyStarted(event.trajectory_id.clone()))
+            }
+            _ => Err(HarnessError::UnknownTrajectory(event.trajectory_id.clone())),
         };
         let ended = guard.as_ref().is_some_and(|c| c.status.is_terminal());
         if result.is_err() || ended {
@@ -126,6 +142,7 @@ impl Adjudicator {
             .trajectory(&event.trajectory_id)
             .await?
             .map(|summary| Cursor {
+                tenant: summary.tenant,
                 status: summary.status,
                 next_seq: summary.event_count,
                 state: summary.state,
@@ -150,6 +167,7 @@ impl Adjudicator {
         let status = cursor.status.after(&event.payload);
         self.store
             .append(StepRecord {
+                tenant: &cursor.tenant,
                 event,
                 seq: cursor.next_seq,
                 adjudication: governed.then_some(&verdict),

@@ -239,7 +239,7 @@ impl Harness for LocalHarness {
             .ok_or_else(|| HarnessError::UnknownTrajectory(trajectory_id.to_string()))?;
         let agent = match agent {
             Some(agent) => Some(agent),
-            None => store.agent(&recorded.agent_id).await?,
+            None => store.agent(&recorded.tenant, &recorded.agent_id).await?,
         };
         let agent = agent
             .or_else(|| self.default_agent.clone())

@@ -294,11 +294,15 @@ impl TrajectoryStore for FlakyStore {
     ) -> Result<Option<TrajectoryDetail>, StoreError> {
         self.inner.trajectory_with_events(id).await
     }
-    async fn agent(&self, id: &str) -> Result<Option<Agent>, StoreError> {
-        self.inner.agent(id).await
+    async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {
+        self.inner.agent(tenant, id).await
     }
-    async fn list_agents(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError> {
-        self.inner.list_agents(page).await
+    async fn list_agents(
+        &self,
+        tenant: Option<&str>,
+        page: &PageRequest,
+    ) -> Result<Page<AgentRecord>, StoreError> {
+        self.inner.list_agents(tenant, page).await
     }
     async fn list_trajectories(
         &self,
@@ -314,8 +318,12 @@ impl TrajectoryStore for FlakyStore {
     ) -> Result<Page<AdjudicationRecord>, StoreError> {
         self.inner.list_adjudications(f, p).await
     }
-    async fn analytics(&self, w: &TimeWindow) -> Result<Analytics, StoreError> {
-        self.inner.analytics(w).await
+    async fn analytics(
+        &self,
+        tenant: Option<&str>,
+        w: &TimeWindow,
+    ) -> Result<Analytics, StoreError> {
+        self.inner.analytics(tenant, w).await
     }
 }
 
@@ -451,5 +459,57 @@ async fn taints_accumulate_and_survive_a_restart() {
     assert_eq!(
         verdict.policy_ids().collect::<Vec<_>>(),
         ["trajectory-secret-then-web"]
+    );
+}
+
+#[tokio::test]
+async fn a_tenant_cannot_touch_another_tenants_trajectory() {
+    let store: Arc<dyn TrajectoryStore> = Arc::new(MemoryStore::new());
+    let adjudicator = sondera_harness::Adjudicator::new(engine(), store.clone());
+    let started = Event::new(
+        "t-acme",
+        &agent(),
+        Payload::Started {
+            agent: agent(),
+            task: None,
+            session_id: None,
+        },
+    );
+    adjudicator.adjudicate_as("acme", &started).await.unwrap();
+    let step = Event::new(
+        "t-acme",
+        &agent(),
+        Payload::Thought {
+            content: "hello".into(),
+        },
+    );
+    let err = adjudicator
+        .adjudicate_as("globex", &step)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, HarnessError::UnknownTrajectory(ref id) if id == "t-acme"),
+        "{err}"
+    );
+    let restart = Event::new("t-acme", &agent(), started.payload.clone());
+    let err = adjudicator
+        .adjudicate_as("globex", &restart)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HarnessError::AlreadyStarted(_)), "{err}");
+    // Nothing the other tenant sent was recorded, and the owner carries on.
+    assert_eq!(
+        store
+            .trajectory("t-acme")
+            .await
+            .unwrap()
+            .unwrap()
+            .event_count,
+        1
+    );
+    adjudicator.adjudicate_as("acme", &step).await.unwrap();
+    assert_eq!(
+        store.trajectory("t-acme").await.unwrap().unwrap().tenant,
+        "acme"
     );
 }

@@ -66,9 +66,15 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
         id: &str,
     ) -> Result<Option<TrajectoryDetail>, StoreError>;
 
-    async fn agent(&self, id: &str) -> Result<Option<Agent>, StoreError>;
+    /// The agent `id` as `tenant` last recorded it.
+    async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError>;
 
-    async fn list_agents(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError>;
+    /// Agents in id order; every tenant's when `tenant` is `None`.
+    async fn list_agents(
+        &self,
+        tenant: Option<&str>,
+        page: &PageRequest,
+    ) -> Result<Page<AgentRecord>, StoreError>;
 
     async fn list_trajectories(
         &self,
@@ -83,5 +89,10 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError>;
 
-    async fn analytics(&self, window: &TimeWindow) -> Result<Analytics, StoreError>;
+    /// Counts over `window`; every tenant's when `tenant` is `None`.
+    async fn analytics(
+        &self,
+        tenant: Option<&str>,
+        window: &TimeWindow,
+    ) -> Result<Analytics, StoreError>;
 }

@@ -22,7 +22,8 @@ pub struct MemoryStore {
 
 #[derive(Debug, Default)]
 struct Inner {
-    agents: BTreeMap<String, AgentRecord>,
+    /// Keyed by tenant and agent id.
+    agents: BTreeMap<(String, String), AgentRecord>,
     trajectories: HashMap<String, Trajectory>,
     event_ids: HashSet<String>,
     /// Where every verdict is, in the order recorded, for queries and analytics.
@@ -54,9 +55,10 @@ impl Inner {
         let at = event.timestamp;
         let record = self
             .agents
-            .entry(agent.id.clone())
+            .entry((step.tenant.to_string(), agent.id.clone()))
             .or_insert_with(|| AgentRecord {
                 agent: agent.clone(),
+                tenant: step.tenant.to_string(),
                 first_seen: at,
                 last_seen: at,
                 trajectory_count: 0,
@@ -69,6 +71,7 @@ impl Inner {
             Trajectory {
                 summary: TrajectorySummary {
                     id: event.trajectory_id.clone(),
+                    tenant: step.tenant.to_string(),
                     agent_id: event.agent.id.clone(),
                     session_id: session_id.map(str::to_string),
                     status: TrajectoryStatus::Pending,
@@ -146,6 +149,15 @@ impl Inner {
 }
 
 impl Inner {
+    /// Whether `trajectory_id` belongs to `tenant` (any tenant when `None`).
+    fn owned_by(&self, trajectory_id: &str, tenant: Option<&str>) -> bool {
+        tenant.is_none_or(|n| {
+            self.trajectories
+                .get(trajectory_id)
+                .is_some_and(|t| t.summary.tenant == n)
+        })
+    }
+
     /// Every stored verdict with its event, in the order recorded.
     fn verdicts(&self) -> impl Iterator<Item = (&StoredEvent, &Adjudicated)> {
         self.verdicts.iter().filter_map(|v| {
@@ -233,17 +245,41 @@ impl TrajectoryStore for MemoryStore {
             }))
     }
 
-    async fn agent(&self, id: &str) -> Result<Option<Agent>, StoreError> {
-        Ok(self.inner.read().agents.get(id).map(|a| a.agent.clone()))
+    async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {
+        Ok(self
+            .inner
+            .read()
+            .agents
+            .get(&(tenant.to_string(), id.to_string()))
+            .map(|a| a.agent.clone()))
     }
 
-    async fn list_agents(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError> {
+    async fn list_agents(
+        &self,
+        tenant: Option<&str>,
+        page: &PageRequest,
+    ) -> Result<Page<AgentRecord>, StoreError> {
         let inner = self.inner.read();
+        let after = page
+            .cursor
+            .as_deref()
+            .map(|c| {
+                c.split_once('|')
+                    .ok_or_else(|| StoreError::InvalidCursor(c.to_string()))
+            })
+            .transpose()?;
+        let listed = inner
+            .agents
+            .values()
+            .filter(|a| tenant.is_none_or(|t| a.tenant == t))
+            .filter(|a| {
+                after.is_none_or(|(t, id)| (a.tenant.as_str(), a.agent.id.as_str()) > (t, id))
+            });
         Ok(page_of(
-            inner.agents.values(),
-            page,
-            |a| a.agent.id.clone(),
-            |a, c| a.agent.id.as_str() > c,
+            listed,
+            &PageRequest::first(page.limit),
+            |a| format!("{}|{}", a.tenant, a.agent.id),
+            |_, _| true,
         ))
     }
 
@@ -257,6 +293,7 @@ impl TrajectoryStore for MemoryStore {
             .trajectories
             .values()
             .map(|t| &t.summary)
+            .filter(|t| filter.tenant.as_ref().is_none_or(|n| *n == t.tenant))
             .filter(|t| filter.agent_id.as_ref().is_none_or(|a| *a == t.agent_id))
             .filter(|t| filter.status.is_none_or(|s| s == t.status))
             .filter(|t| filter.session_id.is_none() || filter.session_id == t.session_id)
@@ -280,6 +317,7 @@ impl TrajectoryStore for MemoryStore {
         let mut matching: Vec<AdjudicationRecord> = inner
             .verdicts()
             .filter(|(_, v)| v.decision != Decision::Allow)
+            .filter(|(e, _)| inner.owned_by(&e.event.trajectory_id, filter.tenant.as_deref()))
             .filter(|(_, v)| filter.decision.is_none_or(|d| d == v.decision))
             .filter(|(e, _)| {
                 filter
@@ -305,17 +343,23 @@ impl TrajectoryStore for MemoryStore {
         ))
     }
 
-    async fn analytics(&self, window: &TimeWindow) -> Result<Analytics, StoreError> {
+    async fn analytics(
+        &self,
+        tenant: Option<&str>,
+        window: &TimeWindow,
+    ) -> Result<Analytics, StoreError> {
         let inner = self.inner.read();
-        let mut analytics = Analytics {
-            trajectories: inner
+        let owned = || {
+            inner
                 .trajectories
                 .values()
+                .filter(|t| tenant.is_none_or(|n| t.summary.tenant == n))
+        };
+        let mut analytics = Analytics {
+            trajectories: owned()
                 .filter(|t| in_window(window, &t.summary.created_at))
                 .count() as u64,
-            events: inner
-                .trajectories
-                .values()
+            events: owned()
                 .flat_map(|t| &t.events)
                 .filter(|e| in_window(window, &e.event.timestamp))
                 .count() as u64,
@@ -325,6 +369,7 @@ impl TrajectoryStore for MemoryStore {
         for (_, verdict) in inner
             .verdicts()
             .filter(|(e, _)| in_window(window, &e.event.timestamp))
+            .filter(|(e, _)| inner.owned_by(&e.event.trajectory_id, tenant))
         {
             match verdict.decision {
                 Decision::Allow => analytics.allowed += 1,

@@ -15,13 +15,16 @@ use crate::{
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS agents (
-    id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    id TEXT NOT NULL,
     body TEXT NOT NULL,
     first_seen TEXT NOT NULL,
-    last_seen TEXT NOT NULL
+    last_seen TEXT NOT NULL,
+    PRIMARY KEY (tenant, id)
 );
 CREATE TABLE IF NOT EXISTS trajectories (
     id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
     agent_id TEXT NOT NULL,
     session_id TEXT,
     status TEXT NOT NULL,
@@ -33,10 +36,12 @@ CREATE TABLE IF NOT EXISTS trajectories (
 CREATE INDEX IF NOT EXISTS trajectories_by_created ON trajectories (created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS trajectories_by_agent ON trajectories (agent_id, created_at DESC);
 CREATE INDEX IF NOT EXISTS trajectories_by_session ON trajectories (session_id);
+CREATE INDEX IF NOT EXISTS trajectories_by_tenant ON trajectories (tenant, created_at DESC);
 CREATE TABLE IF NOT EXISTS events (
     trajectory_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
     event_id TEXT NOT NULL UNIQUE,
+    tenant TEXT NOT NULL,
     recorded_at TEXT NOT NULL,
     body TEXT NOT NULL,
     PRIMARY KEY (trajectory_id, seq)
@@ -44,6 +49,7 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_by_time ON events (recorded_at);
 CREATE TABLE IF NOT EXISTS adjudications (
     event_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
     trajectory_id TEXT NOT NULL,
     agent_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -56,10 +62,34 @@ CREATE INDEX IF NOT EXISTS adjudications_by_decision ON adjudications (decision,
 CREATE INDEX IF NOT EXISTS adjudications_by_time ON adjudications (recorded_at);
 CREATE TABLE IF NOT EXISTS adjudication_policies (
     event_id TEXT NOT NULL,
+    tenant TEXT NOT NULL,
     policy_id TEXT NOT NULL,
     recorded_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS adjudication_policies_by_time ON adjudication_policies (recorded_at);
+"#;
+
+/// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 1;
+
+/// Version 0 (before tenants): everything becomes the default tenant's, and
+/// agents are keyed by tenant and id.
+const MIGRATE_FROM_0: &str = r#"
+ALTER TABLE trajectories ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE events ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE adjudications ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE adjudication_policies ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
+CREATE TABLE agents_by_tenant (
+    tenant TEXT NOT NULL,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL,
+    PRIMARY KEY (tenant, id)
+);
+INSERT INTO agents_by_tenant SELECT 'default', id, body, first_seen, last_seen FROM agents;
+DROP TABLE agents;
+ALTER TABLE agents_by_tenant RENAME TO agents;
 "#;
 
 /// The embedded store: SQLite in one file (WAL journal, a commit is synced
@@ -110,7 +140,7 @@ impl SqliteStore {
     fn init(conn: Connection, path: Option<PathBuf>) -> Result<Self, StoreError> {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        conn.execute_batch(SCHEMA)?;
+        migrate(&conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
             path,
@@ -124,6 +154,34 @@ impl SqliteStore {
 }
 
 use crate::types::{cursor_time as timestamp, time_cursor};
+
+/// Brings the database to `SCHEMA_VERSION`, refusing one written by a newer
+/// release rather than guessing at its layout.
+fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Open {
+            path: conn.path().unwrap_or(":memory:").to_string(),
+            message: format!(
+                "schema version {version} is newer than this release understands ({SCHEMA_VERSION}); upgrade sondera"
+            ),
+        });
+    }
+    let tables: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'trajectories'",
+        [],
+        |r| r.get(0),
+    )?;
+    let batch = match (version, tables) {
+        (0, 1) => format!(
+            "BEGIN; {MIGRATE_FROM_0} {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+        ),
+        (SCHEMA_VERSION, _) => SCHEMA.to_string(),
+        _ => format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"),
+    };
+    conn.execute_batch(&batch)?;
+    Ok(())
+}
 
 fn parse_time(text: &str) -> Result<DateTime<Utc>, StoreError> {
     DateTime::parse_from_rfc3339(text)
@@ -146,27 +204,33 @@ fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreErro
     serde_json::from_str(text).map_err(|e| corrupt(what, e))
 }
 
-fn upsert_agent(tx: &Transaction<'_>, agent: &Agent, at: &str) -> Result<(), StoreError> {
+fn upsert_agent(
+    tx: &Transaction<'_>,
+    tenant: &str,
+    agent: &Agent,
+    at: &str,
+) -> Result<(), StoreError> {
     tx.prepare_cached(
-        "INSERT INTO agents (id, body, first_seen, last_seen) VALUES (?1, ?2, ?3, ?3)
-         ON CONFLICT (id) DO UPDATE SET body = excluded.body, last_seen = excluded.last_seen",
+        "INSERT INTO agents (tenant, id, body, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?4)
+         ON CONFLICT (tenant, id) DO UPDATE SET body = excluded.body, last_seen = excluded.last_seen",
     )?
-    .execute(params![agent.id, to_json(agent), at])?;
+    .execute(params![tenant, agent.id, to_json(agent), at])?;
     Ok(())
 }
 
 fn create_trajectory(
     tx: &Transaction<'_>,
-    event: &Event,
+    step: &StepRecord<'_>,
     session_id: Option<&str>,
     at: &str,
 ) -> Result<(), StoreError> {
+    let event = step.event;
     let inserted = tx
         .prepare_cached(
-            "INSERT INTO trajectories (id, agent_id, session_id, status, created_at, updated_at, event_count, state)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, '{}') ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO trajectories (id, tenant, agent_id, session_id, status, created_at, updated_at, event_count, state)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 0, '{}') ON CONFLICT (id) DO NOTHING",
         )?
-        .execute(params![event.trajectory_id, event.agent.id, session_id, TrajectoryStatus::Pending.as_str(), at])?;
+        .execute(params![event.trajectory_id, step.tenant, event.agent.id, session_id, TrajectoryStatus::Pending.as_str(), at])?;
     if inserted == 0 {
         return Err(StoreError::DuplicateTrajectory(event.trajectory_id.clone()));
     }
@@ -176,8 +240,8 @@ fn create_trajectory(
 fn insert_event(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result<(), StoreError> {
     let event = step.event;
     let result = tx
-        .prepare_cached("INSERT INTO events (trajectory_id, seq, event_id, recorded_at, body) VALUES (?1, ?2, ?3, ?4, ?5)")?
-        .execute(params![event.trajectory_id, step.seq as i64, event.event_id, at, to_json(event)]);
+        .prepare_cached("INSERT INTO events (trajectory_id, seq, event_id, tenant, recorded_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
+        .execute(params![event.trajectory_id, step.seq as i64, event.event_id, step.tenant, at, to_json(event)]);
     match result {
         Err(rusqlite::Error::SqliteFailure(e, Some(message)))
             if e.code == rusqlite::ErrorCode::ConstraintViolation
@@ -207,11 +271,12 @@ fn insert_adjudication(
     };
     let event = step.event;
     tx.prepare_cached(
-        "INSERT INTO adjudications (event_id, trajectory_id, agent_id, seq, kind, decision, recorded_at, body)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO adjudications (event_id, tenant, trajectory_id, agent_id, seq, kind, decision, recorded_at, body)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?
     .execute(params![
         event.event_id,
+        step.tenant,
         event.trajectory_id,
         event.agent.id,
         step.seq as i64,
@@ -224,10 +289,10 @@ fn insert_adjudication(
     let effective = verdict.effective_decision();
     if effective != Decision::Allow {
         let mut insert = tx.prepare_cached(
-            "INSERT INTO adjudication_policies (event_id, policy_id, recorded_at) VALUES (?1, ?2, ?3)",
+            "INSERT INTO adjudication_policies (event_id, tenant, policy_id, recorded_at) VALUES (?1, ?2, ?3, ?4)",
         )?;
         for policy in &verdict.policies {
-            insert.execute(params![event.event_id, policy.policy_id, at])?;
+            insert.execute(params![event.event_id, step.tenant, policy.policy_id, at])?;
         }
     }
     Ok(())
@@ -258,12 +323,13 @@ fn update_trajectory(
 }
 
 const SUMMARY_COLUMNS: &str =
-    "id, agent_id, session_id, status, created_at, updated_at, event_count, state";
+    "id, tenant, agent_id, session_id, status, created_at, updated_at, event_count, state";
 
 /// A `trajectories` row as read, decoded in a second step so that SQL errors
 /// and corrupt contents stay distinct.
 struct SummaryRow {
     id: String,
+    tenant: String,
     agent_id: String,
     session_id: Option<String>,
     status: String,
@@ -277,13 +343,14 @@ impl SummaryRow {
     fn read(row: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
             id: row.get(0)?,
-            agent_id: row.get(1)?,
-            session_id: row.get(2)?,
-            status: row.get(3)?,
-            created_at: row.get(4)?,
-            updated_at: row.get(5)?,
-            event_count: row.get(6)?,
-            state: row.get(7)?,
+            tenant: row.get(1)?,
+            agent_id: row.get(2)?,
+            session_id: row.get(3)?,
+            status: row.get(4)?,
+            created_at: row.get(5)?,
+            updated_at: row.get(6)?,
+            event_count: row.get(7)?,
+            state: row.get(8)?,
         })
     }
 
@@ -295,6 +362,7 @@ impl SummaryRow {
             updated_at: parse_time(&self.updated_at)?,
             state: from_json("trajectory state", &self.state)?,
             id: self.id,
+            tenant: self.tenant,
             agent_id: self.agent_id,
             session_id: self.session_id,
             event_count: self.event_count as u64,
@@ -311,8 +379,8 @@ impl SqliteStore {
             agent, session_id, ..
         } = &step.event.payload
         {
-            upsert_agent(&tx, agent, &at)?;
-            create_trajectory(&tx, step.event, session_id.as_deref(), &at)?;
+            upsert_agent(&tx, step.tenant, agent, &at)?;
+            create_trajectory(&tx, step, session_id.as_deref(), &at)?;
         }
         insert_event(&tx, step, &at)?;
         insert_adjudication(&tx, step, &at)?;
@@ -370,7 +438,7 @@ impl SqliteStore {
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT {SUMMARY_COLUMNS} FROM trajectories
              WHERE (?1 IS NULL OR agent_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR session_id = ?3)
-               AND (?4 IS NULL OR (created_at, id) < (?4, ?5))
+               AND (?4 IS NULL OR (created_at, id) < (?4, ?5)) AND (?7 IS NULL OR tenant = ?7)
              ORDER BY created_at DESC, id DESC LIMIT ?6"
         ))?;
         let rows = stmt.query_map(
@@ -380,7 +448,8 @@ impl SqliteStore {
                 filter.session_id,
                 after_time,
                 after_id,
-                (limit + 1) as i64
+                (limit + 1) as i64,
+                filter.tenant,
             ],
             SummaryRow::read,
         )?;
@@ -405,7 +474,7 @@ impl SqliteStore {
             "SELECT event_id, trajectory_id, agent_id, seq, recorded_at, kind, body FROM adjudications
              WHERE decision IN ('deny', 'escalate') AND (?1 IS NULL OR decision = ?1)
                AND (?2 IS NULL OR agent_id = ?2) AND (?3 IS NULL OR trajectory_id = ?3)
-               AND (?4 IS NULL OR (recorded_at, event_id) < (?4, ?5))
+               AND (?4 IS NULL OR (recorded_at, event_id) < (?4, ?5)) AND (?7 IS NULL OR tenant = ?7)
              ORDER BY recorded_at DESC, event_id DESC LIMIT ?6",
         )?;
         let rows = stmt.query_map(
@@ -415,7 +484,8 @@ impl SqliteStore {
                 filter.trajectory_id,
                 after_time,
                 after_id,
-                (limit + 1) as i64
+                (limit + 1) as i64,
+                filter.tenant,
             ],
             |row| {
                 Ok((
@@ -448,40 +518,70 @@ impl SqliteStore {
         }))
     }
 
-    fn list_agents_sync(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError> {
+    fn list_agents_sync(
+        &self,
+        tenant: Option<&str>,
+        page: &PageRequest,
+    ) -> Result<Page<AgentRecord>, StoreError> {
+        let after = page
+            .cursor
+            .as_deref()
+            .map(|c| {
+                c.split_once('|')
+                    .ok_or_else(|| StoreError::InvalidCursor(c.to_string()))
+            })
+            .transpose()?;
         let limit = page.bounded_limit();
         let conn = self.conn.lock();
         let mut stmt = conn.prepare_cached(
-            "SELECT a.body, a.first_seen, a.last_seen, (SELECT COUNT(*) FROM trajectories t WHERE t.agent_id = a.id)
-             FROM agents a WHERE (?1 IS NULL OR a.id > ?1) ORDER BY a.id LIMIT ?2",
+            "SELECT a.tenant, a.body, a.first_seen, a.last_seen,
+                    (SELECT COUNT(*) FROM trajectories t WHERE t.tenant = a.tenant AND t.agent_id = a.id)
+             FROM agents a WHERE (?1 IS NULL OR a.tenant = ?1) AND (?2 IS NULL OR (a.tenant, a.id) > (?2, ?3))
+             ORDER BY a.tenant, a.id LIMIT ?4",
         )?;
-        let rows = stmt.query_map(params![page.cursor, (limit + 1) as i64], |row| {
-            Ok((
-                row.get::<_, String>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, String>(2)?,
-                row.get::<_, i64>(3)?,
-            ))
-        })?;
+        let rows = stmt.query_map(
+            params![
+                tenant,
+                after.map(|a| a.0),
+                after.map(|a| a.1),
+                (limit + 1) as i64
+            ],
+            |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, i64>(4)?,
+                ))
+            },
+        )?;
         let items = rows
             .map(|row| {
-                let (body, first, last, count) = row?;
+                let (tenant, body, first, last, count) = row?;
                 Ok(AgentRecord {
                     agent: from_json("agent", &body)?,
+                    tenant,
                     first_seen: parse_time(&first)?,
                     last_seen: parse_time(&last)?,
                     trajectory_count: count as u64,
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        Ok(paginate(items, limit, |a| a.agent.id.clone()))
+        Ok(paginate(items, limit, |a| {
+            format!("{}|{}", a.tenant, a.agent.id)
+        }))
     }
 
-    fn analytics_sync(&self, window: &TimeWindow) -> Result<Analytics, StoreError> {
+    fn analytics_sync(
+        &self,
+        tenant: Option<&str>,
+        window: &TimeWindow,
+    ) -> Result<Analytics, StoreError> {
         let since = window.since.as_ref().map(timestamp);
         let until = window.until.as_ref().map(timestamp);
         let conn = self.conn.lock();
-        let in_window = "(?1 IS NULL OR {col} >= ?1) AND (?2 IS NULL OR {col} < ?2)";
+        let in_window = "(?1 IS NULL OR {col} >= ?1) AND (?2 IS NULL OR {col} < ?2) AND (?3 IS NULL OR tenant = ?3)";
         let count = |table: &str, col: &str, extra: &str| -> Result<u64, StoreError> {
             let sql = format!(
                 "SELECT COUNT(*) FROM {table} WHERE {} {extra}",
@@ -489,7 +589,8 @@ impl SqliteStore {
             );
             Ok(conn
                 .prepare_cached(&sql)?
-                .query_row(params![since, until], |r| r.get::<_, i64>(0))? as u64)
+                .query_row(params![since, until, tenant], |r| r.get::<_, i64>(0))?
+                as u64)
         };
         let mut analytics = Analytics {
             trajectories: count("trajectories", "created_at", "")?,
@@ -504,7 +605,7 @@ impl SqliteStore {
             in_window.replace("{col}", "recorded_at")
         );
         let mut stmt = conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![since, until], |r| {
+        let rows = stmt.query_map(params![since, until, tenant], |r| {
             Ok(PolicyCount {
                 policy_id: r.get(0)?,
                 count: r.get::<_, i64>(1)? as u64,
@@ -550,17 +651,21 @@ impl TrajectoryStore for SqliteStore {
         Ok(Some(TrajectoryDetail { summary, events }))
     }
 
-    async fn agent(&self, id: &str) -> Result<Option<Agent>, StoreError> {
+    async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {
         let conn = self.conn.lock();
         let body: Option<String> = conn
-            .prepare_cached("SELECT body FROM agents WHERE id = ?1")?
-            .query_row([id], |r| r.get(0))
+            .prepare_cached("SELECT body FROM agents WHERE tenant = ?1 AND id = ?2")?
+            .query_row([tenant, id], |r| r.get(0))
             .optional()?;
         body.map(|b| from_json("agent", &b)).transpose()
     }
 
-    async fn list_agents(&self, page: &PageRequest) -> Result<Page<AgentRecord>, StoreError> {
-        self.list_agents_sync(page)
+    async fn list_agents(
+        &self,
+        tenant: Option<&str>,
+        page: &PageRequest,
+    ) -> Result<Page<AgentRecord>, StoreError> {
+        self.list_agents_sync(tenant, page)
     }
 
     async fn list_trajectories(
@@ -579,7 +684,11 @@ impl TrajectoryStore for SqliteStore {
         self.list_adjudications_sync(filter, page)
     }
 
-    async fn analytics(&self, window: &TimeWindow) -> Result<Analytics, StoreError> {
-        self.analytics_sync(window)
+    async fn analytics(
+        &self,
+        tenant: Option<&str>,
+        window: &TimeWindow,
+    ) -> Result<Analytics, StoreError> {
+        self.analytics_sync(tenant, window)
     }
 }

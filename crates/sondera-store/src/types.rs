@@ -72,9 +72,24 @@ impl std::str::FromStr for TrajectoryStatus {
     }
 }
 
+/// The tenant of everything recorded without one: a local data directory,
+/// or a server running without authentication.
+pub const DEFAULT_TENANT: &str = "default";
+
+fn is_default_tenant(tenant: &str) -> bool {
+    tenant == DEFAULT_TENANT
+}
+
+fn default_tenant() -> String {
+    DEFAULT_TENANT.to_string()
+}
+
 /// One step to append.
 #[derive(Debug, Clone, Copy)]
 pub struct StepRecord<'a> {
+    /// Who owns the trajectory. Only a `started` step sets it; later steps
+    /// must name the same tenant, which callers check before judging.
+    pub tenant: &'a str,
     pub event: &'a Event,
     /// Position of the event in its trajectory, from 0 (the `started` event).
     pub seq: u64,
@@ -89,6 +104,8 @@ pub struct StepRecord<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrajectorySummary {
     pub id: String,
+    #[serde(default = "default_tenant", skip_serializing_if = "is_default_tenant")]
+    pub tenant: String,
     pub agent_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
@@ -118,6 +135,8 @@ pub struct TrajectoryDetail {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentRecord {
     pub agent: Agent,
+    #[serde(default = "default_tenant", skip_serializing_if = "is_default_tenant")]
+    pub tenant: String,
     pub first_seen: DateTime<Utc>,
     pub last_seen: DateTime<Utc>,
     pub trajectory_count: u64,
@@ -138,6 +157,8 @@ pub struct AdjudicationRecord {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrajectoryFilter {
+    /// Only this tenant's trajectories; every tenant's when `None`.
+    pub tenant: Option<String>,
     pub agent_id: Option<String>,
     pub status: Option<TrajectoryStatus>,
     pub session_id: Option<String>,
@@ -145,6 +166,8 @@ pub struct TrajectoryFilter {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AdjudicationFilter {
+    /// Only this tenant's verdicts; every tenant's when `None`.
+    pub tenant: Option<String>,
     pub agent_id: Option<String>,
     pub trajectory_id: Option<String>,
     /// Only this decision; by default both deny and escalate.

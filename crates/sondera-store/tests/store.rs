@@ -42,12 +42,32 @@ fn verdict(decision: Decision, policy: &str) -> Adjudicated {
     v
 }
 
-/// Writes a trajectory: started, then one shell step per decision, then optionally completed.
+/// Writes a trajectory of the default tenant.
 async fn write_trajectory(
     store: &dyn TrajectoryStore,
     traj: &str,
     agent_id: &str,
     session: &str,
+    start: i64,
+    decisions: &[Decision],
+    complete: bool,
+) {
+    write_tenant_trajectory(
+        store,
+        DEFAULT_TENANT,
+        (traj, agent_id, session),
+        start,
+        decisions,
+        complete,
+    )
+    .await
+}
+
+/// Writes a trajectory: started, then one shell step per decision, then optionally completed.
+async fn write_tenant_trajectory(
+    store: &dyn TrajectoryStore,
+    tenant: &str,
+    (traj, agent_id, session): (&str, &str, &str),
     start: i64,
     decisions: &[Decision],
     complete: bool,
@@ -65,6 +85,7 @@ async fn write_trajectory(
     );
     store
         .append(StepRecord {
+            tenant,
             event: &started,
             seq: 0,
             adjudication: None,
@@ -92,6 +113,7 @@ async fn write_trajectory(
         );
         store
             .append(StepRecord {
+                tenant,
                 event: &e,
                 seq,
                 adjudication: Some(&v),
@@ -111,6 +133,7 @@ async fn write_trajectory(
         );
         store
             .append(StepRecord {
+                tenant,
                 event: &e,
                 seq,
                 adjudication: None,
@@ -168,7 +191,7 @@ async fn lifecycle_and_ordered_events(store: &dyn TrajectoryStore) {
     );
     assert!(detail.events[0].adjudication.is_none());
     assert_eq!(
-        store.agent("bot").await.unwrap().unwrap(),
+        store.agent(DEFAULT_TENANT, "bot").await.unwrap().unwrap(),
         agent("bot"),
         "agents keep their cards"
     );
@@ -197,6 +220,7 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
     );
     let err = store
         .append(StepRecord {
+            tenant: DEFAULT_TENANT,
             event: &e,
             seq: 1,
             adjudication: None,
@@ -232,6 +256,7 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
     );
     let err = store
         .append(StepRecord {
+            tenant: DEFAULT_TENANT,
             event: &again,
             seq: 0,
             adjudication: None,
@@ -262,6 +287,7 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
         .clone();
     let err = store
         .append(StepRecord {
+            tenant: DEFAULT_TENANT,
             event: &reused,
             seq: 2,
             adjudication: None,
@@ -282,6 +308,7 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
     );
     let err = store
         .append(StepRecord {
+            tenant: DEFAULT_TENANT,
             event: &orphan,
             seq: 0,
             adjudication: None,
@@ -351,11 +378,14 @@ async fn filters_and_pagination(store: &dyn TrajectoryStore) {
         ["p4"]
     );
 
-    let agents = store.list_agents(&PageRequest::first(1)).await.unwrap();
+    let agents = store
+        .list_agents(None, &PageRequest::first(1))
+        .await
+        .unwrap();
     assert_eq!(agents.items[0].agent.id, "even");
     assert_eq!(agents.items[0].trajectory_count, 4);
     let rest = store
-        .list_agents(&PageRequest::after(1, agents.next.unwrap()))
+        .list_agents(None, &PageRequest::after(1, agents.next.unwrap()))
         .await
         .unwrap();
     assert_eq!((rest.items[0].agent.id.as_str(), rest.next), ("odd", None));
@@ -411,7 +441,7 @@ async fn blocked_adjudications_and_analytics(store: &dyn TrajectoryStore) {
         .unwrap();
     assert_eq!((next.items[0].seq, next.next), (2, None));
 
-    let everything = store.analytics(&TimeWindow::default()).await.unwrap();
+    let everything = store.analytics(None, &TimeWindow::default()).await.unwrap();
     assert_eq!(
         (
             everything.trajectories,
@@ -431,10 +461,13 @@ async fn blocked_adjudications_and_analytics(store: &dyn TrajectoryStore) {
     );
 
     let second_only = store
-        .analytics(&TimeWindow {
-            since: Some(at(50)),
-            until: Some(at(1000)),
-        })
+        .analytics(
+            None,
+            &TimeWindow {
+                since: Some(at(50)),
+                until: Some(at(1000)),
+            },
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -461,6 +494,7 @@ async fn monitor_verdicts_count_what_policies_decided(store: &dyn TrajectoryStor
     );
     store
         .append(StepRecord {
+            tenant: DEFAULT_TENANT,
             event: &started,
             seq: 0,
             adjudication: None,
@@ -482,6 +516,7 @@ async fn monitor_verdicts_count_what_policies_decided(store: &dyn TrajectoryStor
     );
     store
         .append(StepRecord {
+            tenant: DEFAULT_TENANT,
             event: &e,
             seq: 1,
             adjudication: Some(&monitored),
@@ -490,9 +525,92 @@ async fn monitor_verdicts_count_what_policies_decided(store: &dyn TrajectoryStor
         })
         .await
         .unwrap();
-    let analytics = store.analytics(&TimeWindow::default()).await.unwrap();
+    let analytics = store.analytics(None, &TimeWindow::default()).await.unwrap();
     assert_eq!(analytics.allowed, 1);
     assert_eq!(analytics.top_denying_policies[0].policy_id, "shadowed-deny");
+}
+
+async fn tenants_see_only_their_own(store: &dyn TrajectoryStore) {
+    use Decision::*;
+    write_tenant_trajectory(store, "acme", ("a1", "bot", "s"), 0, &[Deny], true).await;
+    write_tenant_trajectory(
+        store,
+        "globex",
+        ("g1", "bot", "s"),
+        1,
+        &[Allow, Escalate],
+        false,
+    )
+    .await;
+    let summary = store.trajectory("a1").await.unwrap().unwrap();
+    assert_eq!(summary.tenant, "acme");
+
+    let listed = |tenant: &str| TrajectoryFilter {
+        tenant: Some(tenant.into()),
+        ..Default::default()
+    };
+    let page = PageRequest::default();
+    let acme = store
+        .list_trajectories(&listed("acme"), &page)
+        .await
+        .unwrap();
+    assert_eq!(
+        acme.items.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+        ["a1"]
+    );
+    let everyone = store
+        .list_trajectories(&TrajectoryFilter::default(), &page)
+        .await
+        .unwrap();
+    assert_eq!(everyone.items.len(), 2);
+
+    let blocked = |tenant: &str| AdjudicationFilter {
+        tenant: Some(tenant.into()),
+        ..Default::default()
+    };
+    let globex = store
+        .list_adjudications(&blocked("globex"), &page)
+        .await
+        .unwrap();
+    assert_eq!(globex.items.len(), 1);
+    assert_eq!(globex.items[0].trajectory_id, "g1");
+
+    // The same agent id is two agents, one per tenant.
+    let agents = store.list_agents(Some("acme"), &page).await.unwrap();
+    assert_eq!(agents.items.len(), 1);
+    assert_eq!(
+        (
+            agents.items[0].tenant.as_str(),
+            agents.items[0].trajectory_count
+        ),
+        ("acme", 1)
+    );
+    let all = store
+        .list_agents(None, &PageRequest::first(1))
+        .await
+        .unwrap();
+    let rest = store
+        .list_agents(None, &PageRequest::after(1, all.next.unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(
+        (all.items[0].tenant.as_str(), rest.items[0].tenant.as_str()),
+        ("acme", "globex")
+    );
+    assert!(store.agent("acme", "bot").await.unwrap().is_some());
+    assert!(store.agent("initech", "bot").await.unwrap().is_none());
+
+    let window = TimeWindow::default();
+    let acme = store.analytics(Some("acme"), &window).await.unwrap();
+    assert_eq!(
+        (acme.trajectories, acme.events, acme.denied, acme.escalated),
+        (1, 3, 1, 0)
+    );
+    let globex = store.analytics(Some("globex"), &window).await.unwrap();
+    assert_eq!(
+        (globex.trajectories, globex.denied, globex.escalated),
+        (1, 0, 1)
+    );
 }
 
 macro_rules! suite {
@@ -518,6 +636,11 @@ macro_rules! suite {
             async fn blocked_adjudications_and_analytics() {
                 let (s, _g) = $make;
                 super::blocked_adjudications_and_analytics(&s).await
+            }
+            #[tokio::test]
+            async fn tenants_see_only_their_own() {
+                let (s, _g) = $make;
+                super::tenants_see_only_their_own(&s).await
             }
             #[tokio::test]
             async fn monitor_verdicts_count_what_policies_decided() {
@@ -569,5 +692,42 @@ async fn opening_an_unusable_path_names_it() {
     assert!(
         err.to_string().contains(&file.path().display().to_string()),
         "{err}"
+    );
+}
+
+/// A data directory written before tenants existed opens, and everything in
+/// it belongs to the default tenant.
+#[tokio::test]
+async fn a_store_from_before_tenants_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = rusqlite::Connection::open(dir.path().join("sondera.db")).unwrap();
+    conn.execute_batch(
+        r#"
+        CREATE TABLE agents (id TEXT PRIMARY KEY, body TEXT NOT NULL, first_seen TEXT NOT NULL, last_seen TEXT NOT NULL);
+        CREATE TABLE trajectories (id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, session_id TEXT, status TEXT NOT NULL,
+            created_at TEXT NOT NULL, updated_at TEXT NOT NULL, event_count INTEGER NOT NULL, state TEXT NOT NULL);
+        CREATE TABLE events (trajectory_id TEXT NOT NULL, seq INTEGER NOT NULL, event_id TEXT NOT NULL UNIQUE,
+            recorded_at TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (trajectory_id, seq)) WITHOUT ROWID;
+        CREATE TABLE adjudications (event_id TEXT PRIMARY KEY, trajectory_id TEXT NOT NULL, agent_id TEXT NOT NULL,
+            seq INTEGER NOT NULL, kind TEXT NOT NULL, decision TEXT NOT NULL, recorded_at TEXT NOT NULL, body TEXT NOT NULL);
+        CREATE TABLE adjudication_policies (event_id TEXT NOT NULL, policy_id TEXT NOT NULL, recorded_at TEXT NOT NULL);
+        INSERT INTO agents VALUES ('bot', '{"id":"bot","provider":"google-adk"}', '2026-11-01T00:00:00.000000Z', '2026-11-01T00:00:00.000000Z');
+        INSERT INTO trajectories VALUES ('old', 'bot', NULL, 'running', '2026-11-01T00:00:00.000000Z',
+            '2026-11-01T00:00:00.000000Z', 1, '{}');
+        "#,
+    )
+    .unwrap();
+    drop(conn);
+    let store = SqliteStore::open_dir(dir.path()).unwrap();
+    let old = store.trajectory("old").await.unwrap().unwrap();
+    assert_eq!((old.tenant.as_str(), old.event_count), (DEFAULT_TENANT, 1));
+    assert!(store.agent(DEFAULT_TENANT, "bot").await.unwrap().is_some());
+    write_trajectory(&store, "new", "bot", "s", 0, &[Decision::Allow], false).await;
+    drop(store);
+    // Opening again leaves a migrated store as it is.
+    let store = SqliteStore::open_dir(dir.path()).unwrap();
+    assert_eq!(
+        store.trajectory("new").await.unwrap().unwrap().event_count,
+        2
     );
 }
