@@ -1,0 +1,24 @@
+//! The wire format of the Sondera harness service.
+//!
+//! `proto/sondera/harness/v1/harness.proto` defines `HarnessService` and a
+//! typed message for every payload, verdict and record of the event model.
+//! The generated types live in [`v1`]; this crate converts between them and
+//! `sondera-model` / `sondera-store` in both directions.
+//!
+//! Encoding never fails. Decoding checks what protobuf cannot: required
+//! messages are present and enums carry a known value, and a
+//! [`DecodeError`] names the field path that is wrong (`event.payload`,
+//! `adjudicated.decision`, ...). Free-form JSON travels as `JsonValue`, which
+//! keeps integers exact (a `u64` above 2^53 survives the round trip).
+
+mod convert;
+
+pub use convert::{
+    DecodeError, WireEnum, json_from_wire, json_to_wire, optional_enum, summary_from_wire,
+    timestamp_from_wire, timestamp_to_wire,
+};
+
+/// Generated messages, client and server of `sondera.harness.v1`.
+pub mod v1 {
+    tonic::include_proto!("sondera.harness.v1");
+}
