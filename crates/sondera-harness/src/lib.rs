@@ -23,6 +23,7 @@ mod adjudicator;
 pub mod corpus;
 mod local;
 pub mod replay;
+mod scope;
 
 pub use adjudicator::Adjudicator;
 pub use local::{LocalHarness, LocalHarnessBuilder};

@@ -2,10 +2,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use sondera_model::{Actor, Adjudicated, Agent, Event, Mode, Payload};
+use sondera_model::{Adjudicated, Agent, Event, Mode, Payload};
 use sondera_policy::{PolicyEngine, PolicyLoadErrors, Workspace};
 use sondera_store::{MemoryStore, SqliteStore, StoreError, TrajectoryStore};
 
+use crate::scope::{Backend, Scope};
 use crate::{Adjudicator, Harness, HarnessError};
 
 /// A harness that judges and records everything in process.
@@ -33,9 +34,7 @@ use crate::{Adjudicator, Harness, HarnessError};
 #[derive(Debug)]
 pub struct LocalHarness {
     adjudicator: Arc<Adjudicator>,
-    default_agent: Option<Agent>,
-    agent: Option<Agent>,
-    trajectory_id: Option<String>,
+    scope: Scope,
 }
 
 /// Where a [`LocalHarness`] keeps trajectories.
@@ -164,42 +163,28 @@ impl LocalHarness {
     pub fn with_adjudicator(adjudicator: Arc<Adjudicator>, default_agent: Option<Agent>) -> Self {
         Self {
             adjudicator,
-            agent: default_agent.clone(),
-            default_agent,
-            trajectory_id: None,
+            scope: Scope::new(default_agent),
         }
     }
 
     pub fn adjudicator(&self) -> &Arc<Adjudicator> {
         &self.adjudicator
     }
+}
 
-    fn require_no_trajectory(&self) -> Result<(), HarnessError> {
-        match &self.trajectory_id {
-            Some(id) => Err(HarnessError::AlreadyInitialized {
-                trajectory_id: id.clone(),
-            }),
-            None => Ok(()),
-        }
+#[async_trait]
+impl Backend for Arc<Adjudicator> {
+    async fn judge(&self, event: Event) -> Result<Adjudicated, HarnessError> {
+        self.adjudicate(&event).await
     }
 
-    async fn send_lifecycle(
-        &mut self,
-        payload: Payload,
-        actor: Option<Actor>,
-    ) -> Result<Adjudicated, HarnessError> {
-        let mut event = self.event(payload)?;
-        if let Some(actor) = actor {
-            event = event.with_actor(actor);
-        }
-        self.adjudicator.adjudicate(&event).await
-    }
-
-    /// Sends a terminal event; the trajectory id is cleared only once it is accepted.
-    async fn end(&mut self, payload: Payload) -> Result<(), HarnessError> {
-        self.send_lifecycle(payload, None).await?;
-        self.trajectory_id = None;
-        Ok(())
+    async fn recorded_agent(&self, trajectory_id: &str) -> Result<Option<Agent>, HarnessError> {
+        let store = self.store();
+        let recorded = store
+            .trajectory(trajectory_id)
+            .await?
+            .ok_or_else(|| HarnessError::UnknownTrajectory(trajectory_id.to_string()))?;
+        Ok(store.agent(&recorded.tenant, &recorded.agent_id).await?)
     }
 }
 
@@ -210,20 +195,9 @@ impl Harness for LocalHarness {
         agent: Option<Agent>,
         session_id: Option<String>,
     ) -> Result<String, HarnessError> {
-        self.require_no_trajectory()?;
-        let agent = agent
-            .or_else(|| self.default_agent.clone())
-            .ok_or(HarnessError::NoAgent)?;
-        let trajectory_id = uuid::Uuid::new_v4().to_string();
-        self.agent = Some(agent.clone());
-        self.trajectory_id = Some(trajectory_id.clone());
-        let started = Payload::Started {
-            agent,
-            task: None,
-            session_id,
-        };
-        self.send_lifecycle(started, None).await?;
-        Ok(trajectory_id)
+        self.scope
+            .initialize(&self.adjudicator, agent, session_id)
+            .await
     }
 
     async fn resume(
@@ -231,66 +205,40 @@ impl Harness for LocalHarness {
         trajectory_id: &str,
         agent: Option<Agent>,
     ) -> Result<(), HarnessError> {
-        self.require_no_trajectory()?;
-        let store = self.adjudicator.store();
-        let recorded = store
-            .trajectory(trajectory_id)
-            .await?
-            .ok_or_else(|| HarnessError::UnknownTrajectory(trajectory_id.to_string()))?;
-        let agent = match agent {
-            Some(agent) => Some(agent),
-            None => store.agent(&recorded.tenant, &recorded.agent_id).await?,
-        };
-        let agent = agent
-            .or_else(|| self.default_agent.clone())
-            .ok_or(HarnessError::NoAgent)?;
-        self.agent = Some(agent);
-        self.trajectory_id = Some(trajectory_id.to_string());
-        let resumed = Payload::Resumed {
-            resumed_by: Actor::system("sondera-harness"),
-        };
-        self.send_lifecycle(resumed, Some(Actor::system("sondera-harness")))
-            .await?;
-        Ok(())
+        self.scope
+            .resume(&self.adjudicator, trajectory_id, agent)
+            .await
     }
 
     async fn finalize(&mut self, summary: Option<String>) -> Result<(), HarnessError> {
-        self.end(Payload::Completed { summary }).await
+        self.scope
+            .end(&self.adjudicator, Payload::Completed { summary })
+            .await
     }
 
     async fn fail(&mut self, reason: &str) -> Result<(), HarnessError> {
-        self.end(Payload::Failed {
+        let failed = Payload::Failed {
             reason: reason.to_string(),
-        })
-        .await
+        };
+        self.scope.end(&self.adjudicator, failed).await
     }
 
     async fn adjudicate(&mut self, event: Event) -> Result<Adjudicated, HarnessError> {
-        let expected = self
-            .trajectory_id
-            .as_deref()
-            .ok_or(HarnessError::NotInitialized)?;
-        if event.trajectory_id != expected {
-            return Err(HarnessError::TrajectoryMismatch {
-                expected: expected.to_string(),
-                found: event.trajectory_id,
-            });
-        }
-        self.adjudicator.adjudicate(&event).await
+        self.scope.adjudicate(&self.adjudicator, event).await
     }
 
     fn trajectory_id(&self) -> Option<&str> {
-        self.trajectory_id.as_deref()
+        self.scope.trajectory_id()
     }
 
     fn agent(&self) -> Option<&Agent> {
-        self.agent.as_ref()
+        self.scope.agent()
     }
 
     fn new_scope(&self) -> Box<dyn Harness> {
-        Box::new(Self::with_adjudicator(
-            self.adjudicator.clone(),
-            self.default_agent.clone(),
-        ))
+        Box::new(Self {
+            adjudicator: self.adjudicator.clone(),
+            scope: self.scope.fresh(),
+        })
     }
 }

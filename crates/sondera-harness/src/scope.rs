@@ -1,0 +1,157 @@
+//! The lifecycle of one trajectory scope, shared by every harness: which
+//! trajectory the scope holds, when its id is published and cleared, and
+//! which events it accepts. Harnesses differ only in their [`Backend`].
+
+use async_trait::async_trait;
+use sondera_model::{Actor, Adjudicated, Agent, Event, Payload};
+
+use crate::HarnessError;
+
+/// Where a scope's events are judged and recorded.
+#[async_trait]
+pub(crate) trait Backend: Send + Sync {
+    /// Judges and records one event.
+    async fn judge(&self, event: Event) -> Result<Adjudicated, HarnessError>;
+
+    /// The agent a recorded trajectory belongs to, as last recorded;
+    /// [`HarnessError::UnknownTrajectory`] when it is not recorded.
+    async fn recorded_agent(&self, trajectory_id: &str) -> Result<Option<Agent>, HarnessError>;
+}
+
+/// The trajectory a scope holds and the agent it speaks for.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Scope {
+    default_agent: Option<Agent>,
+    agent: Option<Agent>,
+    trajectory_id: Option<String>,
+}
+
+impl Scope {
+    pub(crate) fn new(default_agent: Option<Agent>) -> Self {
+        Self {
+            agent: default_agent.clone(),
+            default_agent,
+            trajectory_id: None,
+        }
+    }
+
+    /// A fresh scope with the same default agent.
+    pub(crate) fn fresh(&self) -> Self {
+        Self::new(self.default_agent.clone())
+    }
+
+    pub(crate) fn trajectory_id(&self) -> Option<&str> {
+        self.trajectory_id.as_deref()
+    }
+
+    pub(crate) fn agent(&self) -> Option<&Agent> {
+        self.agent.as_ref()
+    }
+
+    fn require_no_trajectory(&self) -> Result<(), HarnessError> {
+        match &self.trajectory_id {
+            Some(id) => Err(HarnessError::AlreadyInitialized {
+                trajectory_id: id.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn lifecycle_event(
+        &self,
+        payload: Payload,
+        actor: Option<Actor>,
+    ) -> Result<Event, HarnessError> {
+        let trajectory_id = self
+            .trajectory_id
+            .as_deref()
+            .ok_or(HarnessError::NotInitialized)?;
+        let agent = self.agent.as_ref().ok_or(HarnessError::NoAgent)?;
+        let event = Event::new(trajectory_id, agent, payload);
+        Ok(match actor {
+            Some(actor) => event.with_actor(actor),
+            None => event,
+        })
+    }
+
+    /// Publishes a new trajectory id, then sends `started`; the id stays
+    /// published if sending fails, since the trajectory may exist.
+    pub(crate) async fn initialize(
+        &mut self,
+        backend: &dyn Backend,
+        agent: Option<Agent>,
+        session_id: Option<String>,
+    ) -> Result<String, HarnessError> {
+        self.require_no_trajectory()?;
+        let agent = agent
+            .or_else(|| self.default_agent.clone())
+            .ok_or(HarnessError::NoAgent)?;
+        let trajectory_id = uuid::Uuid::new_v4().to_string();
+        self.agent = Some(agent.clone());
+        self.trajectory_id = Some(trajectory_id.clone());
+        let started = Payload::Started {
+            agent,
+            task: None,
+            session_id,
+        };
+        backend.judge(self.lifecycle_event(started, None)?).await?;
+        Ok(trajectory_id)
+    }
+
+    /// Publishes `trajectory_id`, then sends `resumed`.
+    pub(crate) async fn resume(
+        &mut self,
+        backend: &dyn Backend,
+        trajectory_id: &str,
+        agent: Option<Agent>,
+    ) -> Result<(), HarnessError> {
+        self.require_no_trajectory()?;
+        let agent = match agent {
+            Some(agent) => Some(agent),
+            None => backend.recorded_agent(trajectory_id).await?,
+        };
+        let agent = agent
+            .or_else(|| self.default_agent.clone())
+            .ok_or(HarnessError::NoAgent)?;
+        self.agent = Some(agent);
+        self.trajectory_id = Some(trajectory_id.to_string());
+        let system = Actor::system("sondera-harness");
+        let resumed = Payload::Resumed {
+            resumed_by: system.clone(),
+        };
+        backend
+            .judge(self.lifecycle_event(resumed, Some(system))?)
+            .await?;
+        Ok(())
+    }
+
+    /// Sends a terminal event; the trajectory id is cleared only once it is accepted.
+    pub(crate) async fn end(
+        &mut self,
+        backend: &dyn Backend,
+        payload: Payload,
+    ) -> Result<(), HarnessError> {
+        backend.judge(self.lifecycle_event(payload, None)?).await?;
+        self.trajectory_id = None;
+        Ok(())
+    }
+
+    /// Judges an event of this scope's trajectory.
+    pub(crate) async fn adjudicate(
+        &self,
+        backend: &dyn Backend,
+        event: Event,
+    ) -> Result<Adjudicated, HarnessError> {
+        let expected = self
+            .trajectory_id
+            .as_deref()
+            .ok_or(HarnessError::NotInitialized)?;
+        if event.trajectory_id != expected {
+            return Err(HarnessError::TrajectoryMismatch {
+                expected: expected.to_string(),
+                found: event.trajectory_id,
+            });
+        }
+        backend.judge(event).await
+    }
+}
