@@ -8,7 +8,7 @@ use parking_lot::{Mutex, RwLock};
 use sondera_guard::content;
 use sondera_model::{Adjudicated, Event, Payload, TrajectoryState};
 use sondera_policy::PolicyEngine;
-use sondera_store::{DEFAULT_TENANT, StepRecord, TrajectoryStatus, TrajectoryStore};
+use sondera_store::{DEFAULT_TENANT, StepRecord, StoreError, TrajectoryStatus, TrajectoryStore};
 
 use crate::HarnessError;
 
@@ -39,6 +39,10 @@ type Slot = Arc<tokio::sync::Mutex<Option<Cursor>>>;
 /// How many idle trajectories keep their state in memory; beyond this, idle
 /// ones are dropped and reloaded from the store when they next see an event.
 const CACHED_TRAJECTORIES: usize = 4096;
+
+/// How often an event is judged again after another writer of the same
+/// store appended to its trajectory first.
+const CONFLICT_RETRIES: usize = 16;
 
 /// Judges events against a policy engine and records them in a store.
 ///
@@ -112,18 +116,31 @@ impl Adjudicator {
         event.check()?;
         let slot = self.slot(&event.trajectory_id);
         let mut guard = slot.lock().await;
-        if guard.is_none() {
-            *guard = self.load(event).await?;
-        }
-        if guard.is_none() && matches!(event.payload, Payload::Started { .. }) {
-            *guard = Some(Cursor::unstarted(tenant));
-        }
-        let result = match guard.as_mut() {
-            Some(cursor) if cursor.tenant == tenant => self.step(cursor, event).await,
-            Some(_) if matches!(event.payload, Payload::Started { .. }) => {
-                Err(HarnessError::AlreadyStarted(event.trajectory_id.clone()))
+        let mut attempts = 0;
+        let result = loop {
+            if guard.is_none() {
+                *guard = self.load(event).await?;
             }
-            _ => Err(HarnessError::UnknownTrajectory(event.trajectory_id.clone())),
+            if guard.is_none() && matches!(event.payload, Payload::Started { .. }) {
+                *guard = Some(Cursor::unstarted(tenant));
+            }
+            let result = match guard.as_mut() {
+                Some(cursor) if cursor.tenant == tenant => self.step(cursor, event).await,
+                Some(_) if matches!(event.payload, Payload::Started { .. }) => {
+                    Err(HarnessError::AlreadyStarted(event.trajectory_id.clone()))
+                }
+                _ => Err(HarnessError::UnknownTrajectory(event.trajectory_id.clone())),
+            };
+            // Another process sharing the store appended first: judge again
+            // against what it recorded.
+            if let Err(HarnessError::Store(StoreError::Conflict { .. })) = result
+                && attempts < CONFLICT_RETRIES
+            {
+                attempts += 1;
+                *guard = None;
+                continue;
+            }
+            break result;
         };
         let ended = guard.as_ref().is_some_and(|c| c.status.is_terminal());
         if result.is_err() || ended {

@@ -513,3 +513,44 @@ async fn a_tenant_cannot_touch_another_tenants_trajectory() {
         "acme"
     );
 }
+
+/// Two adjudicators over one store behave as one: each event is judged
+/// against the state the other left, even when their caches are stale.
+#[tokio::test]
+async fn adjudicators_sharing_a_store_keep_one_order_and_state() {
+    let store: Arc<dyn TrajectoryStore> = Arc::new(MemoryStore::new());
+    let a = Arc::new(sondera_harness::Adjudicator::new(engine(), store.clone()));
+    let b = Arc::new(sondera_harness::Adjudicator::new(engine(), store.clone()));
+    let mut scope = LocalHarness::with_adjudicator(a.clone(), Some(agent()));
+    scope.initialize(None, None).await.unwrap();
+    let mut decisions = Vec::new();
+    for (i, command) in ["rm -rf x", "ls", "rm -rf y", "ls", "cargo build"]
+        .iter()
+        .enumerate()
+    {
+        let adjudicator = if i % 2 == 0 { &b } else { &a };
+        let verdict = adjudicator
+            .adjudicate(&shell(&scope, command))
+            .await
+            .unwrap();
+        decisions.push(verdict.decision);
+    }
+    // The two `rm` denials were made by `b`; `a` still denies once the
+    // denial budget is spent, because it judged against what `b` recorded.
+    assert_eq!(
+        decisions,
+        [
+            Decision::Deny,
+            Decision::Allow,
+            Decision::Deny,
+            Decision::Deny,
+            Decision::Deny
+        ]
+    );
+    let summary = store
+        .trajectory(scope.trajectory_id().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((summary.event_count, summary.state.denial_count), (6, 4));
+}
