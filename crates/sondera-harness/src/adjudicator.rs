@@ -40,6 +40,13 @@ type Slot = Arc<tokio::sync::Mutex<Option<Cursor>>>;
 /// ones are dropped and reloaded from the store when they next see an event.
 const CACHED_TRAJECTORIES: usize = 4096;
 
+/// A verdict as recorded: the event's position in its trajectory and its verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    pub seq: u64,
+    pub verdict: Adjudicated,
+}
+
 /// How often an event is judged again after another writer of the same
 /// store appended to its trajectory first.
 const CONFLICT_RETRIES: usize = 16;
@@ -103,7 +110,7 @@ impl Adjudicator {
 
     /// Judges and records one event of the default tenant, returning its verdict.
     pub async fn adjudicate(&self, event: &Event) -> Result<Adjudicated, HarnessError> {
-        self.adjudicate_as(DEFAULT_TENANT, event).await
+        Ok(self.adjudicate_as(DEFAULT_TENANT, event).await?.verdict)
     }
 
     /// Judges and records one event on behalf of `tenant`. A trajectory
@@ -112,7 +119,7 @@ impl Adjudicator {
         &self,
         tenant: &str,
         event: &Event,
-    ) -> Result<Adjudicated, HarnessError> {
+    ) -> Result<Recorded, HarnessError> {
         event.check()?;
         let slot = self.slot(&event.trajectory_id);
         let mut guard = slot.lock().await;
@@ -166,7 +173,7 @@ impl Adjudicator {
             }))
     }
 
-    async fn step(&self, cursor: &mut Cursor, event: &Event) -> Result<Adjudicated, HarnessError> {
+    async fn step(&self, cursor: &mut Cursor, event: &Event) -> Result<Recorded, HarnessError> {
         let id = &event.trajectory_id;
         if let Payload::Started { .. } = event.payload
             && cursor.next_seq > 0
@@ -192,9 +199,13 @@ impl Adjudicator {
                 state: &cursor.state,
             })
             .await?;
+        let recorded = Recorded {
+            seq: cursor.next_seq,
+            verdict,
+        };
         cursor.status = status;
         cursor.next_seq += 1;
-        Ok(verdict)
+        Ok(recorded)
     }
 }
 

@@ -22,11 +22,13 @@
 mod adjudicator;
 pub mod corpus;
 mod local;
+pub mod remote;
 pub mod replay;
 mod scope;
 
-pub use adjudicator::Adjudicator;
+pub use adjudicator::{Adjudicator, Recorded};
 pub use local::{LocalHarness, LocalHarnessBuilder};
+pub use remote::{RemoteConfig, RemoteHarness};
 pub use sondera_guard::{ToolOutcome, classify_tool_call, observation_for};
 
 use async_trait::async_trait;
@@ -60,6 +62,14 @@ pub enum HarnessError {
     InvalidEvent(#[from] EventDecodeError),
     #[error("the trajectory store failed: {0}")]
     Store(#[from] StoreError),
+    #[error("harness configuration: {0}")]
+    Config(String),
+    #[error("cannot reach the harness server: {0}")]
+    Transport(String),
+    #[error("the harness server did not answer within {0:?}; the step may have been recorded")]
+    Timeout(std::time::Duration),
+    #[error("the harness server refused the request ({code}): {message}")]
+    Remote { code: String, message: String },
 }
 
 /// One trajectory scope of a governance harness.

@@ -136,12 +136,8 @@ impl Scope {
         Ok(())
     }
 
-    /// Judges an event of this scope's trajectory.
-    pub(crate) async fn adjudicate(
-        &self,
-        backend: &dyn Backend,
-        event: Event,
-    ) -> Result<Adjudicated, HarnessError> {
+    /// Checks that `event` belongs to this scope's trajectory.
+    pub(crate) fn check(&self, event: &Event) -> Result<(), HarnessError> {
         let expected = self
             .trajectory_id
             .as_deref()
@@ -149,9 +145,19 @@ impl Scope {
         if event.trajectory_id != expected {
             return Err(HarnessError::TrajectoryMismatch {
                 expected: expected.to_string(),
-                found: event.trajectory_id,
+                found: event.trajectory_id.clone(),
             });
         }
+        Ok(())
+    }
+
+    /// Judges an event of this scope's trajectory.
+    pub(crate) async fn adjudicate(
+        &self,
+        backend: &dyn Backend,
+        event: Event,
+    ) -> Result<Adjudicated, HarnessError> {
+        self.check(&event)?;
         backend.judge(event).await
     }
 }

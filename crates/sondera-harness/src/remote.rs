@@ -1,0 +1,383 @@
+//! The remote harness: the same scope lifecycle, judged by a Sondera
+//! harness server over gRPC.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sondera_model::{Adjudicated, Agent, Event, Payload};
+use sondera_proto::v1;
+use sondera_proto::v1::harness_service_client::HarnessServiceClient;
+use tonic::metadata::AsciiMetadataValue;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+
+use crate::scope::{Backend, Scope};
+use crate::{Harness, HarnessError};
+
+/// The environment variable naming the server.
+pub const ENDPOINT_VAR: &str = "SONDERA_HARNESS_ENDPOINT";
+/// The environment variable holding the bearer token.
+pub const TOKEN_VAR: &str = "SONDERA_API_TOKEN";
+
+/// Where a remote harness connects and how it authenticates.
+#[derive(Debug, Clone)]
+pub struct RemoteConfig {
+    /// `http://` or `https://` URL of the server's gRPC listener.
+    pub endpoint: String,
+    pub token: Option<String>,
+    /// How long one call may take before it fails with [`HarnessError::Timeout`].
+    pub timeout: Duration,
+    /// A PEM CA certificate to trust instead of the public roots.
+    pub ca_certificate: Option<PathBuf>,
+}
+
+/// `~/.sondera/env`: the file consulted after the environment.
+pub fn default_env_file() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".sondera/env"))
+}
+
+/// The value of `key` in a file of `KEY=VALUE` lines (`#` comments, optional
+/// quotes and `export`).
+fn env_file_value(file: &Path, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines().find_map(|line| {
+        let line = line.trim();
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let (k, v) = line.split_once('=')?;
+        (k.trim() == key).then(|| v.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+    })
+}
+
+/// Adds the scheme a bare `host:port` lacks: `http://` for localhost,
+/// 127.0.0.1 and ::1 (bracketed or not), `https://` for anything else.
+pub fn normalize_endpoint(endpoint: &str) -> String {
+    let endpoint = endpoint.trim();
+    if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
+        return endpoint.to_string();
+    }
+    let host = if let Some(rest) = endpoint.strip_prefix('[') {
+        rest.split(']').next().unwrap_or(rest)
+    } else if endpoint.matches(':').count() > 1 {
+        endpoint // a bare IPv6 address without a port
+    } else {
+        endpoint.split(':').next().unwrap_or(endpoint)
+    };
+    let scheme = match host {
+        "localhost" | "127.0.0.1" | "::1" => "http",
+        _ => "https",
+    };
+    format!("{scheme}://{endpoint}")
+}
+
+impl RemoteConfig {
+    /// Resolves the endpoint and token: explicit values first, then
+    /// `SONDERA_HARNESS_ENDPOINT` / `SONDERA_API_TOKEN`, then `~/.sondera/env`.
+    pub fn resolve(endpoint: Option<String>, token: Option<String>) -> Result<Self, HarnessError> {
+        Self::resolve_from(
+            endpoint,
+            token,
+            |key| std::env::var(key).ok(),
+            default_env_file().as_deref(),
+        )
+    }
+
+    /// [`Self::resolve`] with the environment and env file given.
+    pub fn resolve_from(
+        endpoint: Option<String>,
+        token: Option<String>,
+        env: impl Fn(&str) -> Option<String>,
+        env_file: Option<&Path>,
+    ) -> Result<Self, HarnessError> {
+        let lookup = |explicit: Option<String>, key: &str| {
+            explicit
+                .or_else(|| env(key))
+                .or_else(|| env_file.and_then(|f| env_file_value(f, key)))
+                .filter(|v| !v.trim().is_empty())
+        };
+        let endpoint = lookup(endpoint, ENDPOINT_VAR).ok_or_else(|| HarnessError::Config(format!(
+            "no harness endpoint: pass one, set {ENDPOINT_VAR}, or put {ENDPOINT_VAR}=host:port in ~/.sondera/env"
+        )))?;
+        Ok(Self {
+            endpoint: normalize_endpoint(&endpoint),
+            token: lookup(token, TOKEN_VAR),
+            timeout: Duration::from_secs(30),
+            ca_certificate: None,
+        })
+    }
+}
+
+/// A gRPC connection to a harness server, shared by every scope made from it.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    client: HarnessServiceClient<Channel>,
+    authorization: Option<AsciiMetadataValue>,
+    timeout: Duration,
+}
+
+impl Connection {
+    /// A connection that dials on first use (and again after failures).
+    pub fn lazy(config: &RemoteConfig) -> Result<Self, HarnessError> {
+        let bad = |message: String| {
+            HarnessError::Config(format!("endpoint `{}`: {message}", config.endpoint))
+        };
+        let mut endpoint = Endpoint::from_shared(config.endpoint.clone())
+            .map_err(|e| bad(e.to_string()))?
+            .connect_timeout(config.timeout.min(Duration::from_secs(10)))
+            .tcp_nodelay(true);
+        if config.endpoint.starts_with("https://") {
+            let tls = match &config.ca_certificate {
+                Some(path) => {
+                    let pem =
+                        std::fs::read(path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
+                    ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem))
+                }
+                None => ClientTlsConfig::new().with_webpki_roots(),
+            };
+            endpoint = endpoint.tls_config(tls).map_err(|e| bad(e.to_string()))?;
+        }
+        let authorization = config
+            .token
+            .as_ref()
+            .map(|t| {
+                format!("Bearer {t}")
+                    .parse::<AsciiMetadataValue>()
+                    .map_err(|_| {
+                        HarnessError::Config(
+                            "the API token has characters a header cannot carry".into(),
+                        )
+                    })
+            })
+            .transpose()?;
+        Ok(Self {
+            client: HarnessServiceClient::new(endpoint.connect_lazy())
+                .max_decoding_message_size(usize::MAX),
+            authorization,
+            timeout: config.timeout,
+        })
+    }
+
+    /// The generated client, for calls this crate does not wrap.
+    pub fn client(&self) -> HarnessServiceClient<Channel> {
+        self.client.clone()
+    }
+
+    /// `message` as a request carrying the token and the call timeout.
+    pub fn request<T>(&self, message: T) -> tonic::Request<T> {
+        let mut request = tonic::Request::new(message);
+        request.set_timeout(self.timeout);
+        if let Some(authorization) = &self.authorization {
+            request
+                .metadata_mut()
+                .insert("authorization", authorization.clone());
+        }
+        request
+    }
+
+    /// Runs one call under the timeout, turning failures into typed errors.
+    pub async fn call<T>(
+        &self,
+        call: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    ) -> Result<T, HarnessError> {
+        match tokio::time::timeout(self.timeout, call).await {
+            Ok(Ok(response)) => Ok(response.into_inner()),
+            Ok(Err(status)) => Err(status_error(status, self.timeout)),
+            Err(_) => Err(HarnessError::Timeout(self.timeout)),
+        }
+    }
+}
+
+/// A typed error for a failed call. Nothing here is ever read as an allow.
+pub fn status_error(status: tonic::Status, timeout: Duration) -> HarnessError {
+    use tonic::Code;
+    match status.code() {
+        Code::DeadlineExceeded => HarnessError::Timeout(timeout),
+        Code::Cancelled if status.message().contains("Timeout") => HarnessError::Timeout(timeout),
+        Code::Unavailable | Code::Unknown if is_transport(&status) => {
+            HarnessError::Transport(status.message().to_string())
+        }
+        code => HarnessError::Remote {
+            code: format!("{code:?}"),
+            message: status.message().to_string(),
+        },
+    }
+}
+
+fn is_transport(status: &tonic::Status) -> bool {
+    use std::error::Error as _;
+    status.source().is_some() || status.code() == tonic::Code::Unavailable
+}
+
+/// A harness whose events are judged and recorded by a Sondera harness server.
+///
+/// Scopes from [`Harness::new_scope`] share the connection. A transport error
+/// or timeout leaves the trajectory id published, since the server may have
+/// recorded the event; the id is cleared only once a terminal event is
+/// acknowledged.
+#[derive(Debug, Clone)]
+pub struct RemoteHarness {
+    connection: Connection,
+    scope: Scope,
+}
+
+impl RemoteHarness {
+    /// Connects lazily with `config`; `agent` is used when `initialize` is given none.
+    pub fn new(config: &RemoteConfig, agent: Option<Agent>) -> Result<Self, HarnessError> {
+        Ok(Self::with_connection(Connection::lazy(config)?, agent))
+    }
+
+    /// A scope over an existing connection.
+    pub fn with_connection(connection: Connection, agent: Option<Agent>) -> Self {
+        Self {
+            connection,
+            scope: Scope::new(agent),
+        }
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.connection
+    }
+}
+
+impl Connection {
+    /// Judges events in order in one call; the first refusal is returned as
+    /// the error, the events before it stay recorded.
+    pub async fn judge_batch(&self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
+        let request = v1::AdjudicateBatchRequest {
+            events: events.into_iter().map(Into::into).collect(),
+        };
+        let mut client = self.client();
+        let response = self
+            .call(client.adjudicate_batch(self.request(request)))
+            .await?;
+        let mut verdicts = Vec::with_capacity(response.results.len());
+        for result in response.results {
+            match result.result {
+                Some(v1::batch_result::Result::Adjudicated(wire)) => {
+                    verdicts.push(invalid_response(wire.try_into())?)
+                }
+                Some(v1::batch_result::Result::Error(e)) => {
+                    return Err(HarnessError::Remote {
+                        code: e.code,
+                        message: e.message,
+                    });
+                }
+                None => {
+                    return Err(HarnessError::Remote {
+                        code: "INVALID_RESPONSE".into(),
+                        message: "an empty batch result".into(),
+                    });
+                }
+            }
+        }
+        Ok(verdicts)
+    }
+}
+
+/// A response the client cannot decode is an error, never a verdict.
+fn invalid_response<T>(decoded: Result<T, impl std::fmt::Display>) -> Result<T, HarnessError> {
+    decoded.map_err(|e| HarnessError::Remote {
+        code: "INVALID_RESPONSE".into(),
+        message: e.to_string(),
+    })
+}
+
+#[async_trait]
+impl Backend for Connection {
+    async fn judge(&self, event: Event) -> Result<Adjudicated, HarnessError> {
+        let mut client = self.client();
+        let wire = self
+            .call(client.adjudicate(self.request(v1::Event::from(event))))
+            .await?;
+        Adjudicated::try_from(wire).map_err(|e| HarnessError::Remote {
+            code: "INVALID_RESPONSE".into(),
+            message: e.to_string(),
+        })
+    }
+
+    async fn recorded_agent(&self, trajectory_id: &str) -> Result<Option<Agent>, HarnessError> {
+        let mut client = self.client();
+        let request = v1::GetTrajectoryRequest {
+            trajectory_id: trajectory_id.to_string(),
+            summary_only: true,
+        };
+        let detail = match self
+            .call(client.get_trajectory(self.request(request)))
+            .await
+        {
+            Err(HarnessError::Remote { code, .. }) if code == "NotFound" => {
+                return Err(HarnessError::UnknownTrajectory(trajectory_id.to_string()));
+            }
+            other => other?,
+        };
+        let agent_id = detail.summary.map(|s| s.agent_id).unwrap_or_default();
+        let request = v1::GetAgentRequest { agent_id };
+        match self.call(client.get_agent(self.request(request))).await {
+            Ok(agent) => Ok(Agent::try_from(agent).ok()),
+            Err(HarnessError::Remote { code, .. }) if code == "NotFound" => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[async_trait]
+impl Harness for RemoteHarness {
+    async fn initialize(
+        &mut self,
+        agent: Option<Agent>,
+        session_id: Option<String>,
+    ) -> Result<String, HarnessError> {
+        self.scope
+            .initialize(&self.connection, agent, session_id)
+            .await
+    }
+
+    async fn resume(
+        &mut self,
+        trajectory_id: &str,
+        agent: Option<Agent>,
+    ) -> Result<(), HarnessError> {
+        self.scope
+            .resume(&self.connection, trajectory_id, agent)
+            .await
+    }
+
+    async fn finalize(&mut self, summary: Option<String>) -> Result<(), HarnessError> {
+        self.scope
+            .end(&self.connection, Payload::Completed { summary })
+            .await
+    }
+
+    async fn fail(&mut self, reason: &str) -> Result<(), HarnessError> {
+        let failed = Payload::Failed {
+            reason: reason.to_string(),
+        };
+        self.scope.end(&self.connection, failed).await
+    }
+
+    async fn adjudicate(&mut self, event: Event) -> Result<Adjudicated, HarnessError> {
+        self.scope.adjudicate(&self.connection, event).await
+    }
+
+    /// One `AdjudicateBatch` call; stops at the first event the server refuses.
+    async fn adjudicates(&mut self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
+        for event in &events {
+            self.scope.check(event)?;
+        }
+        self.connection.judge_batch(events).await
+    }
+
+    fn trajectory_id(&self) -> Option<&str> {
+        self.scope.trajectory_id()
+    }
+
+    fn agent(&self) -> Option<&Agent> {
+        self.scope.agent()
+    }
+
+    fn new_scope(&self) -> Box<dyn Harness> {
+        Box::new(Self {
+            connection: self.connection.clone(),
+            scope: self.scope.fresh(),
+        })
+    }
+}

@@ -1,0 +1,173 @@
+//! Bearer-token authentication. Tokens are configured as SHA-256 hashes,
+//! each mapped to the tenant whose records it may read and write; the
+//! service never holds or logs a token itself.
+
+use std::collections::HashMap;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::ServiceError;
+
+/// Why a token entry could not be configured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TokenConfigError {
+    #[error(
+        "token entry `{entry}` is not TENANT=sha256:HEX; make one with `sondera token hash --tenant TENANT`"
+    )]
+    Malformed { entry: String },
+    #[error(
+        "tenant `{tenant}` is not a valid name: use letters, digits, `-`, `_` and `.`, at most 64"
+    )]
+    BadTenant { tenant: String },
+    #[error("token hash for tenant `{tenant}` is not 64 hex digits")]
+    BadHash { tenant: String },
+    #[error("the same token hash is configured for tenants `{first}` and `{second}`")]
+    Duplicate { first: String, second: String },
+}
+
+/// Who may call the service.
+#[derive(Debug, Clone)]
+pub enum Access {
+    /// No authentication: every caller is the default tenant. Only allowed
+    /// when every listener is on a loopback address.
+    LoopbackOnly,
+    Tokens(Tokens),
+}
+
+/// Token hashes and the tenant each grants.
+#[derive(Debug, Clone, Default)]
+pub struct Tokens {
+    tenants: HashMap<[u8; 32], String>,
+}
+
+/// The `sha256:HEX` form a token is configured as.
+pub fn hash_token(token: &str) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(token.as_bytes())))
+}
+
+/// Whether `name` can be a tenant: short, and safe in cursors and logs.
+pub fn valid_tenant(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+impl Tokens {
+    /// Adds `TENANT=sha256:HEX`.
+    pub fn add(&mut self, entry: &str) -> Result<(), TokenConfigError> {
+        let malformed = || TokenConfigError::Malformed {
+            entry: entry.chars().take(80).collect(),
+        };
+        let (tenant, hash) = entry.trim().split_once('=').ok_or_else(malformed)?;
+        let hash = hash.strip_prefix("sha256:").ok_or_else(malformed)?;
+        if !valid_tenant(tenant) {
+            return Err(TokenConfigError::BadTenant {
+                tenant: tenant.to_string(),
+            });
+        }
+        let bytes: [u8; 32] = hex::decode(hash)
+            .ok()
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| TokenConfigError::BadHash {
+                tenant: tenant.to_string(),
+            })?;
+        if let Some(first) = self.tenants.get(&bytes) {
+            return Err(TokenConfigError::Duplicate {
+                first: first.clone(),
+                second: tenant.to_string(),
+            });
+        }
+        self.tenants.insert(bytes, tenant.to_string());
+        Ok(())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tenants.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.tenants.len()
+    }
+}
+
+impl Access {
+    /// The tenant an `authorization` header value grants.
+    pub fn tenant(&self, authorization: Option<&str>) -> Result<String, ServiceError> {
+        match self {
+            Self::LoopbackOnly => Ok(sondera_store::DEFAULT_TENANT.to_string()),
+            Self::Tokens(tokens) => {
+                let token = authorization
+                    .and_then(|value| value.strip_prefix("Bearer "))
+                    .map(str::trim)
+                    .filter(|token| !token.is_empty())
+                    .ok_or(ServiceError::Unauthenticated)?;
+                let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+                tokens
+                    .tenants
+                    .get(&digest)
+                    .cloned()
+                    .ok_or(ServiceError::Unauthenticated)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_configured_hash_grants_its_tenant_and_nothing_else_does() {
+        let mut tokens = Tokens::default();
+        tokens
+            .add(&format!("acme={}", hash_token("s3cret")))
+            .unwrap();
+        let access = Access::Tokens(tokens);
+        assert_eq!(access.tenant(Some("Bearer s3cret")).unwrap(), "acme");
+        for header in [
+            None,
+            Some("Bearer wrong"),
+            Some("s3cret"),
+            Some("Bearer "),
+            Some("Basic s3cret"),
+        ] {
+            assert!(
+                matches!(access.tenant(header), Err(ServiceError::Unauthenticated)),
+                "{header:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_entries_say_what_is_wrong() {
+        let mut tokens = Tokens::default();
+        let hash = hash_token("x");
+        assert!(matches!(
+            tokens.add("acme"),
+            Err(TokenConfigError::Malformed { .. })
+        ));
+        assert!(matches!(
+            tokens.add("acme=md5:00"),
+            Err(TokenConfigError::Malformed { .. })
+        ));
+        assert!(matches!(
+            tokens.add(&format!("a b={hash}")),
+            Err(TokenConfigError::BadTenant { .. })
+        ));
+        assert!(matches!(
+            tokens.add("acme=sha256:zz"),
+            Err(TokenConfigError::BadHash { .. })
+        ));
+        tokens.add(&format!("acme={hash}")).unwrap();
+        let err = tokens.add(&format!("globex={hash}")).unwrap_err();
+        assert_eq!(
+            err,
+            TokenConfigError::Duplicate {
+                first: "acme".into(),
+                second: "globex".into()
+            }
+        );
+    }
+}

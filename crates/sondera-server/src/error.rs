@@ -1,0 +1,138 @@
+//! One error type for every operation, mapped to a gRPC status and to an
+//! HTTP response with the same message.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use sondera_store::StoreError;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ServiceError {
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// A request or event over a configured limit; the message names the limit.
+    #[error("{0}")]
+    TooLarge(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    AlreadyExists(String),
+    #[error("{0}")]
+    FailedPrecondition(String),
+    /// Another writer appended to the trajectory first, again and again.
+    #[error("{0}")]
+    Aborted(String),
+    #[error("missing or invalid bearer token: send `authorization: Bearer <token>`")]
+    Unauthenticated,
+    #[error("the request took longer than the {0:?} limit; it may still have been recorded")]
+    Timeout(std::time::Duration),
+    #[error("subscriber fell {missed} events behind and was dropped; reconnect to follow again")]
+    SlowSubscriber { missed: u64 },
+    #[error("the trajectory store is unavailable: {0}")]
+    Unavailable(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<StoreError> for ServiceError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::DuplicateEvent(_) | StoreError::DuplicateTrajectory(_) => {
+                Self::AlreadyExists(e.to_string())
+            }
+            StoreError::UnknownTrajectory(_) => Self::NotFound(e.to_string()),
+            StoreError::InvalidCursor(_) => Self::InvalidArgument(e.to_string()),
+            StoreError::Conflict { .. } => Self::Aborted(e.to_string()),
+            other => Self::Unavailable(other.to_string()),
+        }
+    }
+}
+
+impl From<sondera_proto::DecodeError> for ServiceError {
+    fn from(e: sondera_proto::DecodeError) -> Self {
+        Self::InvalidArgument(format!("invalid message: {e}"))
+    }
+}
+
+impl ServiceError {
+    pub fn code(&self) -> tonic::Code {
+        use tonic::Code;
+        match self {
+            Self::InvalidArgument(_) | Self::TooLarge(_) => Code::InvalidArgument,
+            Self::NotFound(_) => Code::NotFound,
+            Self::AlreadyExists(_) => Code::AlreadyExists,
+            Self::FailedPrecondition(_) => Code::FailedPrecondition,
+            Self::Aborted(_) => Code::Aborted,
+            Self::Unauthenticated => Code::Unauthenticated,
+            Self::Timeout(_) => Code::DeadlineExceeded,
+            Self::SlowSubscriber { .. } => Code::ResourceExhausted,
+            Self::Unavailable(_) => Code::Unavailable,
+            Self::Internal(_) => Code::Internal,
+        }
+    }
+
+    pub fn http_status(&self) -> StatusCode {
+        match self {
+            Self::InvalidArgument(_) => StatusCode::BAD_REQUEST,
+            Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::AlreadyExists(_) | Self::FailedPrecondition(_) | Self::Aborted(_) => {
+                StatusCode::CONFLICT
+            }
+            Self::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            Self::SlowSubscriber { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The gRPC status code's canonical name (`NOT_FOUND`, ...).
+    pub fn code_name(&self) -> &'static str {
+        code_name(self.code())
+    }
+}
+
+pub(crate) fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code;
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+impl From<ServiceError> for tonic::Status {
+    fn from(e: ServiceError) -> Self {
+        tonic::Status::new(e.code(), e.to_string())
+    }
+}
+
+impl IntoResponse for ServiceError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({
+            "error": { "code": self.code_name(), "message": self.to_string() }
+        });
+        let mut response = (self.http_status(), axum::Json(body)).into_response();
+        if matches!(self, Self::Unauthenticated) {
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer"),
+            );
+        }
+        response
+    }
+}

@@ -1,0 +1,271 @@
+//! What the service does, independent of the protocol that asked: judge
+//! events for a tenant, answer queries about that tenant's records, and fan
+//! recorded events out to live subscribers.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use sondera_harness::{Adjudicator, HarnessError};
+use sondera_model::{Adjudicated, Agent, Event};
+use sondera_policy::PolicyEngine;
+use sondera_store::{
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, StoreError,
+    TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStore, TrajectorySummary,
+};
+use tokio::sync::{broadcast, watch};
+
+use crate::error::ServiceError;
+use crate::limits::Limits;
+use crate::metrics::Metrics;
+
+/// One recorded event as live subscribers see it.
+#[derive(Debug, Clone)]
+pub struct LiveEvent {
+    pub tenant: String,
+    pub seq: u64,
+    pub event: Event,
+    pub verdict: Adjudicated,
+}
+
+/// Which live events a subscriber wants, within its tenant.
+#[derive(Debug, Clone, Default)]
+pub struct StreamFilter {
+    pub agent_id: Option<String>,
+    pub trajectory_id: Option<String>,
+}
+
+impl StreamFilter {
+    fn admits(&self, tenant: &str, live: &LiveEvent) -> bool {
+        live.tenant == tenant
+            && self
+                .agent_id
+                .as_ref()
+                .is_none_or(|a| *a == live.event.agent.id)
+            && self
+                .trajectory_id
+                .as_ref()
+                .is_none_or(|t| *t == live.event.trajectory_id)
+    }
+}
+
+/// A live subscription. Adjudication never waits for it: a subscriber that
+/// falls more than the stream buffer behind is ended with an error.
+pub struct Subscription {
+    tenant: String,
+    filter: StreamFilter,
+    receiver: broadcast::Receiver<Arc<LiveEvent>>,
+    closing: watch::Receiver<bool>,
+    _active: crate::metrics::ActiveStream,
+}
+
+impl Subscription {
+    /// The next event the subscriber wants; `None` once the service stops.
+    pub async fn next(&mut self) -> Option<Result<Arc<LiveEvent>, ServiceError>> {
+        loop {
+            let received = tokio::select! {
+                received = self.receiver.recv() => received,
+                _ = self.closing.wait_for(|closing| *closing) => return None,
+            };
+            match received {
+                Ok(live) if self.filter.admits(&self.tenant, &live) => return Some(Ok(live)),
+                Ok(_) => continue,
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    return Some(Err(ServiceError::SlowSubscriber { missed }));
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+}
+
+/// The service's state: one adjudicator, its store, the live stream and the metrics.
+pub struct Governance {
+    adjudicator: Arc<Adjudicator>,
+    live: broadcast::Sender<Arc<LiveEvent>>,
+    closing: watch::Sender<bool>,
+    metrics: Arc<Metrics>,
+    limits: Limits,
+}
+
+impl Governance {
+    pub fn new(adjudicator: Arc<Adjudicator>, metrics: Arc<Metrics>, limits: Limits) -> Self {
+        let (live, _) = broadcast::channel(limits.stream_buffer.max(1));
+        Self {
+            adjudicator,
+            live,
+            closing: watch::Sender::new(false),
+            metrics,
+            limits,
+        }
+    }
+
+    /// Ends every live subscription, so shutdown need not wait for them.
+    pub fn close_streams(&self) {
+        self.closing.send_replace(true);
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    fn store(&self) -> &Arc<dyn TrajectoryStore> {
+        self.adjudicator.store()
+    }
+
+    /// The policies in force.
+    pub fn engine(&self) -> Arc<PolicyEngine> {
+        self.adjudicator.engine()
+    }
+
+    /// Puts `engine` in force; events being judged finish under the old set.
+    pub fn replace_engine(&self, engine: PolicyEngine) {
+        self.adjudicator.replace_engine(engine);
+    }
+
+    /// Judges and records one event; the verdict is returned only once it is durable.
+    pub async fn adjudicate(
+        &self,
+        tenant: &str,
+        event: Event,
+    ) -> Result<Adjudicated, ServiceError> {
+        let started = Instant::now();
+        let recorded = self.adjudicator.adjudicate_as(tenant, &event).await;
+        let recorded = recorded.map_err(ServiceError::from)?;
+        self.metrics.adjudicated(
+            recorded.verdict.decision,
+            event.payload.kind(),
+            started.elapsed(),
+        );
+        let verdict = recorded.verdict.clone();
+        // No subscribers is not an error.
+        let _ = self.live.send(Arc::new(LiveEvent {
+            tenant: tenant.to_string(),
+            seq: recorded.seq,
+            event,
+            verdict: recorded.verdict,
+        }));
+        Ok(verdict)
+    }
+
+    /// Judges events in order, stopping after the first that fails (its
+    /// error is the last result).
+    pub async fn adjudicate_batch(
+        &self,
+        tenant: &str,
+        events: Vec<Event>,
+    ) -> Result<Vec<Result<Adjudicated, ServiceError>>, ServiceError> {
+        self.limits.check_batch(events.len())?;
+        let mut results = Vec::with_capacity(events.len());
+        for event in events {
+            let result = self.adjudicate(tenant, event).await;
+            let failed = result.is_err();
+            results.push(result);
+            if failed {
+                break;
+            }
+        }
+        Ok(results)
+    }
+
+    pub async fn list_agents(
+        &self,
+        tenant: &str,
+        page: &PageRequest,
+    ) -> Result<Page<AgentRecord>, ServiceError> {
+        Ok(self.store().list_agents(Some(tenant), page).await?)
+    }
+
+    pub async fn agent(&self, tenant: &str, id: &str) -> Result<Agent, ServiceError> {
+        self.store()
+            .agent(tenant, id)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(format!("agent {id} is not recorded")))
+    }
+
+    pub async fn list_trajectories(
+        &self,
+        tenant: &str,
+        mut filter: TrajectoryFilter,
+        page: &PageRequest,
+    ) -> Result<Page<TrajectorySummary>, ServiceError> {
+        filter.tenant = Some(tenant.to_string());
+        Ok(self.store().list_trajectories(&filter, page).await?)
+    }
+
+    /// A trajectory of `tenant`, with its events unless `summary_only`.
+    /// Another tenant's trajectory is not found, whatever its id.
+    pub async fn trajectory(
+        &self,
+        tenant: &str,
+        id: &str,
+        summary_only: bool,
+    ) -> Result<TrajectoryDetail, ServiceError> {
+        let not_found = || ServiceError::NotFound(format!("trajectory {id} is not recorded"));
+        let detail = if summary_only {
+            self.store()
+                .trajectory(id)
+                .await?
+                .map(|summary| TrajectoryDetail {
+                    summary,
+                    events: Vec::new(),
+                })
+        } else {
+            self.store().trajectory_with_events(id).await?
+        };
+        detail
+            .filter(|d| d.summary.tenant == tenant)
+            .ok_or_else(not_found)
+    }
+
+    pub async fn list_adjudications(
+        &self,
+        tenant: &str,
+        mut filter: AdjudicationFilter,
+        page: &PageRequest,
+    ) -> Result<Page<AdjudicationRecord>, ServiceError> {
+        filter.tenant = Some(tenant.to_string());
+        Ok(self.store().list_adjudications(&filter, page).await?)
+    }
+
+    pub async fn analytics(
+        &self,
+        tenant: &str,
+        window: &TimeWindow,
+    ) -> Result<Analytics, ServiceError> {
+        Ok(self.store().analytics(Some(tenant), window).await?)
+    }
+
+    /// Follows events recorded from now on.
+    pub fn subscribe(&self, tenant: &str, filter: StreamFilter) -> Subscription {
+        Subscription {
+            tenant: tenant.to_string(),
+            filter,
+            receiver: self.live.subscribe(),
+            closing: self.closing.subscribe(),
+            _active: self.metrics.stream_opened(),
+        }
+    }
+
+    /// Whether the store answers.
+    pub async fn healthy(&self) -> Result<(), StoreError> {
+        self.store().trajectory("").await.map(|_| ())
+    }
+}
+
+impl From<HarnessError> for ServiceError {
+    fn from(e: HarnessError) -> Self {
+        match e {
+            HarnessError::UnknownTrajectory(_) => Self::NotFound(e.to_string()),
+            HarnessError::AlreadyStarted(_) | HarnessError::TrajectoryEnded { .. } => {
+                Self::FailedPrecondition(e.to_string())
+            }
+            HarnessError::InvalidEvent(_) => Self::InvalidArgument(e.to_string()),
+            HarnessError::Store(store) => store.into(),
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}

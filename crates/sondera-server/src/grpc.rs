@@ -1,0 +1,261 @@
+//! `sondera.harness.v1.HarnessService` over tonic.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures_util::Stream;
+use prost::Message;
+use sondera_model::{Decision, Event};
+use sondera_proto::{optional_enum, timestamp_from_wire, v1};
+use sondera_store::{AdjudicationFilter, PageRequest, TimeWindow, TrajectoryFilter};
+use tonic::{Request, Response, Status};
+
+use crate::auth::Access;
+use crate::error::ServiceError;
+use crate::governance::{Governance, StreamFilter};
+
+pub(crate) struct GrpcService {
+    pub(crate) governance: Arc<Governance>,
+    pub(crate) access: Arc<Access>,
+}
+
+type Reply<T> = Result<Response<T>, Status>;
+
+impl GrpcService {
+    fn tenant<T>(&self, request: &Request<T>) -> Result<String, ServiceError> {
+        let header = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok());
+        self.access.tenant(header)
+    }
+
+    /// Checks the event's size and decodes it.
+    fn event(&self, wire: v1::Event) -> Result<Event, ServiceError> {
+        self.governance.limits().check_event(wire.encoded_len())?;
+        Ok(Event::try_from(wire)?)
+    }
+}
+
+fn page(size: u32, token: String) -> PageRequest {
+    PageRequest {
+        limit: if size == 0 { 100 } else { size as usize },
+        cursor: (!token.is_empty()).then_some(token),
+    }
+}
+
+fn next_token(next: Option<String>) -> String {
+    next.unwrap_or_default()
+}
+
+#[tonic::async_trait]
+impl v1::harness_service_server::HarnessService for GrpcService {
+    async fn adjudicate(&self, request: Request<v1::Event>) -> Reply<v1::Adjudicated> {
+        let tenant = self.tenant(&request)?;
+        let event = self.event(request.into_inner())?;
+        let verdict = self.governance.adjudicate(&tenant, event).await?;
+        Ok(Response::new(verdict.into()))
+    }
+
+    async fn adjudicate_batch(
+        &self,
+        request: Request<v1::AdjudicateBatchRequest>,
+    ) -> Reply<v1::AdjudicateBatchResponse> {
+        let tenant = self.tenant(&request)?;
+        let wire = request.into_inner().events;
+        self.governance.limits().check_batch(wire.len())?;
+        let events = wire
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| {
+                self.event(e).map_err(|err| match err {
+                    ServiceError::TooLarge(m) => {
+                        ServiceError::TooLarge(format!("events[{i}]: {m}"))
+                    }
+                    other => ServiceError::InvalidArgument(format!("events[{i}]: {other}")),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let results = self.governance.adjudicate_batch(&tenant, events).await?;
+        let results = results
+            .into_iter()
+            .map(|r| v1::BatchResult {
+                result: Some(match r {
+                    Ok(verdict) => v1::batch_result::Result::Adjudicated(verdict.into()),
+                    Err(e) => v1::batch_result::Result::Error(v1::BatchError {
+                        code: e.code_name().to_string(),
+                        message: e.to_string(),
+                    }),
+                }),
+            })
+            .collect();
+        Ok(Response::new(v1::AdjudicateBatchResponse { results }))
+    }
+
+    async fn list_agents(
+        &self,
+        request: Request<v1::ListAgentsRequest>,
+    ) -> Reply<v1::ListAgentsResponse> {
+        let tenant = self.tenant(&request)?;
+        let r = request.into_inner();
+        let page = self
+            .governance
+            .list_agents(&tenant, &page(r.page_size, r.page_token))
+            .await?;
+        Ok(Response::new(v1::ListAgentsResponse {
+            agents: page.items.into_iter().map(Into::into).collect(),
+            next_page_token: next_token(page.next),
+        }))
+    }
+
+    async fn get_agent(&self, request: Request<v1::GetAgentRequest>) -> Reply<v1::Agent> {
+        let tenant = self.tenant(&request)?;
+        let agent = self
+            .governance
+            .agent(&tenant, &request.into_inner().agent_id)
+            .await?;
+        Ok(Response::new(agent.into()))
+    }
+
+    async fn list_trajectories(
+        &self,
+        request: Request<v1::ListTrajectoriesRequest>,
+    ) -> Reply<v1::ListTrajectoriesResponse> {
+        let tenant = self.tenant(&request)?;
+        let r = request.into_inner();
+        let filter = TrajectoryFilter {
+            tenant: None,
+            agent_id: r.agent_id,
+            status: optional_enum(r.status, "status").map_err(ServiceError::from)?,
+            session_id: r.session_id,
+        };
+        let page = self
+            .governance
+            .list_trajectories(&tenant, filter, &page(r.page_size, r.page_token))
+            .await?;
+        Ok(Response::new(v1::ListTrajectoriesResponse {
+            trajectories: page.items.into_iter().map(Into::into).collect(),
+            next_page_token: next_token(page.next),
+        }))
+    }
+
+    async fn get_trajectory(
+        &self,
+        request: Request<v1::GetTrajectoryRequest>,
+    ) -> Reply<v1::TrajectoryDetail> {
+        let tenant = self.tenant(&request)?;
+        let r = request.into_inner();
+        let detail = self
+            .governance
+            .trajectory(&tenant, &r.trajectory_id, r.summary_only)
+            .await?;
+        Ok(Response::new(v1::TrajectoryDetail {
+            summary: Some(detail.summary.into()),
+            events: detail.events.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn list_adjudications(
+        &self,
+        request: Request<v1::ListAdjudicationsRequest>,
+    ) -> Reply<v1::ListAdjudicationsResponse> {
+        let tenant = self.tenant(&request)?;
+        let r = request.into_inner();
+        let decision: Option<Decision> =
+            optional_enum(r.decision, "decision").map_err(ServiceError::from)?;
+        let filter = AdjudicationFilter {
+            tenant: None,
+            agent_id: r.agent_id,
+            trajectory_id: r.trajectory_id,
+            decision,
+        };
+        let page = self
+            .governance
+            .list_adjudications(&tenant, filter, &page(r.page_size, r.page_token))
+            .await?;
+        Ok(Response::new(v1::ListAdjudicationsResponse {
+            adjudications: page.items.into_iter().map(Into::into).collect(),
+            next_page_token: next_token(page.next),
+        }))
+    }
+
+    async fn analyze_trajectories(
+        &self,
+        request: Request<v1::AnalyzeTrajectoriesRequest>,
+    ) -> Reply<v1::Analytics> {
+        let tenant = self.tenant(&request)?;
+        let r = request.into_inner();
+        let time = |t: Option<prost_types::Timestamp>, field: &str| {
+            t.map(|t| {
+                timestamp_from_wire(t)
+                    .map_err(|e| ServiceError::InvalidArgument(format!("`{field}` {}", e.problem)))
+            })
+            .transpose()
+        };
+        let window = TimeWindow {
+            since: time(r.since, "since")?,
+            until: time(r.until, "until")?,
+        };
+        let analytics = self.governance.analytics(&tenant, &window).await?;
+        Ok(Response::new(analytics.into()))
+    }
+
+    type StreamEventsStream = Pin<Box<dyn Stream<Item = Result<v1::RecordedEvent, Status>> + Send>>;
+
+    async fn stream_events(
+        &self,
+        request: Request<v1::StreamEventsRequest>,
+    ) -> Reply<Self::StreamEventsStream> {
+        let tenant = self.tenant(&request)?;
+        let r = request.into_inner();
+        let mut subscription = self.governance.subscribe(
+            &tenant,
+            StreamFilter {
+                agent_id: r.agent_id,
+                trajectory_id: r.trajectory_id,
+            },
+        );
+        let stream = async_stream(move |yielder| async move {
+            while let Some(next) = subscription.next().await {
+                let item = next
+                    .map(|live| v1::RecordedEvent {
+                        seq: live.seq,
+                        event: Some(live.event.clone().into()),
+                        adjudicated: Some(live.verdict.clone().into()),
+                    })
+                    .map_err(Status::from);
+                let failed = item.is_err();
+                if yielder.send(item).await.is_err() || failed {
+                    break;
+                }
+            }
+        });
+        Ok(Response::new(stream))
+    }
+
+    async fn health(&self, request: Request<v1::HealthRequest>) -> Reply<v1::HealthResponse> {
+        self.tenant(&request)?;
+        self.governance
+            .healthy()
+            .await
+            .map_err(ServiceError::from)?;
+        Ok(Response::new(v1::HealthResponse {
+            status: "serving".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            policies: self.governance.engine().policy_ids().count() as u64,
+        }))
+    }
+}
+
+/// A stream fed by a task through a small channel, ending when the task
+/// stops or the receiver is dropped.
+fn async_stream<T, F, Fut>(produce: F) -> Pin<Box<dyn Stream<Item = T> + Send>>
+where
+    T: Send + 'static,
+    F: FnOnce(tokio::sync::mpsc::Sender<T>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let (sender, receiver) = tokio::sync::mpsc::channel(16);
+    tokio::spawn(produce(sender));
+    Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver))
+}

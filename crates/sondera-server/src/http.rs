@@ -1,0 +1,376 @@
+//! The same operations as JSON over HTTP under `/v1`, a Server-Sent Events
+//! stream, the OpenAPI document, `/healthz` and Prometheus `/metrics`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use chrono::{DateTime, Utc};
+use futures_util::Stream;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use sondera_model::{Decision, Event};
+use sondera_store::{
+    AdjudicationFilter, PageRequest, TimeWindow, TrajectoryFilter, TrajectoryStatus,
+};
+
+use crate::auth::Access;
+use crate::error::ServiceError;
+use crate::governance::{Governance, StreamFilter};
+
+#[derive(Clone)]
+pub(crate) struct HttpState {
+    pub(crate) governance: Arc<Governance>,
+    pub(crate) access: Arc<Access>,
+}
+
+/// The OpenAPI document of the `/v1` routes.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+pub(crate) fn router(state: HttpState) -> axum::Router {
+    let body_limit = state.governance.limits().max_request_bytes;
+    axum::Router::new()
+        .route("/v1/adjudicate", post(adjudicate))
+        .route("/v1/adjudicate/batch", post(adjudicate_batch))
+        .route("/v1/agents", get(list_agents))
+        .route("/v1/agents/{id}", get(get_agent))
+        .route("/v1/trajectories", get(list_trajectories))
+        .route("/v1/trajectories/{id}", get(get_trajectory))
+        .route("/v1/adjudications", get(list_adjudications))
+        .route("/v1/analytics", get(analytics))
+        .route("/v1/events/stream", get(stream_events))
+        .route("/v1/health", get(health))
+        .route("/v1/openapi.json", get(openapi))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .with_state(state)
+}
+
+type Reply<T> = Result<Json<T>, ServiceError>;
+
+impl HttpState {
+    fn tenant(&self, headers: &HeaderMap) -> Result<String, ServiceError> {
+        let header = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        self.access.tenant(header)
+    }
+
+    fn event(&self, text: &str) -> Result<Event, ServiceError> {
+        let limit = self.governance.limits().max_event_bytes;
+        Event::from_json(text, limit).map_err(|e| match e {
+            sondera_model::EventDecodeError::TooLarge { .. } => {
+                ServiceError::TooLarge(format!("{e} (--max-event-bytes)"))
+            }
+            other => ServiceError::InvalidArgument(other.to_string()),
+        })
+    }
+}
+
+async fn adjudicate(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    body: String,
+) -> Reply<sondera_model::Adjudicated> {
+    let tenant = state.tenant(&headers)?;
+    let event = state.event(&body)?;
+    let governance = &state.governance;
+    let verdict = governance
+        .limits()
+        .timed(governance.adjudicate(&tenant, event))
+        .await?;
+    Ok(Json(verdict))
+}
+
+#[derive(Deserialize)]
+struct BatchBody<'a> {
+    #[serde(borrow)]
+    events: Vec<&'a RawValue>,
+}
+
+async fn adjudicate_batch(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    body: String,
+) -> Reply<serde_json::Value> {
+    let tenant = state.tenant(&headers)?;
+    let batch: BatchBody = serde_json::from_str(&body).map_err(|e| {
+        ServiceError::InvalidArgument(format!("expected {{\"events\": [...]}}: {e}"))
+    })?;
+    state.governance.limits().check_batch(batch.events.len())?;
+    let events = batch
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            state.event(raw.get()).map_err(|e| match e {
+                ServiceError::TooLarge(m) => ServiceError::TooLarge(format!("events[{i}]: {m}")),
+                other => ServiceError::InvalidArgument(format!("events[{i}]: {other}")),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let governance = &state.governance;
+    let results = governance
+        .limits()
+        .timed(governance.adjudicate_batch(&tenant, events))
+        .await?;
+    let results: Vec<serde_json::Value> = results
+        .into_iter()
+        .map(|r| match r {
+            Ok(verdict) => serde_json::json!({ "adjudicated": verdict }),
+            Err(e) => {
+                serde_json::json!({ "error": { "code": e.code_name(), "message": e.to_string() } })
+            }
+        })
+        .collect();
+    Ok(Json(serde_json::json!({ "results": results })))
+}
+
+/// Query parameters, refused with a JSON error naming the bad one.
+struct Params<T>(T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S>
+    for Params<T>
+{
+    type Rejection = ServiceError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Query::try_from_uri(&parts.uri)
+            .map(|Query(q)| Params(q))
+            .map_err(|e| ServiceError::InvalidArgument(e.body_text()))
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct PageQuery {
+    page_size: Option<usize>,
+    page_token: Option<String>,
+}
+
+fn page(page_size: Option<usize>, page_token: Option<String>) -> PageRequest {
+    PageRequest {
+        limit: page_size.unwrap_or(100),
+        cursor: page_token.filter(|t| !t.is_empty()),
+    }
+}
+
+async fn list_agents(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Params(q): Params<PageQuery>,
+) -> Reply<sondera_store::Page<sondera_store::AgentRecord>> {
+    let tenant = state.tenant(&headers)?;
+    let page = page(q.page_size, q.page_token);
+    Ok(Json(state.governance.list_agents(&tenant, &page).await?))
+}
+
+async fn get_agent(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Reply<sondera_model::Agent> {
+    let tenant = state.tenant(&headers)?;
+    Ok(Json(state.governance.agent(&tenant, &id).await?))
+}
+
+#[derive(Deserialize)]
+struct TrajectoryQuery {
+    agent_id: Option<String>,
+    status: Option<String>,
+    session_id: Option<String>,
+    page_size: Option<usize>,
+    page_token: Option<String>,
+}
+
+async fn list_trajectories(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Params(q): Params<TrajectoryQuery>,
+) -> Reply<sondera_store::Page<sondera_store::TrajectorySummary>> {
+    let tenant = state.tenant(&headers)?;
+    let status = q
+        .status
+        .as_deref()
+        .map(|s| {
+            s.parse::<TrajectoryStatus>()
+                .map_err(ServiceError::InvalidArgument)
+        })
+        .transpose()?;
+    let filter = TrajectoryFilter {
+        tenant: None,
+        agent_id: q.agent_id,
+        status,
+        session_id: q.session_id,
+    };
+    let page = page(q.page_size, q.page_token);
+    Ok(Json(
+        state
+            .governance
+            .list_trajectories(&tenant, filter, &page)
+            .await?,
+    ))
+}
+
+#[derive(Deserialize)]
+struct DetailQuery {
+    #[serde(default)]
+    summary_only: bool,
+}
+
+async fn get_trajectory(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Params(q): Params<DetailQuery>,
+) -> Reply<sondera_store::TrajectoryDetail> {
+    let tenant = state.tenant(&headers)?;
+    Ok(Json(
+        state
+            .governance
+            .trajectory(&tenant, &id, q.summary_only)
+            .await?,
+    ))
+}
+
+#[derive(Deserialize)]
+struct AdjudicationQuery {
+    agent_id: Option<String>,
+    trajectory_id: Option<String>,
+    decision: Option<String>,
+    page_size: Option<usize>,
+    page_token: Option<String>,
+}
+
+async fn list_adjudications(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Params(q): Params<AdjudicationQuery>,
+) -> Reply<sondera_store::Page<sondera_store::AdjudicationRecord>> {
+    let tenant = state.tenant(&headers)?;
+    let decision = match q.decision.as_deref() {
+        None => None,
+        Some("deny") => Some(Decision::Deny),
+        Some("escalate") => Some(Decision::Escalate),
+        Some(other) => {
+            return Err(ServiceError::InvalidArgument(format!(
+                "unknown decision `{other}`: expected deny or escalate"
+            )));
+        }
+    };
+    let filter = AdjudicationFilter {
+        tenant: None,
+        agent_id: q.agent_id,
+        trajectory_id: q.trajectory_id,
+        decision,
+    };
+    let page = page(q.page_size, q.page_token);
+    Ok(Json(
+        state
+            .governance
+            .list_adjudications(&tenant, filter, &page)
+            .await?,
+    ))
+}
+
+#[derive(Deserialize)]
+struct WindowQuery {
+    since: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+}
+
+async fn analytics(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Params(q): Params<WindowQuery>,
+) -> Reply<sondera_store::Analytics> {
+    let tenant = state.tenant(&headers)?;
+    let window = TimeWindow {
+        since: q.since,
+        until: q.until,
+    };
+    Ok(Json(state.governance.analytics(&tenant, &window).await?))
+}
+
+#[derive(Deserialize)]
+struct StreamQuery {
+    agent_id: Option<String>,
+    trajectory_id: Option<String>,
+}
+
+async fn stream_events(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Params(q): Params<StreamQuery>,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ServiceError> {
+    let tenant = state.tenant(&headers)?;
+    let subscription = state.governance.subscribe(
+        &tenant,
+        StreamFilter {
+            agent_id: q.agent_id,
+            trajectory_id: q.trajectory_id,
+        },
+    );
+    // A slow subscriber gets one `error` event naming why, then the stream ends.
+    let stream = futures_util::stream::unfold(Some(subscription), |subscription| async move {
+        let mut subscription = subscription?;
+        Some(match subscription.next().await? {
+            Ok(live) => {
+                let data = serde_json::json!({
+                    "seq": live.seq,
+                    "event": live.event,
+                    "adjudication": live.verdict,
+                });
+                let event = SseEvent::default().event("event").data(data.to_string());
+                (Ok(event), Some(subscription))
+            }
+            Err(e) => (
+                Ok(SseEvent::default().event("error").data(e.to_string())),
+                None,
+            ),
+        })
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+async fn health(State(state): State<HttpState>, headers: HeaderMap) -> Reply<serde_json::Value> {
+    state.tenant(&headers)?;
+    state.governance.healthy().await?;
+    Ok(Json(serde_json::json!({
+        "status": "serving",
+        "version": env!("CARGO_PKG_VERSION"),
+        "policies": state.governance.engine().policy_ids().count(),
+    })))
+}
+
+async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+/// Liveness and readiness without credentials: whether the store answers.
+async fn healthz(State(state): State<HttpState>) -> Response {
+    match state.governance.healthy().await {
+        Ok(()) => (StatusCode::OK, "ok\n").into_response(),
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("store unavailable: {e}\n"),
+        )
+            .into_response(),
+    }
+}
+
+async fn metrics(State(state): State<HttpState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.governance.metrics().render(),
+    )
+        .into_response()
+}

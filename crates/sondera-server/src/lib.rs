@@ -1,0 +1,42 @@
+//! The Sondera harness service: one process that every agent adjudicates
+//! against, whatever language or host it runs on.
+//!
+//! A [`Server`] wraps one [`Adjudicator`] (policy engine plus trajectory
+//! store) in [`Governance`], the protocol-free core: judge an event for a
+//! tenant, query that tenant's records, follow the live stream. Two
+//! front ends share it: gRPC (`sondera.harness.v1.HarnessService`, tonic)
+//! and JSON over HTTP under `/v1` (axum) with Server-Sent Events, an OpenAPI
+//! document, `/healthz` and Prometheus `/metrics`. Both authenticate with
+//! bearer tokens configured as hashes ([`Access`]), each token granting one
+//! tenant; without tokens the server only listens on loopback.
+//!
+//! A verdict is returned only after the store has durably recorded it.
+//! Several servers may share one store (PostgreSQL): the adjudicator judges
+//! an event again when another process appended to its trajectory first, so
+//! per-trajectory state and order stay consistent across processes.
+//!
+//! Live subscribers never slow adjudication: events fan out through a
+//! bounded broadcast buffer, and a subscriber that falls behind it is
+//! dropped with an error. Policies reload on SIGHUP or when a watched
+//! directory changes; an invalid set is refused and the running set stays.
+
+mod auth;
+mod error;
+mod governance;
+mod grpc;
+mod http;
+mod limits;
+mod metrics;
+mod reload;
+mod serve;
+mod timed_store;
+
+pub use auth::{Access, TokenConfigError, Tokens, hash_token, valid_tenant};
+pub use error::ServiceError;
+pub use governance::{Governance, LiveEvent, StreamFilter, Subscription};
+pub use http::OPENAPI;
+pub use limits::Limits;
+pub use metrics::Metrics;
+pub use reload::{PolicyLoader, ReloadOutcome};
+pub use serve::{Server, ServerBuilder, ServerError, TlsFiles};
+pub use sondera_harness::Adjudicator;

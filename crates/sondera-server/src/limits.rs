@@ -1,0 +1,64 @@
+//! Bounds on what one request may ask of the service.
+
+use std::time::Duration;
+
+use crate::error::ServiceError;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest event accepted, in bytes of its encoding (protobuf or JSON).
+    pub max_event_bytes: usize,
+    /// Most events in one batch.
+    pub max_batch_events: usize,
+    /// Largest request body (a batch included); larger requests are refused
+    /// before they are read.
+    pub max_request_bytes: usize,
+    /// How long a request may take before the caller is told it timed out.
+    pub request_timeout: Duration,
+    /// Live events a subscriber may fall behind before it is dropped.
+    pub stream_buffer: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_event_bytes: 1024 * 1024,
+            max_batch_events: 256,
+            max_request_bytes: 16 * 1024 * 1024,
+            request_timeout: Duration::from_secs(30),
+            stream_buffer: 1024,
+        }
+    }
+}
+
+impl Limits {
+    pub fn check_event(&self, size: usize) -> Result<(), ServiceError> {
+        if size > self.max_event_bytes {
+            return Err(ServiceError::TooLarge(format!(
+                "event is {size} bytes, larger than the {}-byte limit (--max-event-bytes)",
+                self.max_event_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn check_batch(&self, events: usize) -> Result<(), ServiceError> {
+        if events > self.max_batch_events {
+            return Err(ServiceError::TooLarge(format!(
+                "batch has {events} events, more than the {}-event limit (--max-batch-events)",
+                self.max_batch_events
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs `work`, giving up after the request timeout.
+    pub async fn timed<T>(
+        &self,
+        work: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, ServiceError> {
+        tokio::time::timeout(self.request_timeout, work)
+            .await
+            .unwrap_or(Err(ServiceError::Timeout(self.request_timeout)))
+    }
+}

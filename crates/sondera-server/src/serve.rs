@@ -1,0 +1,364 @@
+//! Binding the listeners and running both front ends until shutdown.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use sondera_harness::Adjudicator;
+use sondera_policy::PolicyLoadErrors;
+use sondera_proto::v1::harness_service_server::HarnessServiceServer;
+use sondera_store::TrajectoryStore;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+use crate::auth::Access;
+use crate::governance::Governance;
+use crate::grpc::GrpcService;
+use crate::http::{HttpState, router};
+use crate::limits::Limits;
+use crate::metrics::Metrics;
+use crate::reload::{self, PolicyLoader};
+use crate::timed_store::TimedStore;
+
+/// A certificate chain and its private key, PEM files.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("the policies do not load:\n{0}")]
+    Policies(#[from] PolicyLoadErrors),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(
+        "refusing to listen on {addr} without authentication: configure tokens (--token TENANT=sha256:HEX) or listen on a loopback address"
+    )]
+    Unauthenticated { addr: SocketAddr },
+    #[error("TLS: {path}: {message}")]
+    Tls { path: String, message: String },
+    #[error("the gRPC server failed: {0}")]
+    Grpc(#[from] tonic::transport::Error),
+}
+
+/// Configures a [`Server`]; every setting has a default that works on one machine.
+pub struct ServerBuilder {
+    store: Arc<dyn TrajectoryStore>,
+    loader: PolicyLoader,
+    grpc_addr: SocketAddr,
+    http_addr: SocketAddr,
+    access: Access,
+    limits: Limits,
+    tls: Option<TlsFiles>,
+    watch: Vec<PathBuf>,
+    poll: Duration,
+}
+
+impl ServerBuilder {
+    /// Where gRPC listens (default 127.0.0.1:50051; port 0 picks one).
+    #[must_use]
+    pub fn grpc_addr(mut self, addr: SocketAddr) -> Self {
+        self.grpc_addr = addr;
+        self
+    }
+
+    /// Where HTTP listens (default 127.0.0.1:8080; port 0 picks one).
+    #[must_use]
+    pub fn http_addr(mut self, addr: SocketAddr) -> Self {
+        self.http_addr = addr;
+        self
+    }
+
+    /// Who may call (default: loopback only, no tokens).
+    #[must_use]
+    pub fn access(mut self, access: Access) -> Self {
+        self.access = access;
+        self
+    }
+
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Serves both listeners over TLS with this certificate and key.
+    #[must_use]
+    pub fn tls(mut self, files: TlsFiles) -> Self {
+        self.tls = Some(files);
+        self
+    }
+
+    /// Reloads the policies when a file under `dir` changes.
+    #[must_use]
+    pub fn watch(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.watch.push(dir.into());
+        self
+    }
+
+    /// How often watched directories are checked (default 2 s).
+    #[must_use]
+    pub fn watch_interval(mut self, every: Duration) -> Self {
+        self.poll = every;
+        self
+    }
+
+    /// Loads the policies and binds both listeners.
+    pub async fn bind(self) -> Result<Server, ServerError> {
+        if matches!(self.access, Access::LoopbackOnly) {
+            for addr in [self.grpc_addr, self.http_addr] {
+                if !addr.ip().is_loopback() {
+                    return Err(ServerError::Unauthenticated { addr });
+                }
+            }
+        }
+        let tls = self.tls.as_ref().map(tls_config).transpose()?;
+        let engine = (self.loader)()?;
+        let metrics = Arc::new(Metrics::default());
+        let store = Arc::new(TimedStore {
+            inner: self.store,
+            metrics: metrics.clone(),
+        });
+        let adjudicator = Arc::new(Adjudicator::new(engine, store));
+        let governance = Arc::new(Governance::new(adjudicator, metrics, self.limits.clone()));
+        let bind = |addr: SocketAddr| async move {
+            TcpListener::bind(addr)
+                .await
+                .map_err(|source| ServerError::Bind { addr, source })
+        };
+        Ok(Server {
+            grpc: bind(self.grpc_addr).await?,
+            http: bind(self.http_addr).await?,
+            governance,
+            access: Arc::new(self.access),
+            limits: self.limits,
+            tls,
+            loader: self.loader,
+            watch: self.watch,
+            poll: self.poll,
+        })
+    }
+}
+
+/// A bound, not yet serving, harness service.
+pub struct Server {
+    grpc: TcpListener,
+    http: TcpListener,
+    governance: Arc<Governance>,
+    access: Arc<Access>,
+    limits: Limits,
+    tls: Option<Tls>,
+    loader: PolicyLoader,
+    watch: Vec<PathBuf>,
+    poll: Duration,
+}
+
+struct Tls {
+    grpc: tonic::transport::ServerTlsConfig,
+    http: TlsAcceptor,
+}
+
+fn tls_config(files: &TlsFiles) -> Result<Tls, ServerError> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let read = |path: &PathBuf| {
+        std::fs::read(path).map_err(|e| ServerError::Tls {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+    };
+    let (cert_pem, key_pem) = (read(&files.cert)?, read(&files.key)?);
+    let invalid = |path: &PathBuf, message: String| ServerError::Tls {
+        path: path.display().to_string(),
+        message,
+    };
+    let certs = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid(&files.cert, format!("not a PEM certificate chain: {e}")))?;
+    if certs.is_empty() {
+        return Err(invalid(&files.cert, "no certificate in the file".into()));
+    }
+    let key = PrivateKeyDer::from_pem_slice(&key_pem)
+        .map_err(|e| invalid(&files.key, format!("not a PEM private key: {e}")))?;
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let mut config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))
+        .map_err(|e| {
+            invalid(
+                &files.key,
+                format!("the key does not fit the certificate: {e}"),
+            )
+        })?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let identity = tonic::transport::Identity::from_pem(cert_pem, key_pem);
+    Ok(Tls {
+        grpc: tonic::transport::ServerTlsConfig::new().identity(identity),
+        http: TlsAcceptor::from(Arc::new(config)),
+    })
+}
+
+impl Server {
+    /// Starts with `store` and the policies `loader` builds.
+    pub fn builder(store: Arc<dyn TrajectoryStore>, loader: PolicyLoader) -> ServerBuilder {
+        ServerBuilder {
+            store,
+            loader,
+            grpc_addr: SocketAddr::from(([127, 0, 0, 1], 50051)),
+            http_addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            access: Access::LoopbackOnly,
+            limits: Limits::default(),
+            tls: None,
+            watch: Vec::new(),
+            poll: Duration::from_secs(2),
+        }
+    }
+
+    pub fn grpc_addr(&self) -> SocketAddr {
+        self.grpc
+            .local_addr()
+            .expect("a bound listener has an address")
+    }
+
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http
+            .local_addr()
+            .expect("a bound listener has an address")
+    }
+
+    pub fn governance(&self) -> &Arc<Governance> {
+        &self.governance
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting, ends live
+    /// streams and lets in-flight requests finish.
+    pub async fn serve(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServerError> {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let reloader = tokio::spawn(reload::watch(
+            self.governance.clone(),
+            self.loader.clone(),
+            self.watch.clone(),
+            self.poll,
+        ));
+        let governance = self.governance.clone();
+        tokio::spawn(async move {
+            shutdown.await;
+            tracing::info!("shutting down: draining in-flight requests");
+            governance.close_streams();
+            let _ = stop.send(true);
+        });
+        let (grpc_tls, http_tls) = match self.tls {
+            Some(tls) => (Some(tls.grpc), Some(tls.http)),
+            None => (None, None),
+        };
+        let grpc = serve_grpc(
+            self.grpc,
+            GrpcService {
+                governance: self.governance.clone(),
+                access: self.access.clone(),
+            },
+            &self.limits,
+            grpc_tls,
+            wait_for(stopped.clone()),
+        );
+        let app = router(HttpState {
+            governance: self.governance.clone(),
+            access: self.access.clone(),
+        });
+        let http = serve_http(self.http, app, http_tls, stopped);
+        let (grpc, ()) = tokio::join!(grpc, http);
+        reloader.abort();
+        grpc
+    }
+}
+
+async fn wait_for(mut stopped: tokio::sync::watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|s| *s).await;
+}
+
+async fn serve_grpc(
+    listener: TcpListener,
+    service: GrpcService,
+    limits: &Limits,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServerError> {
+    let mut builder = tonic::transport::Server::builder().timeout(limits.request_timeout);
+    if let Some(tls) = tls {
+        builder = builder.tls_config(tls)?;
+    }
+    let service = HarnessServiceServer::new(service)
+        .max_decoding_message_size(limits.max_request_bytes)
+        .max_encoding_message_size(usize::MAX);
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    builder
+        .add_service(service)
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await?;
+    Ok(())
+}
+
+/// Accepts HTTP/1 and HTTP/2 connections, over TLS when configured, until
+/// stopped; then waits for open connections to finish.
+async fn serve_http(
+    listener: TcpListener,
+    app: axum::Router,
+    tls: Option<TlsAcceptor>,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) {
+    let graceful = GracefulShutdown::new();
+    let builder = auto::Builder::new(TokioExecutor::new());
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::warn!("HTTP accept failed: {e}");
+                    continue;
+                }
+            },
+            _ = stopped.wait_for(|s| *s) => break,
+        };
+        let service = TowerToHyperService::new(app.clone());
+        let builder = builder.clone();
+        let tls = tls.clone();
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let result = match tls {
+                Some(acceptor) => match acceptor.accept(stream).await {
+                    Ok(stream) => {
+                        let conn =
+                            builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                        watcher.watch(conn.into_owned()).await
+                    }
+                    Err(e) => {
+                        tracing::debug!(%peer, "TLS handshake failed: {e}");
+                        return;
+                    }
+                },
+                None => {
+                    let conn =
+                        builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                    watcher.watch(conn.into_owned()).await
+                }
+            };
+            if let Err(e) = result {
+                tracing::debug!(%peer, "HTTP connection ended: {e}");
+            }
+        });
+    }
+    graceful.shutdown().await;
+}

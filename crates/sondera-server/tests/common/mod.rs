@@ -1,0 +1,190 @@
+//! A real server on loopback ports, and a minimal HTTP/1.1 client.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use sondera_harness::RemoteHarness;
+use sondera_harness::remote::{Connection, RemoteConfig};
+use sondera_model::{Agent, Payload};
+use sondera_policy::PolicyEngine;
+use sondera_server::{Access, PolicyLoader, Server, ServerBuilder, Tokens, hash_token};
+use sondera_store::{MemoryStore, TrajectoryStore};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+pub const ACME: &str = "acme-token";
+pub const GLOBEX: &str = "globex-token";
+
+pub struct Running {
+    pub grpc: SocketAddr,
+    pub http: SocketAddr,
+    pub governance: Arc<sondera_server::Governance>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    pub task: tokio::task::JoinHandle<Result<(), sondera_server::ServerError>>,
+}
+
+impl Running {
+    /// Stops the server and waits for it to drain.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        (&mut self.task).await.unwrap().unwrap();
+    }
+}
+
+pub fn builtin() -> PolicyLoader {
+    Arc::new(PolicyEngine::builtin)
+}
+
+pub fn two_tenants() -> Access {
+    let mut tokens = Tokens::default();
+    tokens.add(&format!("acme={}", hash_token(ACME))).unwrap();
+    tokens
+        .add(&format!("globex={}", hash_token(GLOBEX)))
+        .unwrap();
+    Access::Tokens(tokens)
+}
+
+pub fn builder(store: Arc<dyn TrajectoryStore>, loader: PolicyLoader) -> ServerBuilder {
+    let any = SocketAddr::from(([127, 0, 0, 1], 0));
+    Server::builder(store, loader).grpc_addr(any).http_addr(any)
+}
+
+pub async fn start(builder: ServerBuilder) -> Running {
+    let server = builder.bind().await.unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (grpc, http) = (server.grpc_addr(), server.http_addr());
+    let governance = server.governance().clone();
+    let task = tokio::spawn(server.serve(async {
+        let _ = stopped.await;
+    }));
+    Running {
+        grpc,
+        http,
+        governance,
+        stop: Some(stop),
+        task,
+    }
+}
+
+/// A server with two tenants over a memory store.
+pub async fn start_default() -> Running {
+    start(builder(Arc::new(MemoryStore::new()), builtin()).access(two_tenants())).await
+}
+
+pub fn config(addr: SocketAddr, token: Option<&str>) -> RemoteConfig {
+    let mut config = RemoteConfig::resolve_from(
+        Some(addr.to_string()),
+        token.map(String::from),
+        |_| None,
+        None,
+    )
+    .unwrap();
+    config.timeout = std::time::Duration::from_secs(10);
+    config
+}
+
+pub fn connection(addr: SocketAddr, token: Option<&str>) -> Connection {
+    Connection::lazy(&config(addr, token)).unwrap()
+}
+
+pub fn harness(addr: SocketAddr, token: Option<&str>) -> RemoteHarness {
+    RemoteHarness::new(
+        &config(addr, token),
+        Some(Agent::new("coder", "google-adk")),
+    )
+    .unwrap()
+}
+
+pub fn shell(command: &str) -> Payload {
+    Payload::ShellCommand {
+        call_id: format!("c-{}", command.len()),
+        command: command.into(),
+        working_dir: None,
+    }
+}
+
+/// A response: status code, headers (lower-cased names) and body.
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl HttpResponse {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection.
+pub async fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> HttpResponse {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut request = format!("{method} {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n");
+    if let Some(token) = token {
+        request.push_str(&format!("authorization: Bearer {token}\r\n"));
+    }
+    if let Some(body) = body {
+        request.push_str(&format!(
+            "content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        ));
+    } else {
+        request.push_str("\r\n");
+    }
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    parse_response(&String::from_utf8_lossy(&raw))
+}
+
+fn parse_response(raw: &str) -> HttpResponse {
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((raw, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    HttpResponse {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = &rest[size + 2..];
+    }
+    out
+}
