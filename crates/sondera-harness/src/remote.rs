@@ -381,3 +381,62 @@ impl Harness for RemoteHarness {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_endpoints_get_http_only_on_loopback() {
+        for (given, expected) in [
+            ("localhost:50051", "http://localhost:50051"),
+            ("127.0.0.1:50051", "http://127.0.0.1:50051"),
+            ("[::1]:8080", "http://[::1]:8080"),
+            ("::1", "http://::1"),
+            ("harness.example.com:443", "https://harness.example.com:443"),
+            ("10.0.0.5:50051", "https://10.0.0.5:50051"),
+            ("[2001:db8::1]:50051", "https://[2001:db8::1]:50051"),
+            ("localhost.evil.com:80", "https://localhost.evil.com:80"),
+            ("http://harness:50051", "http://harness:50051"),
+            ("https://localhost:50051", "https://localhost:50051"),
+        ] {
+            assert_eq!(normalize_endpoint(given), expected, "{given}");
+        }
+    }
+
+    #[test]
+    fn explicit_values_win_then_the_environment_then_the_env_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("env");
+        std::fs::write(
+            &file,
+            "# harness\nexport SONDERA_HARNESS_ENDPOINT=\"file-host:1\"\nSONDERA_API_TOKEN='file-token'\n",
+        )
+        .unwrap();
+        let env = |key: &str| (key == ENDPOINT_VAR).then(|| "env-host:2".to_string());
+        let none = |_: &str| None;
+
+        let from_file = RemoteConfig::resolve_from(None, None, none, Some(&file)).unwrap();
+        assert_eq!(from_file.endpoint, "https://file-host:1");
+        assert_eq!(from_file.token.as_deref(), Some("file-token"));
+
+        let from_env = RemoteConfig::resolve_from(None, None, env, Some(&file)).unwrap();
+        assert_eq!(from_env.endpoint, "https://env-host:2");
+        assert_eq!(from_env.token.as_deref(), Some("file-token"));
+
+        let explicit = RemoteConfig::resolve_from(
+            Some("localhost:3".into()),
+            Some("t".into()),
+            env,
+            Some(&file),
+        )
+        .unwrap();
+        assert_eq!(
+            (explicit.endpoint.as_str(), explicit.token.as_deref()),
+            ("http://localhost:3", Some("t"))
+        );
+
+        let err = RemoteConfig::resolve_from(None, None, none, None).unwrap_err();
+        assert!(err.to_string().contains(ENDPOINT_VAR), "{err}");
+    }
+}
