@@ -4,9 +4,7 @@
 use std::process::ExitCode;
 
 use sondera_model::Decision;
-use sondera_store::{
-    AdjudicationFilter, PageRequest, TrajectoryFilter, TrajectoryStatus, TrajectoryStore,
-};
+use sondera_store::{AdjudicationFilter, PageRequest, TrajectoryFilter, TrajectoryStatus};
 
 use crate::{AdjudicationsCommand, TrajectoriesCommand};
 

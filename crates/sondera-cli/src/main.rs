@@ -9,6 +9,8 @@ mod policy_check;
 mod policy_fmt;
 mod policy_test;
 mod replay;
+mod serve;
+mod tail;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,12 +59,24 @@ enum Command {
     /// when every rule was imported, 1 when some were not, 2 on errors.
     #[command(subcommand)]
     Import(ImportCommand),
-    /// Recorded trajectories in a local data directory.
+    /// Recorded trajectories, in a local data directory or on a server (--server).
     #[command(subcommand)]
     Trajectories(TrajectoriesCommand),
-    /// Recorded denials and escalations in a local data directory, newest first.
+    /// Recorded denials and escalations, in a local data directory or on a server, newest first.
     #[command(subcommand)]
     Adjudications(AdjudicationsCommand),
+    /// Run the harness service: gRPC and HTTP over one adjudicator, recording to a store.
+    ///
+    /// Defaults work with no configuration: 127.0.0.1:50051 (gRPC) and 127.0.0.1:8080 (HTTP),
+    /// SQLite under ~/.sondera/data, the built-in policy packs. Policies reload on SIGHUP and
+    /// when files under --policies change; an invalid set is refused and the running one stays.
+    /// SIGINT or SIGTERM stops accepting, lets in-flight requests finish and exits 0.
+    Serve(Box<serve::ServeArgs>),
+    /// Make bearer tokens for `sondera serve --token`.
+    #[command(subcommand)]
+    Token(serve::TokenCommand),
+    /// Follow a server's live event stream, one line per event, decisions highlighted.
+    Tail(tail::TailArgs),
     /// Print a completion script for a shell, e.g. `sondera completions bash > /etc/bash_completion.d/sondera`.
     Completions { shell: clap_complete::Shell },
     /// Print the version.
@@ -186,7 +200,7 @@ enum TrajectoriesCommand {
     /// List trajectories, most recently updated first.
     List {
         #[command(flatten)]
-        store: StoreArgs,
+        store: RecordsArgs,
         #[arg(long, value_name = "AGENT_ID")]
         agent: Option<String>,
         /// pending, running, completed, failed, terminated or suspended.
@@ -203,7 +217,7 @@ enum TrajectoriesCommand {
     /// One trajectory with its events and verdicts. Exit status 1 when it is not recorded.
     Show {
         #[command(flatten)]
-        store: StoreArgs,
+        store: RecordsArgs,
         id: String,
         #[arg(long)]
         json: bool,
@@ -215,7 +229,7 @@ enum AdjudicationsCommand {
     /// List denials and escalations, newest first.
     List {
         #[command(flatten)]
-        store: StoreArgs,
+        store: RecordsArgs,
         #[arg(long, value_name = "AGENT_ID")]
         agent: Option<String>,
         #[arg(long, value_name = "TRAJECTORY_ID")]
@@ -237,7 +251,7 @@ struct ReplayArgs {
     #[command(flatten)]
     policies: PolicyArgs,
     #[command(flatten)]
-    store: StoreArgs,
+    store: RecordsArgs,
     /// Only trajectories updated since this time (RFC 3339, e.g. 2026-11-30T00:00:00Z).
     #[arg(long, value_name = "TIME")]
     since: Option<chrono::DateTime<chrono::Utc>>,
@@ -264,6 +278,32 @@ struct AdjudicateArgs {
     /// Largest event accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
     max_event_bytes: usize,
+}
+
+/// Which harness server to talk to.
+#[derive(Debug, Args)]
+struct ServerArgs {
+    /// The server's gRPC address (host:port or URL). Default: SONDERA_HARNESS_ENDPOINT,
+    /// else ~/.sondera/env.
+    #[arg(long, value_name = "ENDPOINT")]
+    server: Option<String>,
+    /// Bearer token. Default: SONDERA_API_TOKEN, else ~/.sondera/env.
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
+    /// A PEM CA certificate to trust for an https:// server.
+    #[arg(long, value_name = "FILE")]
+    ca_cert: Option<PathBuf>,
+}
+
+impl ServerArgs {
+    fn connection(&self) -> anyhow::Result<sondera_harness::remote::Connection> {
+        let mut config =
+            sondera_harness::RemoteConfig::resolve(self.server.clone(), self.token.clone())?;
+        config.ca_certificate = self.ca_cert.clone();
+        // The connection's background task belongs to the runtime that drives it.
+        let _runtime = runtime().enter();
+        Ok(sondera_harness::remote::Connection::lazy(&config)?)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -299,6 +339,25 @@ struct PolicyArgs {
 }
 
 impl PolicyArgs {
+    /// Builds the policy set these arguments name, for a server that loads it
+    /// again on every reload. Warnings of the first load go to standard error.
+    fn loader(&self) -> anyhow::Result<sondera_server::PolicyLoader> {
+        let (dirs, mode, workspace) = (self.dirs.clone(), self.mode, self.workspace());
+        let hosts = self.allowed_hosts()?;
+        let loader: sondera_server::PolicyLoader = std::sync::Arc::new(move || {
+            sondera_policy::PolicyEngine::builder()
+                .builtin_or_directories(dirs.iter().cloned())
+                .mode(mode)
+                .workspace(workspace.clone())
+                .allowed_hosts(hosts.clone())
+                .build()
+        });
+        for warning in loader()?.warnings() {
+            eprintln!("warning: {warning}");
+        }
+        Ok(loader)
+    }
+
     /// Loads the policy set these arguments name; warnings go to standard error.
     fn engine(&self) -> anyhow::Result<sondera_policy::PolicyEngine> {
         let engine = sondera_policy::PolicyEngine::builder()
@@ -353,21 +412,54 @@ impl StoreArgs {
             .ok_or_else(|| anyhow::anyhow!("HOME is not set: pass --data-dir or --ephemeral"))?;
         Ok(Some(PathBuf::from(home).join(".sondera").join("data")))
     }
+}
 
+/// Where recorded trajectories are read from: a local data directory, or a
+/// harness server when --server is given.
+#[derive(Debug, Args)]
+struct RecordsArgs {
+    /// The local data directory (SQLite). Default: ~/.sondera/data.
+    #[arg(long, value_name = "DIR", env = "SONDERA_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    remote: ServerArgs,
+}
+
+impl RecordsArgs {
     /// The store of recorded trajectories, for commands that read them.
-    fn open_recorded(&self) -> anyhow::Result<sondera_store::SqliteStore> {
-        let dir = self
-            .data_dir()?
-            .ok_or_else(|| anyhow::anyhow!("this reads recorded trajectories: give --data-dir"))?;
-        Ok(sondera_store::SqliteStore::open_dir(&dir)?)
+    fn open_recorded(&self) -> anyhow::Result<std::sync::Arc<dyn sondera_store::TrajectoryStore>> {
+        if self.remote.server.is_some() {
+            let connection = self.remote.connection()?;
+            return Ok(std::sync::Arc::new(sondera_harness::RemoteRecords::new(
+                connection,
+            )));
+        }
+        let local = StoreArgs {
+            data_dir: self.data_dir.clone(),
+            ephemeral: false,
+        };
+        let dir = local.data_dir()?.expect("not ephemeral");
+        Ok(std::sync::Arc::new(sondera_store::SqliteStore::open_dir(
+            &dir,
+        )?))
     }
 }
 
-/// Runs `future` to completion on a single-threaded runtime.
+/// The single-threaded runtime every command but `serve` runs on. One for
+/// the whole process, so a server connection made in one call serves the next.
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a Tokio runtime starts")
+    })
+}
+
+/// Runs `future` to completion on [`runtime`].
 fn block_on<F: std::future::Future>(future: F) -> anyhow::Result<F::Output> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .build()?
-        .block_on(future))
+    Ok(runtime().block_on(future))
 }
 
 /// A progress bar on standard error, drawn only when it is a terminal: a
@@ -418,6 +510,9 @@ fn main() -> ExitCode {
         Command::Import(command) => import::run(command),
         Command::Trajectories(command) => history::trajectories(command),
         Command::Adjudications(command) => history::adjudications(command),
+        Command::Serve(args) => serve::run(*args),
+        Command::Token(command) => serve::token(command),
+        Command::Tail(args) => tail::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

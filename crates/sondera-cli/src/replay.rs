@@ -19,7 +19,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         since: args.since,
     };
     let progress = crate::progress(None, "events re-judged");
-    let report = crate::block_on(replay(&store, &candidate, &scope, |events| {
+    let report = crate::block_on(replay(store.as_ref(), &candidate, &scope, |events| {
         progress.set_position(events)
     }))??;
     progress.finish_and_clear();

@@ -22,12 +22,14 @@
 mod adjudicator;
 pub mod corpus;
 mod local;
+mod records;
 pub mod remote;
 pub mod replay;
 mod scope;
 
 pub use adjudicator::{Adjudicator, Recorded};
 pub use local::{LocalHarness, LocalHarnessBuilder};
+pub use records::RemoteRecords;
 pub use remote::{RemoteConfig, RemoteHarness};
 pub use sondera_guard::{ToolOutcome, classify_tool_call, observation_for};
 

@@ -116,6 +116,7 @@ pub struct Connection {
 
 impl Connection {
     /// A connection that dials on first use (and again after failures).
+    /// Call it within the Tokio runtime that will drive the connection.
     pub fn lazy(config: &RemoteConfig) -> Result<Self, HarnessError> {
         let bad = |message: String| {
             HarnessError::Config(format!("endpoint `{}`: {message}", config.endpoint))
@@ -220,7 +221,8 @@ pub struct RemoteHarness {
 }
 
 impl RemoteHarness {
-    /// Connects lazily with `config`; `agent` is used when `initialize` is given none.
+    /// Connects lazily with `config`; `agent` is used when `initialize` is
+    /// given none. Call it within the Tokio runtime that will drive it.
     pub fn new(config: &RemoteConfig, agent: Option<Agent>) -> Result<Self, HarnessError> {
         Ok(Self::with_connection(Connection::lazy(config)?, agent))
     }

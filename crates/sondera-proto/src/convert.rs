@@ -829,6 +829,17 @@ impl From<store::AgentRecord> for v1::AgentRecord {
     }
 }
 
+/// Decodes an agent record received from `tenant`'s server.
+pub fn agent_record_from_wire(a: v1::AgentRecord, tenant: &str) -> Decoded<store::AgentRecord> {
+    Ok(store::AgentRecord {
+        agent: nested(a.agent, "agent", TryInto::try_into)?,
+        tenant: tenant.to_string(),
+        first_seen: time_field(a.first_seen, "first_seen")?,
+        last_seen: time_field(a.last_seen, "last_seen")?,
+        trajectory_count: a.trajectory_count,
+    })
+}
+
 impl From<store::AdjudicationRecord> for v1::AdjudicationRecord {
     fn from(a: store::AdjudicationRecord) -> Self {
         Self {

@@ -14,8 +14,8 @@
 mod convert;
 
 pub use convert::{
-    DecodeError, WireEnum, json_from_wire, json_to_wire, optional_enum, summary_from_wire,
-    timestamp_from_wire, timestamp_to_wire,
+    DecodeError, WireEnum, agent_record_from_wire, json_from_wire, json_to_wire, optional_enum,
+    summary_from_wire, timestamp_from_wire, timestamp_to_wire,
 };
 
 /// Generated messages, client and server of `sondera.harness.v1`.

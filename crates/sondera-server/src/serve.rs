@@ -241,7 +241,8 @@ impl Server {
     }
 
     /// Serves until `shutdown` completes, then stops accepting, ends live
-    /// streams and lets in-flight requests finish.
+    /// streams and lets in-flight requests finish, waiting at most the
+    /// request timeout for connections that stay open.
     pub async fn serve(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -278,10 +279,23 @@ impl Server {
             governance: self.governance.clone(),
             access: self.access.clone(),
         });
-        let http = serve_http(self.http, app, http_tls, stopped);
-        let (grpc, ()) = tokio::join!(grpc, http);
+        let http = serve_http(self.http, app, http_tls, stopped.clone());
+        let servers = async { tokio::join!(grpc, http).0 };
+        // Connections idle past the request timeout are not waited for.
+        let drain = self.limits.request_timeout;
+        let deadline = async move {
+            wait_for(stopped).await;
+            tokio::time::sleep(drain).await;
+        };
+        let result = tokio::select! {
+            result = servers => result,
+            () = deadline => {
+                tracing::warn!("connections still open {drain:?} after shutdown began; closing them");
+                Ok(())
+            }
+        };
         reloader.abort();
-        grpc
+        result
     }
 }
 

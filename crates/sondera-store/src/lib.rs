@@ -47,6 +47,28 @@ pub enum StoreError {
     Corrupt { what: String, message: String },
     #[error("invalid page cursor `{0}`")]
     InvalidCursor(String),
+    #[error("this store is read-only: {0}")]
+    ReadOnly(String),
+    #[error("the remote store failed: {0}")]
+    Remote(String),
+}
+
+/// Opens the store `location` names: `memory`, `sqlite:PATH` (a database
+/// file) or a data directory path (SQLite inside it).
+pub async fn connect(location: &str) -> Result<std::sync::Arc<dyn TrajectoryStore>, StoreError> {
+    if location == "memory" {
+        return Ok(std::sync::Arc::new(MemoryStore::new()));
+    }
+    if let Some(file) = location.strip_prefix("sqlite:") {
+        return Ok(std::sync::Arc::new(SqliteStore::open(file)?));
+    }
+    if location.contains("://") {
+        return Err(StoreError::Open {
+            path: location.to_string(),
+            message: "unknown store scheme: use memory, sqlite:FILE or a directory".into(),
+        });
+    }
+    Ok(std::sync::Arc::new(SqliteStore::open_dir(location)?))
 }
 
 /// Where trajectories are kept.

@@ -6,16 +6,35 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+/// The variables that change `sondera`'s defaults.
+const SETTINGS: &[&str] = &[
+    "SONDERA_DATA_DIR",
+    "SONDERA_POLICIES",
+    "SONDERA_MODE",
+    "SONDERA_WORKSPACE",
+    "SONDERA_HOME",
+    "SONDERA_ALLOWED_HOSTS",
+    "SONDERA_STORE",
+    "SONDERA_TOKENS",
+    "SONDERA_GRPC_ADDR",
+    "SONDERA_HTTP_ADDR",
+    "SONDERA_HARNESS_ENDPOINT",
+    "SONDERA_API_TOKEN",
+];
+
+/// `sondera ARGS...`, not yet started, in a clean environment.
+pub fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sondera"));
+    command.args(args);
+    for var in SETTINGS {
+        command.env_remove(var);
+    }
+    command
+}
+
 /// `sondera ARGS...` with `stdin` on its standard input.
 pub fn sondera_with_input(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sondera"))
-        .args(args)
-        .env_remove("SONDERA_DATA_DIR")
-        .env_remove("SONDERA_POLICIES")
-        .env_remove("SONDERA_MODE")
-        .env_remove("SONDERA_WORKSPACE")
-        .env_remove("SONDERA_HOME")
-        .env_remove("SONDERA_ALLOWED_HOSTS")
+    let mut child = command(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,0 +1,241 @@
+//! `sondera serve`: the harness service, and `sondera token`: making the
+//! tokens it accepts.
+
+use std::io::Read as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use sondera_server::{Access, Limits, PolicyLoader, Server, TlsFiles, Tokens};
+
+use crate::PolicyArgs;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where gRPC listens.
+    #[arg(long, default_value = "127.0.0.1:50051", env = "SONDERA_GRPC_ADDR")]
+    grpc_addr: SocketAddr,
+    /// Where HTTP (JSON under /v1, SSE, /healthz, /metrics) listens.
+    #[arg(long, default_value = "127.0.0.1:8080", env = "SONDERA_HTTP_ADDR")]
+    http_addr: SocketAddr,
+    /// Where trajectories are recorded: a directory (SQLite inside), sqlite:FILE,
+    /// postgres://... or memory. Default: ~/.sondera/data.
+    #[arg(long, value_name = "LOCATION", env = "SONDERA_STORE")]
+    store: Option<String>,
+    #[command(flatten)]
+    policies: PolicyArgs,
+    /// Do not reload when files under --policies change (SIGHUP still reloads).
+    #[arg(long)]
+    no_watch: bool,
+    /// A token hash and the tenant it grants, TENANT=sha256:HEX (see `sondera token`);
+    /// repeatable or comma-separated. Without any, only loopback addresses are served.
+    #[arg(
+        long = "token",
+        value_name = "TENANT=sha256:HEX",
+        env = "SONDERA_TOKENS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    tokens: Vec<String>,
+    /// A file of token entries, one TENANT=sha256:HEX per line (`#` comments).
+    #[arg(long, value_name = "FILE")]
+    tokens_file: Option<PathBuf>,
+    /// PEM certificate chain: serve both listeners over TLS (with --tls-key).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_key",
+        env = "SONDERA_TLS_CERT"
+    )]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_cert",
+        env = "SONDERA_TLS_KEY"
+    )]
+    tls_key: Option<PathBuf>,
+    /// Largest event accepted, in bytes.
+    #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
+    max_event_bytes: usize,
+    /// Most events in one batch.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    max_batch_events: usize,
+    /// Largest request body, in bytes.
+    #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
+    max_request_bytes: usize,
+    /// Seconds a request may take.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    request_timeout: u64,
+    /// Live events a stream subscriber may fall behind before it is dropped.
+    #[arg(long, default_value_t = 1024, value_name = "EVENTS")]
+    stream_buffer: usize,
+}
+
+impl ServeArgs {
+    fn access(&self) -> anyhow::Result<Access> {
+        let mut tokens = Tokens::default();
+        for entry in &self.tokens {
+            tokens.add(entry)?;
+        }
+        if let Some(file) = &self.tokens_file {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            for (n, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                tokens
+                    .add(line)
+                    .map_err(|e| anyhow::anyhow!("{}:{}: {e}", file.display(), n + 1))?;
+            }
+        }
+        Ok(if tokens.is_empty() {
+            Access::LoopbackOnly
+        } else {
+            Access::Tokens(tokens)
+        })
+    }
+
+    fn store_location(&self) -> anyhow::Result<String> {
+        match &self.store {
+            Some(location) => Ok(location.clone()),
+            None => {
+                let home = std::env::var_os("HOME")
+                    .ok_or_else(|| anyhow::anyhow!("HOME is not set: pass --store"))?;
+                Ok(PathBuf::from(home)
+                    .join(".sondera/data")
+                    .display()
+                    .to_string())
+            }
+        }
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_event_bytes: self.max_event_bytes,
+            max_batch_events: self.max_batch_events,
+            max_request_bytes: self.max_request_bytes,
+            request_timeout: Duration::from_secs(self.request_timeout),
+            stream_buffer: self.stream_buffer,
+        }
+    }
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(serve(args))
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let access = args.access()?;
+    let location = args.store_location()?;
+    let store = sondera_store::connect(&location).await?;
+    let loader: PolicyLoader = args.policies.loader()?;
+    let mut builder = Server::builder(store, loader)
+        .grpc_addr(args.grpc_addr)
+        .http_addr(args.http_addr)
+        .access(access.clone())
+        .limits(args.limits());
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        builder = builder.tls(TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+        });
+    }
+    if !args.no_watch {
+        for dir in &args.policies.dirs {
+            builder = builder.watch(dir);
+        }
+    }
+    let server = builder.bind().await?;
+    let scheme = if args.tls_cert.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    eprintln!(
+        "sondera {} serving gRPC on {} and HTTP on {scheme}://{} (store: {location}, {})",
+        env!("CARGO_PKG_VERSION"),
+        server.grpc_addr(),
+        server.http_addr(),
+        crate::count(
+            server.governance().engine().policy_ids().count(),
+            "policy",
+            "policies"
+        ),
+    );
+    match &access {
+        Access::LoopbackOnly => eprintln!(
+            "authentication is off: no tokens are configured, so only loopback addresses are served"
+        ),
+        Access::Tokens(tokens) => {
+            eprintln!("{} accepted", crate::count(tokens.len(), "token", "tokens"))
+        }
+    }
+    server.serve(shutdown_signal()).await?;
+    eprintln!("stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM can be handled");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Make a new random token: prints the token on standard output and the
+    /// server entry (TENANT=sha256:HEX) on standard error.
+    New {
+        #[arg(long)]
+        tenant: String,
+    },
+    /// Print the server entry for a token read from standard input.
+    Hash {
+        #[arg(long)]
+        tenant: String,
+    },
+}
+
+pub fn token(command: TokenCommand) -> anyhow::Result<ExitCode> {
+    let (tenant, token, fresh) = match command {
+        TokenCommand::New { tenant } => {
+            let token = format!(
+                "sk_{}{}",
+                uuid::Uuid::new_v4().simple(),
+                uuid::Uuid::new_v4().simple()
+            );
+            (tenant, token, true)
+        }
+        TokenCommand::Hash { tenant } => {
+            let mut token = String::new();
+            std::io::stdin().read_to_string(&mut token)?;
+            (tenant, token.trim().to_string(), false)
+        }
+    };
+    anyhow::ensure!(
+        sondera_server::valid_tenant(&tenant),
+        "tenant `{tenant}` is not a valid name: use letters, digits, `-`, `_` and `.`, at most 64"
+    );
+    anyhow::ensure!(!token.is_empty(), "no token on standard input");
+    let entry = format!("{tenant}={}", sondera_server::hash_token(&token));
+    if fresh {
+        println!("{token}");
+        eprintln!("server entry (give it to `sondera serve --token`): {entry}");
+    } else {
+        println!("{entry}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

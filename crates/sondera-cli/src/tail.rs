@@ -1,0 +1,108 @@
+//! `sondera tail`: follow a server's live event stream, one line per event.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Args;
+use sondera_harness::remote::Connection;
+use sondera_model::{Decision, Event};
+use sondera_proto::v1;
+
+use crate::ServerArgs;
+
+#[derive(Debug, Args)]
+pub struct TailArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Only this agent's events.
+    #[arg(long, value_name = "AGENT_ID")]
+    agent: Option<String>,
+    /// Only this trajectory's events.
+    #[arg(long, value_name = "TRAJECTORY_ID")]
+    trajectory: Option<String>,
+    /// One JSON object per event ({seq, event, adjudication}) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: TailArgs) -> anyhow::Result<ExitCode> {
+    let connection = args.server.connection()?;
+    crate::block_on(follow(connection, args))?
+}
+
+async fn follow(connection: Connection, args: TailArgs) -> anyhow::Result<ExitCode> {
+    let request = v1::StreamEventsRequest {
+        agent_id: args.agent,
+        trajectory_id: args.trajectory,
+    };
+    // The stream has no deadline; only connecting does.
+    let mut request = connection.request(request);
+    request.set_timeout(std::time::Duration::from_secs(u64::from(u32::MAX)));
+    let mut stream = connection
+        .client()
+        .stream_events(request)
+        .await
+        .map_err(|s| sondera_harness::remote::status_error(s, std::time::Duration::ZERO))?
+        .into_inner();
+    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut out = std::io::stdout().lock();
+    while let Some(recorded) = stream
+        .message()
+        .await
+        .map_err(|s| anyhow::anyhow!("the stream ended: {}", s.message()))?
+    {
+        let seq = recorded.seq;
+        let event = Event::try_from(recorded.event.unwrap_or_default())?;
+        let verdict = recorded
+            .adjudicated
+            .map(sondera_model::Adjudicated::try_from)
+            .transpose()?;
+        if args.json {
+            let line = serde_json::json!({ "seq": seq, "event": event, "adjudication": verdict });
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(out, "{}", line(seq, &event, verdict.as_ref(), colour))?;
+        }
+        out.flush()?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `time agent trajectory#seq decision kind reason [policies]`, with the
+/// decision coloured on a terminal.
+fn line(
+    seq: u64,
+    event: &Event,
+    verdict: Option<&sondera_model::Adjudicated>,
+    colour: bool,
+) -> String {
+    let (decision, reason, policies) = match verdict {
+        Some(v) => (
+            v.decision,
+            v.reason.clone().unwrap_or_default(),
+            v.policies
+                .iter()
+                .map(|p| p.policy_id.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        None => (Decision::Allow, String::new(), String::new()),
+    };
+    let painted = match (colour, decision) {
+        (false, d) => format!("{:<8}", d.as_str()),
+        (true, Decision::Allow) => format!("\x1b[32m{:<8}\x1b[0m", "allow"),
+        (true, Decision::Deny) => format!("\x1b[1;31m{:<8}\x1b[0m", "deny"),
+        (true, Decision::Escalate) => format!("\x1b[1;33m{:<8}\x1b[0m", "escalate"),
+    };
+    let short_id: String = event.trajectory_id.chars().take(8).collect();
+    let mut line = format!(
+        "{} {} {short_id}#{seq} {painted} {:<21} {reason}",
+        event.timestamp.format("%H:%M:%S%.3f"),
+        event.agent.id,
+        event.payload.kind(),
+    );
+    if !policies.is_empty() {
+        line.push_str(&format!(" [{policies}]"));
+    }
+    line
+}

@@ -1,0 +1,308 @@
+//! `sondera serve`, `token`, `tail`, and the read commands against a server.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use sondera_harness::{Harness, RemoteConfig, RemoteHarness};
+use sondera_model::{Agent, Payload};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct ServerProcess {
+    child: Child,
+    grpc: String,
+    http: String,
+}
+
+impl ServerProcess {
+    fn start(extra: &[&str]) -> Self {
+        let (grpc, http) = (
+            format!("127.0.0.1:{}", free_port()),
+            format!("127.0.0.1:{}", free_port()),
+        );
+        let mut args = vec!["serve", "--grpc-addr", &grpc, "--http-addr", &http];
+        args.extend_from_slice(extra);
+        let child = command(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let server = Self { child, grpc, http };
+        server.wait_until_healthy();
+        server
+    }
+
+    fn wait_until_healthy(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(mut stream) = std::net::TcpStream::connect(&self.http) {
+                use std::io::{Read, Write};
+                let _ = stream
+                    .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+                let mut response = String::new();
+                let _ = stream.read_to_string(&mut response);
+                if response.starts_with("HTTP/1.1 200") {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the server did not become healthy");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// SIGTERM, then the exit status and everything it wrote to stderr.
+    fn stop(&mut self) -> (std::process::ExitStatus, String) {
+        self.signal("TERM");
+        let status = self.child.wait().unwrap();
+        let mut stderr = String::new();
+        use std::io::Read;
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (status, stderr)
+    }
+}
+
+impl Drop for ServerProcess {
+    /// A failed test must not leave its server running.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn harness(server: &ServerProcess, token: &str) -> RemoteHarness {
+    let config = RemoteConfig::resolve_from(
+        Some(server.grpc.clone()),
+        Some(token.into()),
+        |_| None,
+        None,
+    )
+    .unwrap();
+    RemoteHarness::new(&config, Some(Agent::new("coder", "google-adk"))).unwrap()
+}
+
+fn shell(h: &RemoteHarness, command: &str) -> sondera_model::Event {
+    h.event(Payload::ShellCommand {
+        call_id: "c1".into(),
+        command: command.into(),
+        working_dir: None,
+    })
+    .unwrap()
+}
+
+#[test]
+fn token_new_prints_a_token_and_the_entry_that_accepts_it() {
+    let output = sondera(&["token", "new", "--tenant", "acme"]);
+    assert!(output.status.success());
+    let token = stdout(&output).trim().to_string();
+    assert!(token.starts_with("sk_") && token.len() > 60, "{token}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let entry = stderr.trim().rsplit(' ').next().unwrap().to_string();
+    let hashed = sondera_with_input(&["token", "hash", "--tenant", "acme"], &token);
+    assert_eq!(stdout(&hashed).trim(), entry);
+    assert!(entry.starts_with("acme=sha256:"));
+    let bad = sondera_with_input(&["token", "hash", "--tenant", "a b"], &token);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn a_server_records_what_remote_agents_do_and_the_cli_reads_it() {
+    let data = tempfile::tempdir().unwrap();
+    let token = "sk_test_token";
+    let entry = stdout(&sondera_with_input(
+        &["token", "hash", "--tenant", "acme"],
+        token,
+    ))
+    .trim()
+    .to_string();
+    let store = data.path().display().to_string();
+    let mut server = ServerProcess::start(&["--store", &store, "--token", &entry]);
+
+    let mut tail = command(&["tail", "--server", &server.grpc, "--token", token, "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let id = runtime.block_on(async {
+        let mut h = harness(&server, token);
+        let id = h.initialize(None, None).await.unwrap();
+        assert!(
+            !h.adjudicate(shell(&h, "rm -rf ~"))
+                .await
+                .unwrap()
+                .is_allowed()
+        );
+        h.adjudicate(shell(&h, "cargo build")).await.unwrap();
+        id
+    });
+
+    let mut lines = BufReader::new(tail.stdout.take().unwrap()).lines();
+    let first: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["event"]["trajectory_id"], id.as_str());
+    assert_eq!(first["event"]["payload"]["type"], "started");
+    let second: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(second["adjudication"]["decision"], "deny");
+    tail.kill().unwrap();
+    tail.wait().unwrap();
+
+    let remote = ["--server", server.grpc.as_str(), "--token", token];
+    let listed = sondera(&[&["trajectories", "list"][..], &remote].concat());
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    assert!(stdout(&listed).contains(&id), "{}", stdout(&listed));
+    let shown = sondera(&[&["trajectories", "show", &id][..], &remote].concat());
+    assert!(
+        stdout(&shown).contains("shell_command"),
+        "{}",
+        stdout(&shown)
+    );
+    let blocked = sondera(&[&["adjudications", "list", "--json"][..], &remote].concat());
+    assert_eq!(stdout(&blocked).lines().count(), 1);
+
+    // A candidate set that allows everything flips the recorded denial.
+    let candidate = tempfile::tempdir().unwrap();
+    std::fs::write(
+        candidate.path().join("all.cedar"),
+        "@id(\"allow-all\") @description(\"d\") @severity(\"info\")\npermit (principal, action, resource);\n",
+    )
+    .unwrap();
+    let policies = candidate.path().display().to_string();
+    let replayed = sondera(&[&["replay", "--policies", &policies][..], &remote].concat());
+    assert_eq!(
+        replayed.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    assert!(
+        stdout(&replayed).contains("deny -> allow"),
+        "{}",
+        stdout(&replayed)
+    );
+
+    drop(runtime);
+
+    // A wrong token is refused.
+    let refused = sondera(&[
+        "trajectories",
+        "list",
+        "--server",
+        &server.grpc,
+        "--token",
+        "nope",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("Unauthenticated"));
+
+    let (status, stderr) = server.stop();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("1 token accepted") && stderr.contains("stopped"),
+        "{stderr}"
+    );
+
+    // Everything acknowledged is in the data directory.
+    let local = sondera(&["trajectories", "show", &id, "--data-dir", &store]);
+    assert!(
+        stdout(&local).contains("shell_command"),
+        "{}",
+        stdout(&local)
+    );
+}
+
+#[test]
+fn sighup_reloads_and_an_invalid_set_keeps_the_running_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.cedar");
+    std::fs::write(&rules, "@id(\"allow-all\") @description(\"d\") @severity(\"info\")\npermit (principal, action, resource);\n").unwrap();
+    let policies = dir.path().display().to_string();
+    let mut server =
+        ServerProcess::start(&["--store", "memory", "--policies", &policies, "--no-watch"]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let entered = runtime.enter();
+    let mut h = harness(&server, "unused");
+    runtime.block_on(h.initialize(None, None)).unwrap();
+    let decide = |h: &mut RemoteHarness, command: &str| {
+        let event = shell(h, command);
+        runtime.block_on(h.adjudicate(event)).unwrap().decision
+    };
+    assert!(decide(&mut h, "rm -rf build").is_allow());
+
+    std::fs::write(&rules, "permit (principal,").unwrap();
+    server.signal("HUP");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        decide(&mut h, "rm -rf build").is_allow(),
+        "the running set stays"
+    );
+
+    std::fs::write(
+        &rules,
+        "@id(\"allow-all\") @description(\"d\") @severity(\"info\")\npermit (principal, action, resource);\n\
+         @id(\"no-rm\") @description(\"d\") @severity(\"high\")\nforbid (principal, action == Sondera::Action::\"ShellCommand\", resource) when { context.command like \"rm *\" };\n",
+    )
+    .unwrap();
+    server.signal("HUP");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while decide(&mut h, "rm -rf build").is_allow() {
+        assert!(Instant::now() < deadline, "the reload never took effect");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Close the client's connection, so shutdown has nothing to wait for.
+    drop(h);
+    drop(entered);
+    drop(runtime);
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    assert!(stderr.contains("authentication is off"), "{stderr}");
+}
+
+#[test]
+fn serve_refuses_a_public_address_without_tokens() {
+    let output = sondera(&[
+        "serve",
+        "--store",
+        "memory",
+        "--http-addr",
+        "0.0.0.0:0",
+        "--grpc-addr",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("without authentication"), "{stderr}");
+}

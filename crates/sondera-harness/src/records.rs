@@ -1,0 +1,206 @@
+//! A harness server's records read through the [`TrajectoryStore`]
+//! interface, so every tool that reads a store (listing, replay) works
+//! against a server unchanged. Writing goes through adjudication only.
+
+use async_trait::async_trait;
+use sondera_model::Agent;
+use sondera_proto::v1;
+use sondera_store::{
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, DEFAULT_TENANT, Page,
+    PageRequest, StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail,
+    TrajectoryFilter, TrajectoryStore, TrajectorySummary,
+};
+
+use crate::HarnessError;
+use crate::remote::Connection;
+
+/// The records of the caller's tenant on a harness server. Summaries carry
+/// the default tenant: the server decides the tenant from the token.
+#[derive(Debug, Clone)]
+pub struct RemoteRecords {
+    connection: Connection,
+}
+
+impl RemoteRecords {
+    pub fn new(connection: Connection) -> Self {
+        Self { connection }
+    }
+}
+
+fn remote(e: HarnessError) -> StoreError {
+    StoreError::Remote(e.to_string())
+}
+
+fn decode<T>(decoded: Result<T, sondera_proto::DecodeError>) -> Result<T, StoreError> {
+    decoded.map_err(|e| StoreError::Corrupt {
+        what: "server response".into(),
+        message: e.to_string(),
+    })
+}
+
+fn page_size(page: &PageRequest) -> u32 {
+    page.limit.clamp(1, PageRequest::MAX_LIMIT) as u32
+}
+
+fn next(token: String) -> Option<String> {
+    (!token.is_empty()).then_some(token)
+}
+
+impl RemoteRecords {
+    async fn detail(
+        &self,
+        id: &str,
+        summary_only: bool,
+    ) -> Result<Option<TrajectoryDetail>, StoreError> {
+        let c = &self.connection;
+        let request = v1::GetTrajectoryRequest {
+            trajectory_id: id.to_string(),
+            summary_only,
+        };
+        let wire = match c.call(c.client().get_trajectory(c.request(request))).await {
+            Err(HarnessError::Remote { code, .. }) if code == "NotFound" => return Ok(None),
+            other => other.map_err(remote)?,
+        };
+        let summary = wire.summary.ok_or_else(|| StoreError::Corrupt {
+            what: "server response".into(),
+            message: "a trajectory without its summary".into(),
+        })?;
+        Ok(Some(TrajectoryDetail {
+            summary: decode(sondera_proto::summary_from_wire(summary, DEFAULT_TENANT))?,
+            events: wire
+                .events
+                .into_iter()
+                .map(|e| decode(StoredEvent::try_from(e)))
+                .collect::<Result<_, _>>()?,
+        }))
+    }
+}
+
+#[async_trait]
+impl TrajectoryStore for RemoteRecords {
+    async fn append(&self, _step: StepRecord<'_>) -> Result<(), StoreError> {
+        Err(StoreError::ReadOnly(
+            "a server's records change only through adjudication".into(),
+        ))
+    }
+
+    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
+        Ok(self.detail(id, true).await?.map(|d| d.summary))
+    }
+
+    async fn trajectory_with_events(
+        &self,
+        id: &str,
+    ) -> Result<Option<TrajectoryDetail>, StoreError> {
+        self.detail(id, false).await
+    }
+
+    async fn agent(&self, _tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {
+        let c = &self.connection;
+        let request = v1::GetAgentRequest {
+            agent_id: id.to_string(),
+        };
+        match c.call(c.client().get_agent(c.request(request))).await {
+            Ok(agent) => Ok(Some(decode(Agent::try_from(agent))?)),
+            Err(HarnessError::Remote { code, .. }) if code == "NotFound" => Ok(None),
+            Err(e) => Err(remote(e)),
+        }
+    }
+
+    async fn list_agents(
+        &self,
+        _tenant: Option<&str>,
+        page: &PageRequest,
+    ) -> Result<Page<AgentRecord>, StoreError> {
+        let c = &self.connection;
+        let request = v1::ListAgentsRequest {
+            page_size: page_size(page),
+            page_token: page.cursor.clone().unwrap_or_default(),
+        };
+        let wire = c
+            .call(c.client().list_agents(c.request(request)))
+            .await
+            .map_err(remote)?;
+        Ok(Page {
+            items: wire
+                .agents
+                .into_iter()
+                .map(|a| decode(sondera_proto::agent_record_from_wire(a, DEFAULT_TENANT)))
+                .collect::<Result<_, _>>()?,
+            next: next(wire.next_page_token),
+        })
+    }
+
+    async fn list_trajectories(
+        &self,
+        filter: &TrajectoryFilter,
+        page: &PageRequest,
+    ) -> Result<Page<TrajectorySummary>, StoreError> {
+        let c = &self.connection;
+        let request = v1::ListTrajectoriesRequest {
+            agent_id: filter.agent_id.clone(),
+            status: filter
+                .status
+                .map_or(0, |s| v1::TrajectoryStatus::from(s) as i32),
+            session_id: filter.session_id.clone(),
+            page_size: page_size(page),
+            page_token: page.cursor.clone().unwrap_or_default(),
+        };
+        let wire = c
+            .call(c.client().list_trajectories(c.request(request)))
+            .await
+            .map_err(remote)?;
+        Ok(Page {
+            items: wire
+                .trajectories
+                .into_iter()
+                .map(|t| decode(sondera_proto::summary_from_wire(t, DEFAULT_TENANT)))
+                .collect::<Result<_, _>>()?,
+            next: next(wire.next_page_token),
+        })
+    }
+
+    async fn list_adjudications(
+        &self,
+        filter: &AdjudicationFilter,
+        page: &PageRequest,
+    ) -> Result<Page<AdjudicationRecord>, StoreError> {
+        let c = &self.connection;
+        let request = v1::ListAdjudicationsRequest {
+            agent_id: filter.agent_id.clone(),
+            trajectory_id: filter.trajectory_id.clone(),
+            decision: filter.decision.map_or(0, |d| v1::Decision::from(d) as i32),
+            page_size: page_size(page),
+            page_token: page.cursor.clone().unwrap_or_default(),
+        };
+        let wire = c
+            .call(c.client().list_adjudications(c.request(request)))
+            .await
+            .map_err(remote)?;
+        Ok(Page {
+            items: wire
+                .adjudications
+                .into_iter()
+                .map(|a| decode(AdjudicationRecord::try_from(a)))
+                .collect::<Result<_, _>>()?,
+            next: next(wire.next_page_token),
+        })
+    }
+
+    async fn analytics(
+        &self,
+        _tenant: Option<&str>,
+        window: &TimeWindow,
+    ) -> Result<Analytics, StoreError> {
+        let c = &self.connection;
+        let request = v1::AnalyzeTrajectoriesRequest {
+            since: window.since.map(sondera_proto::timestamp_to_wire),
+            until: window.until.map(sondera_proto::timestamp_to_wire),
+        };
+        let wire = c
+            .call(c.client().analyze_trajectories(c.request(request)))
+            .await
+            .map_err(remote)?;
+        Ok(wire.into())
+    }
+}
