@@ -16,10 +16,12 @@
 //! commits) and [`MemoryStore`] keeps everything in process memory.
 
 mod memory;
+mod postgres;
 mod sqlite;
 mod types;
 
 pub use memory::MemoryStore;
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use types::*;
 
@@ -31,6 +33,10 @@ use sondera_model::Agent;
 pub enum StoreError {
     #[error("database error: {0}")]
     Database(#[from] rusqlite::Error),
+    #[error("database error: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("the database is unavailable: {0}")]
+    Unavailable(String),
     #[error("cannot open the store at {path}: {message}")]
     Open { path: String, message: String },
     #[error(
@@ -53,9 +59,13 @@ pub enum StoreError {
     Remote(String),
 }
 
-/// Opens the store `location` names: `memory`, `sqlite:PATH` (a database
-/// file) or a data directory path (SQLite inside it).
+/// Opens the store `location` names: `postgres://...` (or `postgresql://`),
+/// `memory`, `sqlite:PATH` (a database file) or a data directory path
+/// (SQLite inside it).
 pub async fn connect(location: &str) -> Result<std::sync::Arc<dyn TrajectoryStore>, StoreError> {
+    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+        return Ok(std::sync::Arc::new(PostgresStore::connect(location).await?));
+    }
     if location == "memory" {
         return Ok(std::sync::Arc::new(MemoryStore::new()));
     }
@@ -65,7 +75,8 @@ pub async fn connect(location: &str) -> Result<std::sync::Arc<dyn TrajectoryStor
     if location.contains("://") {
         return Err(StoreError::Open {
             path: location.to_string(),
-            message: "unknown store scheme: use memory, sqlite:FILE or a directory".into(),
+            message: "unknown store scheme: use postgres://, memory, sqlite:FILE or a directory"
+                .into(),
         });
     }
     Ok(std::sync::Arc::new(SqliteStore::open_dir(location)?))

@@ -653,6 +653,10 @@ macro_rules! suite {
 
 suite!(memory, (MemoryStore::new(), ()));
 suite!(sqlite_memory, (SqliteStore::in_memory().unwrap(), ()));
+suite!(postgres, {
+    let url = sondera_testkit::postgres_database();
+    (PostgresStore::connect(&url).await.unwrap(), ())
+});
 suite!(sqlite_file, {
     let dir = tempfile::tempdir().unwrap();
     (SqliteStore::open_dir(dir.path()).unwrap(), dir)

@@ -1,0 +1,762 @@
+//! PostgreSQL: the store for several server processes sharing one database.
+//!
+//! Writes go through group commit: appends queue to a few writer tasks,
+//! each of which takes every step waiting, writes them in one transaction
+//! (a savepoint per step, so a step that conflicts fails alone) and commits
+//! once. Under concurrency many steps share one WAL flush; every step is
+//! acknowledged only after the commit that made it durable.
+//!
+//! The event position `(trajectory_id, seq)` is the primary key of
+//! `events`, so two processes appending to one trajectory cannot both
+//! succeed at the same position: the loser gets [`StoreError::Conflict`]
+//! and re-judges against what the winner recorded.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use deadpool_postgres::{GenericClient, Pool};
+use sondera_model::{Agent, Decision, Payload};
+use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio_postgres::Row;
+use tokio_postgres::error::SqlState;
+
+use crate::types::time_cursor;
+use crate::{
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
+    StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail, TrajectoryFilter,
+    TrajectoryStatus, TrajectoryStore, TrajectorySummary,
+};
+
+/// Migrations, applied in order; the version is the index plus one.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE agents (
+    tenant TEXT NOT NULL,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    first_seen TIMESTAMPTZ NOT NULL,
+    last_seen TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (tenant, id)
+);
+CREATE TABLE trajectories (
+    id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    session_id TEXT,
+    status TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    event_count BIGINT NOT NULL,
+    state TEXT NOT NULL
+);
+CREATE INDEX trajectories_by_tenant ON trajectories (tenant, created_at DESC, id DESC);
+CREATE INDEX trajectories_by_agent ON trajectories (agent_id, created_at DESC);
+CREATE INDEX trajectories_by_session ON trajectories (session_id);
+CREATE TABLE events (
+    trajectory_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    event_id TEXT NOT NULL CONSTRAINT events_event_id_unique UNIQUE,
+    tenant TEXT NOT NULL,
+    recorded_at TIMESTAMPTZ NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (trajectory_id, seq)
+);
+CREATE INDEX events_by_time ON events (recorded_at);
+CREATE TABLE adjudications (
+    event_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    trajectory_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    recorded_at TIMESTAMPTZ NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX adjudications_by_decision ON adjudications (tenant, decision, recorded_at DESC, event_id DESC);
+CREATE INDEX adjudications_by_time ON adjudications (recorded_at);
+CREATE TABLE adjudication_policies (
+    event_id TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    policy_id TEXT NOT NULL,
+    recorded_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX adjudication_policies_by_time ON adjudication_policies (recorded_at);
+"#];
+
+/// Steps written in one transaction at most.
+const MAX_BATCH: usize = 128;
+/// Writer tasks (each with its own connection) per store.
+const WRITERS: usize = 4;
+/// Connections in the pool: writers plus readers.
+const POOL_SIZE: usize = 16;
+
+/// A step ready to write: everything serialised on the caller's task.
+struct OwnedStep {
+    tenant: String,
+    trajectory_id: String,
+    seq: i64,
+    event_id: String,
+    agent_id: String,
+    kind: &'static str,
+    at: DateTime<Utc>,
+    event: String,
+    /// For `started`: the agent's record and the session.
+    started: Option<(String, Option<String>)>,
+    /// The verdict: decision, body and the policies that blocked (if it blocked).
+    verdict: Option<(&'static str, String, Vec<String>)>,
+    status: &'static str,
+    state: String,
+}
+
+impl OwnedStep {
+    fn new(step: &StepRecord<'_>) -> Self {
+        let event = step.event;
+        let started = match &event.payload {
+            Payload::Started {
+                agent, session_id, ..
+            } => Some((to_json(agent), session_id.clone())),
+            _ => None,
+        };
+        let verdict = step.adjudication.map(|v| {
+            let blocking = match v.effective_decision() {
+                Decision::Allow => Vec::new(),
+                _ => v.policies.iter().map(|p| p.policy_id.clone()).collect(),
+            };
+            (v.decision.as_str(), to_json(v), blocking)
+        });
+        Self {
+            tenant: step.tenant.to_string(),
+            trajectory_id: event.trajectory_id.clone(),
+            seq: step.seq as i64,
+            event_id: event.event_id.clone(),
+            agent_id: event.agent.id.clone(),
+            kind: event.payload.kind(),
+            at: event.timestamp,
+            event: to_json(event),
+            started,
+            verdict,
+            status: step.status.as_str(),
+            state: to_json(step.state),
+        }
+    }
+}
+
+struct Pending {
+    step: OwnedStep,
+    done: oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// Trajectories in PostgreSQL, shared by any number of processes.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+    writes: mpsc::Sender<Pending>,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("event_id", &self.step.event_id)
+            .finish()
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("store records serialize to JSON")
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
+        what: what.to_string(),
+        message: e.to_string(),
+    })
+}
+
+fn pool_error(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(e.to_string())
+}
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://user:password@host:port/database`),
+    /// applies pending migrations and starts the writers. Call it within a
+    /// Tokio runtime, which then drives the writers.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let open = |message: String| StoreError::Open {
+            path: redact(url),
+            message,
+        };
+        let config: tokio_postgres::Config = url.parse().map_err(|e| open(format!("{e}")))?;
+        let manager = deadpool_postgres::Manager::from_config(
+            config,
+            tokio_postgres::NoTls,
+            deadpool_postgres::ManagerConfig {
+                recycling_method: deadpool_postgres::RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .build()
+            .map_err(|e| open(e.to_string()))?;
+        migrate(&pool).await.map_err(|e| open(e.to_string()))?;
+        let (writes, queue) = mpsc::channel(MAX_BATCH * WRITERS * 4);
+        let queue = Arc::new(Mutex::new(queue));
+        for _ in 0..WRITERS {
+            tokio::spawn(write_loop(pool.clone(), queue.clone()));
+        }
+        Ok(Self { pool, writes })
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pool.get().await.map_err(pool_error)
+    }
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Applies the migrations not yet applied, one process at a time.
+async fn migrate(pool: &Pool) -> Result<(), StoreError> {
+    let mut client = pool.get().await.map_err(pool_error)?;
+    let tx = client.transaction().await?;
+    tx.batch_execute(
+        "SELECT pg_advisory_xact_lock(7315100001);
+         CREATE TABLE IF NOT EXISTS sondera_schema (version INTEGER NOT NULL)",
+    )
+    .await?;
+    let applied: i64 = tx
+        .query_one("SELECT COUNT(*) FROM sondera_schema", &[])
+        .await?
+        .get(0);
+    for (i, migration) in MIGRATIONS.iter().enumerate().skip(applied as usize) {
+        tx.batch_execute(migration).await?;
+        tx.execute(
+            "INSERT INTO sondera_schema (version) VALUES ($1)",
+            &[&(i as i32 + 1)],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// One writer: takes every step waiting (up to a batch), writes them in one
+/// transaction, and acknowledges each after the commit.
+async fn write_loop(pool: Pool, queue: Arc<Mutex<mpsc::Receiver<Pending>>>) {
+    loop {
+        let batch = {
+            let mut queue = queue.lock().await;
+            let Some(first) = queue.recv().await else {
+                return;
+            };
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match queue.try_recv() {
+                    Ok(next) => batch.push(next),
+                    Err(_) => break,
+                }
+            }
+            batch
+        };
+        let results = write_batch(&pool, &batch).await;
+        for (pending, result) in batch.into_iter().zip(results) {
+            let _ = pending.done.send(result);
+        }
+    }
+}
+
+async fn write_batch(pool: &Pool, batch: &[Pending]) -> Vec<Result<(), StoreError>> {
+    let failed = |e: StoreError| batch.iter().map(|_| Err(clone_error(&e))).collect();
+    let mut client = match pool.get().await {
+        Ok(client) => client,
+        Err(e) => return failed(pool_error(e)),
+    };
+    let tx = match client.transaction().await {
+        Ok(tx) => tx,
+        Err(e) => return failed(e.into()),
+    };
+    let alone = batch.len() == 1;
+    let mut results = Vec::with_capacity(batch.len());
+    for pending in batch {
+        let result = if alone {
+            write_step(&tx, &pending.step).await
+        } else {
+            write_isolated(&tx, &pending.step).await
+        };
+        results.push(result);
+    }
+    if alone && results[0].is_err() {
+        return results;
+    }
+    match tx.commit().await {
+        Ok(()) => results,
+        Err(e) => {
+            let e = StoreError::from(e);
+            results
+                .into_iter()
+                .map(|r| r.and(Err(clone_error(&e))))
+                .collect()
+        }
+    }
+}
+
+/// A step inside a savepoint, so its failure leaves the others standing.
+async fn write_isolated(
+    tx: &deadpool_postgres::Transaction<'_>,
+    step: &OwnedStep,
+) -> Result<(), StoreError> {
+    tx.batch_execute("SAVEPOINT step").await?;
+    match write_step(tx, step).await {
+        Ok(()) => {
+            tx.batch_execute("RELEASE SAVEPOINT step").await?;
+            Ok(())
+        }
+        Err(e) => {
+            tx.batch_execute("ROLLBACK TO SAVEPOINT step").await?;
+            Err(e)
+        }
+    }
+}
+
+fn clone_error(e: &StoreError) -> StoreError {
+    StoreError::Unavailable(e.to_string())
+}
+
+async fn write_step(
+    tx: &deadpool_postgres::Transaction<'_>,
+    s: &OwnedStep,
+) -> Result<(), StoreError> {
+    if let Some((agent, session_id)) = &s.started {
+        let upsert = tx
+            .prepare_cached(
+                "INSERT INTO agents (tenant, id, body, first_seen, last_seen) VALUES ($1, $2, $3, $4, $4)
+                 ON CONFLICT (tenant, id) DO UPDATE SET body = excluded.body, last_seen = excluded.last_seen",
+            )
+            .await?;
+        tx.execute(&upsert, &[&s.tenant, &s.agent_id, agent, &s.at])
+            .await?;
+        let create = tx
+            .prepare_cached(
+                "INSERT INTO trajectories (id, tenant, agent_id, session_id, status, created_at, updated_at, event_count, state)
+                 VALUES ($1, $2, $3, $4, 'pending', $5, $5, 0, '{}') ON CONFLICT (id) DO NOTHING",
+            )
+            .await?;
+        let created = tx
+            .execute(
+                &create,
+                &[&s.trajectory_id, &s.tenant, &s.agent_id, session_id, &s.at],
+            )
+            .await?;
+        if created == 0 {
+            return Err(StoreError::DuplicateTrajectory(s.trajectory_id.clone()));
+        }
+    }
+    let insert_event = tx
+        .prepare_cached(
+            "INSERT INTO events (trajectory_id, seq, event_id, tenant, recorded_at, body) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .await?;
+    tx.execute(
+        &insert_event,
+        &[
+            &s.trajectory_id,
+            &s.seq,
+            &s.event_id,
+            &s.tenant,
+            &s.at,
+            &s.event,
+        ],
+    )
+    .await
+    .map_err(|e| match e.as_db_error() {
+        Some(db) if *db.code() == SqlState::UNIQUE_VIOLATION => {
+            if db.constraint() == Some("events_event_id_unique") {
+                StoreError::DuplicateEvent(s.event_id.clone())
+            } else {
+                StoreError::Conflict {
+                    trajectory_id: s.trajectory_id.clone(),
+                    seq: s.seq as u64,
+                }
+            }
+        }
+        _ => e.into(),
+    })?;
+    if let Some((decision, body, blocking)) = &s.verdict {
+        let insert = tx
+            .prepare_cached(
+                "INSERT INTO adjudications (event_id, tenant, trajectory_id, agent_id, seq, kind, decision, recorded_at, body)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            )
+            .await?;
+        tx.execute(
+            &insert,
+            &[
+                &s.event_id,
+                &s.tenant,
+                &s.trajectory_id,
+                &s.agent_id,
+                &s.seq,
+                &s.kind,
+                decision,
+                &s.at,
+                body,
+            ],
+        )
+        .await?;
+        if !blocking.is_empty() {
+            let policies = tx
+                .prepare_cached(
+                    "INSERT INTO adjudication_policies (event_id, tenant, policy_id, recorded_at)
+                     SELECT $1, $2, unnest($3::text[]), $4",
+                )
+                .await?;
+            tx.execute(&policies, &[&s.event_id, &s.tenant, blocking, &s.at])
+                .await?;
+        }
+    }
+    let update = tx
+        .prepare_cached(
+            "UPDATE trajectories SET status = $2, updated_at = $3, event_count = $4, state = $5 WHERE id = $1",
+        )
+        .await?;
+    let updated = tx
+        .execute(
+            &update,
+            &[&s.trajectory_id, &s.status, &s.at, &(s.seq + 1), &s.state],
+        )
+        .await?;
+    if updated == 0 {
+        return Err(StoreError::UnknownTrajectory(s.trajectory_id.clone()));
+    }
+    Ok(())
+}
+
+const SUMMARY_COLUMNS: &str =
+    "id, tenant, agent_id, session_id, status, created_at, updated_at, event_count, state";
+
+fn summary(row: &Row) -> Result<TrajectorySummary, StoreError> {
+    let status: String = row.get(4);
+    Ok(TrajectorySummary {
+        id: row.get(0),
+        tenant: row.get(1),
+        agent_id: row.get(2),
+        session_id: row.get(3),
+        status: TrajectoryStatus::parse(&status).ok_or_else(|| StoreError::Corrupt {
+            what: "trajectory status".into(),
+            message: status.clone(),
+        })?,
+        created_at: row.get(5),
+        updated_at: row.get(6),
+        event_count: row.get::<_, i64>(7) as u64,
+        state: from_json("trajectory state", row.get(8))?,
+    })
+}
+
+/// A `time|id` cursor as a typed position.
+fn position(page: &PageRequest) -> Result<(Option<DateTime<Utc>>, Option<String>), StoreError> {
+    match time_cursor(page)? {
+        None => Ok((None, None)),
+        Some((time, id)) => {
+            let time = DateTime::parse_from_rfc3339(time)
+                .map_err(|_| StoreError::InvalidCursor(page.cursor.clone().unwrap_or_default()))?;
+            Ok((Some(time.with_timezone(&Utc)), Some(id.to_string())))
+        }
+    }
+}
+
+fn paginate<T>(mut items: Vec<T>, limit: usize, cursor: impl Fn(&T) -> String) -> Page<T> {
+    let more = items.len() > limit;
+    items.truncate(limit);
+    let next = if more {
+        items.last().map(&cursor)
+    } else {
+        None
+    };
+    Page { items, next }
+}
+
+#[async_trait]
+impl TrajectoryStore for PostgresStore {
+    async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError> {
+        let (done, acknowledged) = oneshot::channel();
+        let pending = Pending {
+            step: OwnedStep::new(&step),
+            done,
+        };
+        self.writes
+            .send(pending)
+            .await
+            .map_err(|_| StoreError::Unavailable("the store's writers have stopped".into()))?;
+        acknowledged.await.map_err(|_| {
+            StoreError::Unavailable("the store's writer stopped before committing".into())
+        })?
+    }
+
+    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
+        let client = self.client().await?;
+        let sql = format!("SELECT {SUMMARY_COLUMNS} FROM trajectories WHERE id = $1");
+        let statement = client.prepare_cached(&sql).await?;
+        client
+            .query_opt(&statement, &[&id])
+            .await?
+            .map(|row| summary(&row))
+            .transpose()
+    }
+
+    async fn trajectory_with_events(
+        &self,
+        id: &str,
+    ) -> Result<Option<TrajectoryDetail>, StoreError> {
+        let Some(summary) = self.trajectory(id).await? else {
+            return Ok(None);
+        };
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT e.seq, e.body, a.body FROM events e LEFT JOIN adjudications a ON a.event_id = e.event_id
+                 WHERE e.trajectory_id = $1 ORDER BY e.seq",
+            )
+            .await?;
+        let events = client
+            .query(&statement, &[&id])
+            .await?
+            .iter()
+            .map(|row| {
+                let verdict: Option<&str> = row.get(2);
+                Ok(StoredEvent {
+                    seq: row.get::<_, i64>(0) as u64,
+                    event: from_json("event", row.get(1))?,
+                    adjudication: verdict.map(|v| from_json("adjudication", v)).transpose()?,
+                })
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok(Some(TrajectoryDetail { summary, events }))
+    }
+
+    async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached("SELECT body FROM agents WHERE tenant = $1 AND id = $2")
+            .await?;
+        client
+            .query_opt(&statement, &[&tenant, &id])
+            .await?
+            .map(|row| from_json("agent", row.get(0)))
+            .transpose()
+    }
+
+    async fn list_agents(
+        &self,
+        tenant: Option<&str>,
+        page: &PageRequest,
+    ) -> Result<Page<AgentRecord>, StoreError> {
+        let after = page
+            .cursor
+            .as_deref()
+            .map(|c| {
+                c.split_once('|')
+                    .ok_or_else(|| StoreError::InvalidCursor(c.to_string()))
+            })
+            .transpose()?;
+        let limit = page.bounded_limit();
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT a.tenant, a.body, a.first_seen, a.last_seen,
+                        (SELECT COUNT(*) FROM trajectories t WHERE t.tenant = a.tenant AND t.agent_id = a.id)
+                 FROM agents a WHERE ($1::text IS NULL OR a.tenant = $1)
+                   AND ($2::text IS NULL OR (a.tenant, a.id) > ($2, $3::text))
+                 ORDER BY a.tenant, a.id LIMIT $4",
+            )
+            .await?;
+        let rows = client
+            .query(
+                &statement,
+                &[
+                    &tenant,
+                    &after.map(|a| a.0),
+                    &after.map(|a| a.1),
+                    &((limit + 1) as i64),
+                ],
+            )
+            .await?;
+        let items = rows
+            .iter()
+            .map(|row| {
+                Ok(AgentRecord {
+                    tenant: row.get(0),
+                    agent: from_json("agent", row.get(1))?,
+                    first_seen: row.get(2),
+                    last_seen: row.get(3),
+                    trajectory_count: row.get::<_, i64>(4) as u64,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(paginate(items, limit, |a| {
+            format!("{}|{}", a.tenant, a.agent.id)
+        }))
+    }
+
+    async fn list_trajectories(
+        &self,
+        filter: &TrajectoryFilter,
+        page: &PageRequest,
+    ) -> Result<Page<TrajectorySummary>, StoreError> {
+        let (after_time, after_id) = position(page)?;
+        let limit = page.bounded_limit();
+        let client = self.client().await?;
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS} FROM trajectories
+             WHERE ($1::text IS NULL OR agent_id = $1) AND ($2::text IS NULL OR status = $2)
+               AND ($3::text IS NULL OR session_id = $3) AND ($4::text IS NULL OR tenant = $4)
+               AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::text))
+             ORDER BY created_at DESC, id DESC LIMIT $7"
+        );
+        let statement = client.prepare_cached(&sql).await?;
+        let rows = client
+            .query(
+                &statement,
+                &[
+                    &filter.agent_id,
+                    &filter.status.map(TrajectoryStatus::as_str),
+                    &filter.session_id,
+                    &filter.tenant,
+                    &after_time,
+                    &after_id,
+                    &((limit + 1) as i64),
+                ],
+            )
+            .await?;
+        let items = rows.iter().map(summary).collect::<Result<Vec<_>, _>>()?;
+        Ok(paginate(items, limit, |t| {
+            format!("{}|{}", crate::types::cursor_time(&t.created_at), t.id)
+        }))
+    }
+
+    async fn list_adjudications(
+        &self,
+        filter: &AdjudicationFilter,
+        page: &PageRequest,
+    ) -> Result<Page<AdjudicationRecord>, StoreError> {
+        let (after_time, after_id) = position(page)?;
+        let limit = page.bounded_limit();
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT event_id, trajectory_id, agent_id, seq, recorded_at, kind, body FROM adjudications
+                 WHERE decision IN ('deny', 'escalate') AND ($1::text IS NULL OR decision = $1)
+                   AND ($2::text IS NULL OR agent_id = $2) AND ($3::text IS NULL OR trajectory_id = $3)
+                   AND ($4::text IS NULL OR tenant = $4)
+                   AND ($5::timestamptz IS NULL OR (recorded_at, event_id) < ($5, $6::text))
+                 ORDER BY recorded_at DESC, event_id DESC LIMIT $7",
+            )
+            .await?;
+        let rows = client
+            .query(
+                &statement,
+                &[
+                    &filter.decision.map(Decision::as_str),
+                    &filter.agent_id,
+                    &filter.trajectory_id,
+                    &filter.tenant,
+                    &after_time,
+                    &after_id,
+                    &((limit + 1) as i64),
+                ],
+            )
+            .await?;
+        let items = rows
+            .iter()
+            .map(|row| {
+                Ok(AdjudicationRecord {
+                    event_id: row.get(0),
+                    trajectory_id: row.get(1),
+                    agent_id: row.get(2),
+                    seq: row.get::<_, i64>(3) as u64,
+                    timestamp: row.get(4),
+                    kind: row.get(5),
+                    adjudication: from_json("adjudication", row.get(6))?,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(paginate(items, limit, |a| {
+            format!("{}|{}", crate::types::cursor_time(&a.timestamp), a.event_id)
+        }))
+    }
+
+    async fn analytics(
+        &self,
+        tenant: Option<&str>,
+        window: &TimeWindow,
+    ) -> Result<Analytics, StoreError> {
+        let client = self.client().await?;
+        let in_window = |column: &str| {
+            format!(
+                "($1::timestamptz IS NULL OR {column} >= $1) AND ($2::timestamptz IS NULL OR {column} < $2)
+                 AND ($3::text IS NULL OR tenant = $3)"
+            )
+        };
+        let counts = format!(
+            "SELECT (SELECT COUNT(*) FROM trajectories WHERE {}),
+                    (SELECT COUNT(*) FROM events WHERE {}),
+                    COUNT(*) FILTER (WHERE decision = 'allow'),
+                    COUNT(*) FILTER (WHERE decision = 'deny'),
+                    COUNT(*) FILTER (WHERE decision = 'escalate')
+             FROM adjudications WHERE {}",
+            in_window("created_at"),
+            in_window("recorded_at"),
+            in_window("recorded_at"),
+        );
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+            [&window.since, &window.until, &tenant];
+        let statement = client.prepare_cached(&counts).await?;
+        let row = client.query_one(&statement, &params).await?;
+        let count = |i: usize| row.get::<_, i64>(i) as u64;
+        let top = format!(
+            "SELECT policy_id, COUNT(*) AS n FROM adjudication_policies WHERE {}
+             GROUP BY policy_id ORDER BY n DESC, policy_id LIMIT 10",
+            in_window("recorded_at")
+        );
+        let statement = client.prepare_cached(&top).await?;
+        let top_denying_policies = client
+            .query(&statement, &params)
+            .await?
+            .iter()
+            .map(|r| PolicyCount {
+                policy_id: r.get(0),
+                count: r.get::<_, i64>(1) as u64,
+            })
+            .collect();
+        Ok(Analytics {
+            trajectories: count(0),
+            events: count(1),
+            allowed: count(2),
+            denied: count(3),
+            escalated: count(4),
+            top_denying_policies,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            super::redact("postgres://sondera:s3cret@db:5432/x"),
+            "postgres://sondera:***@db:5432/x"
+        );
+        assert_eq!(super::redact("postgres://db/x"), "postgres://db/x");
+    }
+}
