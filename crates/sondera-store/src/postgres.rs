@@ -16,12 +16,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{GenericClient, Pool};
-use sondera_model::{Agent, Decision, Payload};
+use sondera_model::{Agent, Decision};
 use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 
-use crate::types::time_cursor;
+use crate::types::{PreparedStep, time_cursor};
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
     StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail, TrajectoryFilter,
@@ -91,59 +91,8 @@ const WRITERS: usize = 4;
 /// Connections in the pool: writers plus readers.
 const POOL_SIZE: usize = 16;
 
-/// A step ready to write: everything serialised on the caller's task.
-struct OwnedStep {
-    tenant: String,
-    trajectory_id: String,
-    seq: i64,
-    event_id: String,
-    agent_id: String,
-    kind: &'static str,
-    at: DateTime<Utc>,
-    event: String,
-    /// For `started`: the agent's record and the session.
-    started: Option<(String, Option<String>)>,
-    /// The verdict: decision, body and the policies that blocked (if it blocked).
-    verdict: Option<(&'static str, String, Vec<String>)>,
-    status: &'static str,
-    state: String,
-}
-
-impl OwnedStep {
-    fn new(step: &StepRecord<'_>) -> Self {
-        let event = step.event;
-        let started = match &event.payload {
-            Payload::Started {
-                agent, session_id, ..
-            } => Some((to_json(agent), session_id.clone())),
-            _ => None,
-        };
-        let verdict = step.adjudication.map(|v| {
-            let blocking = match v.effective_decision() {
-                Decision::Allow => Vec::new(),
-                _ => v.policies.iter().map(|p| p.policy_id.clone()).collect(),
-            };
-            (v.decision.as_str(), to_json(v), blocking)
-        });
-        Self {
-            tenant: step.tenant.to_string(),
-            trajectory_id: event.trajectory_id.clone(),
-            seq: step.seq as i64,
-            event_id: event.event_id.clone(),
-            agent_id: event.agent.id.clone(),
-            kind: event.payload.kind(),
-            at: event.timestamp,
-            event: to_json(event),
-            started,
-            verdict,
-            status: step.status.as_str(),
-            state: to_json(step.state),
-        }
-    }
-}
-
 struct Pending {
-    step: OwnedStep,
+    step: PreparedStep,
     done: oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -160,10 +109,6 @@ impl std::fmt::Debug for Pending {
             .field("event_id", &self.step.event_id)
             .finish()
     }
-}
-
-fn to_json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).expect("store records serialize to JSON")
 }
 
 fn from_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
@@ -314,7 +259,7 @@ async fn write_batch(pool: &Pool, batch: &[Pending]) -> Vec<Result<(), StoreErro
 /// A step inside a savepoint, so its failure leaves the others standing.
 async fn write_isolated(
     tx: &deadpool_postgres::Transaction<'_>,
-    step: &OwnedStep,
+    step: &PreparedStep,
 ) -> Result<(), StoreError> {
     tx.batch_execute("SAVEPOINT step").await?;
     match write_step(tx, step).await {
@@ -335,7 +280,7 @@ fn clone_error(e: &StoreError) -> StoreError {
 
 async fn write_step(
     tx: &deadpool_postgres::Transaction<'_>,
-    s: &OwnedStep,
+    s: &PreparedStep,
 ) -> Result<(), StoreError> {
     if let Some((agent, session_id)) = &s.started {
         let upsert = tx
@@ -491,7 +436,7 @@ impl TrajectoryStore for PostgresStore {
     async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError> {
         let (done, acknowledged) = oneshot::channel();
         let pending = Pending {
-            step: OwnedStep::new(&step),
+            step: PreparedStep::new(&step),
             done,
         };
         self.writes

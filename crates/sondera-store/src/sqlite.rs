@@ -1,11 +1,12 @@
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use parking_lot::Mutex;
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::de::DeserializeOwned;
-use sondera_model::{Agent, Decision, Event, Payload};
+use sondera_model::{Agent, Decision, Event};
 
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
@@ -99,8 +100,17 @@ ALTER TABLE agents_by_tenant RENAME TO agents;
 /// short indexed transaction whose cost does not depend on how much is stored.
 #[derive(Debug)]
 pub struct SqliteStore {
-    conn: Mutex<Connection>,
+    conn: Arc<Mutex<Connection>>,
     path: Option<PathBuf>,
+    writes: std::sync::mpsc::Sender<Pending>,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("event_id", &self.step.event_id)
+            .finish()
+    }
 }
 
 /// The database file inside a data directory.
@@ -141,10 +151,19 @@ impl SqliteStore {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrate(&conn)?;
-        Ok(Self {
-            conn: Mutex::new(conn),
-            path,
-        })
+        let conn = Arc::new(Mutex::new(conn));
+        let (writes, queue) = std::sync::mpsc::channel();
+        let writer = conn.clone();
+        std::thread::Builder::new()
+            .name("sondera-sqlite-writer".into())
+            .spawn(move || write_loop(writer, queue))
+            .map_err(|e| StoreError::Open {
+                path: path
+                    .as_ref()
+                    .map_or(":memory:".into(), |p| p.display().to_string()),
+                message: format!("cannot start the writer thread: {e}"),
+            })?;
+        Ok(Self { conn, path, writes })
     }
 
     /// The database file, or `None` in memory.
@@ -153,7 +172,7 @@ impl SqliteStore {
     }
 }
 
-use crate::types::{cursor_time as timestamp, time_cursor};
+use crate::types::{PreparedStep, cursor_time as timestamp, time_cursor};
 
 /// Brings the database to `SCHEMA_VERSION`, refusing one written by a newer
 /// release rather than guessing at its layout.
@@ -196,130 +215,143 @@ fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
     }
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).expect("store records serialize to JSON")
-}
-
 fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| corrupt(what, e))
 }
 
-fn upsert_agent(
-    tx: &Transaction<'_>,
-    tenant: &str,
-    agent: &Agent,
-    at: &str,
-) -> Result<(), StoreError> {
-    tx.prepare_cached(
-        "INSERT INTO agents (tenant, id, body, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?4)
-         ON CONFLICT (tenant, id) DO UPDATE SET body = excluded.body, last_seen = excluded.last_seen",
-    )?
-    .execute(params![tenant, agent.id, to_json(agent), at])?;
-    Ok(())
-}
-
-fn create_trajectory(
-    tx: &Transaction<'_>,
-    step: &StepRecord<'_>,
-    session_id: Option<&str>,
-    at: &str,
-) -> Result<(), StoreError> {
-    let event = step.event;
-    let inserted = tx
-        .prepare_cached(
-            "INSERT INTO trajectories (id, tenant, agent_id, session_id, status, created_at, updated_at, event_count, state)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 0, '{}') ON CONFLICT (id) DO NOTHING",
+/// Writes one prepared step inside `tx`.
+fn write_step(tx: &Connection, s: &PreparedStep) -> Result<(), StoreError> {
+    let at = timestamp(&s.at);
+    if let Some((agent, session_id)) = &s.started {
+        tx.prepare_cached(
+            "INSERT INTO agents (tenant, id, body, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?4)
+             ON CONFLICT (tenant, id) DO UPDATE SET body = excluded.body, last_seen = excluded.last_seen",
         )?
-        .execute(params![event.trajectory_id, step.tenant, event.agent.id, session_id, TrajectoryStatus::Pending.as_str(), at])?;
-    if inserted == 0 {
-        return Err(StoreError::DuplicateTrajectory(event.trajectory_id.clone()));
+        .execute(params![s.tenant, s.agent_id, agent, at])?;
+        let created = tx
+            .prepare_cached(
+                "INSERT INTO trajectories (id, tenant, agent_id, session_id, status, created_at, updated_at, event_count, state)
+                 VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5, 0, '{}') ON CONFLICT (id) DO NOTHING",
+            )?
+            .execute(params![s.trajectory_id, s.tenant, s.agent_id, session_id, at])?;
+        if created == 0 {
+            return Err(StoreError::DuplicateTrajectory(s.trajectory_id.clone()));
+        }
+    }
+    insert_event(tx, s, &at)?;
+    if let Some((decision, body, blocking)) = &s.verdict {
+        tx.prepare_cached(
+            "INSERT INTO adjudications (event_id, tenant, trajectory_id, agent_id, seq, kind, decision, recorded_at, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(params![s.event_id, s.tenant, s.trajectory_id, s.agent_id, s.seq, s.kind, decision, at, body])?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO adjudication_policies (event_id, tenant, policy_id, recorded_at) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for policy in blocking {
+            insert.execute(params![s.event_id, s.tenant, policy, at])?;
+        }
+    }
+    let updated = tx
+        .prepare_cached(
+            "UPDATE trajectories SET status = ?2, updated_at = ?3, event_count = ?4, state = ?5 WHERE id = ?1",
+        )?
+        .execute(params![s.trajectory_id, s.status, at, s.seq + 1, s.state])?;
+    if updated == 0 {
+        return Err(StoreError::UnknownTrajectory(s.trajectory_id.clone()));
     }
     Ok(())
 }
 
-fn insert_event(tx: &Transaction<'_>, step: &StepRecord<'_>, at: &str) -> Result<(), StoreError> {
-    let event = step.event;
+fn insert_event(tx: &Connection, s: &PreparedStep, at: &str) -> Result<(), StoreError> {
     let result = tx
         .prepare_cached("INSERT INTO events (trajectory_id, seq, event_id, tenant, recorded_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
-        .execute(params![event.trajectory_id, step.seq as i64, event.event_id, step.tenant, at, to_json(event)]);
+        .execute(params![s.trajectory_id, s.seq, s.event_id, s.tenant, at, s.event]);
     match result {
         Err(rusqlite::Error::SqliteFailure(e, Some(message)))
             if e.code == rusqlite::ErrorCode::ConstraintViolation
                 && message.contains("events.event_id") =>
         {
-            Err(StoreError::DuplicateEvent(event.event_id.clone()))
+            Err(StoreError::DuplicateEvent(s.event_id.clone()))
         }
         Err(rusqlite::Error::SqliteFailure(e, _))
             if e.code == rusqlite::ErrorCode::ConstraintViolation =>
         {
             Err(StoreError::Conflict {
-                trajectory_id: event.trajectory_id.clone(),
-                seq: step.seq,
+                trajectory_id: s.trajectory_id.clone(),
+                seq: s.seq as u64,
             })
         }
         other => other.map(|_| ()).map_err(StoreError::from),
     }
 }
 
-fn insert_adjudication(
-    tx: &Transaction<'_>,
-    step: &StepRecord<'_>,
-    at: &str,
-) -> Result<(), StoreError> {
-    let Some(verdict) = step.adjudication else {
-        return Ok(());
-    };
-    let event = step.event;
-    tx.prepare_cached(
-        "INSERT INTO adjudications (event_id, tenant, trajectory_id, agent_id, seq, kind, decision, recorded_at, body)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?
-    .execute(params![
-        event.event_id,
-        step.tenant,
-        event.trajectory_id,
-        event.agent.id,
-        step.seq as i64,
-        event.payload.kind(),
-        verdict.decision.as_str(),
-        at,
-        to_json(verdict)
-    ])?;
-    // What the policies decided, even when monitor mode let the step through.
-    let effective = verdict.effective_decision();
-    if effective != Decision::Allow {
-        let mut insert = tx.prepare_cached(
-            "INSERT INTO adjudication_policies (event_id, tenant, policy_id, recorded_at) VALUES (?1, ?2, ?3, ?4)",
-        )?;
-        for policy in &verdict.policies {
-            insert.execute(params![event.event_id, step.tenant, policy.policy_id, at])?;
-        }
-    }
-    Ok(())
+/// A step waiting for the writer, and where to acknowledge it.
+struct Pending {
+    step: PreparedStep,
+    done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
 }
 
-fn update_trajectory(
-    tx: &Transaction<'_>,
-    step: &StepRecord<'_>,
-    at: &str,
-) -> Result<(), StoreError> {
-    let updated = tx
-        .prepare_cached(
-            "UPDATE trajectories SET status = ?2, updated_at = ?3, event_count = ?4, state = ?5 WHERE id = ?1",
-        )?
-        .execute(params![
-            step.event.trajectory_id,
-            step.status.as_str(),
-            at,
-            (step.seq + 1) as i64,
-            to_json(step.state)
-        ])?;
-    if updated == 0 {
-        return Err(StoreError::UnknownTrajectory(
-            step.event.trajectory_id.clone(),
-        ));
+/// Steps written in one transaction at most.
+const MAX_BATCH: usize = 256;
+
+/// The writer thread: takes every step waiting, writes them in one
+/// transaction (a savepoint each, so one failing step fails alone), commits
+/// once, then acknowledges each. Ends when the store is dropped.
+fn write_loop(conn: Arc<Mutex<Connection>>, queue: std::sync::mpsc::Receiver<Pending>) {
+    while let Ok(first) = queue.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match queue.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let results = write_batch(&mut conn.lock(), &batch);
+        for (pending, result) in batch.into_iter().zip(results) {
+            let _ = pending.done.send(result);
+        }
     }
-    Ok(())
+}
+
+fn write_batch(conn: &mut Connection, batch: &[Pending]) -> Vec<Result<(), StoreError>> {
+    let failed = |e: &StoreError| -> Vec<Result<(), StoreError>> {
+        batch
+            .iter()
+            .map(|_| Err(StoreError::Unavailable(e.to_string())))
+            .collect()
+    };
+    let mut tx = match conn.transaction() {
+        Ok(tx) => tx,
+        Err(e) => return failed(&e.into()),
+    };
+    let mut results = Vec::with_capacity(batch.len());
+    for pending in batch {
+        let result = tx
+            .savepoint()
+            .map_err(StoreError::from)
+            .and_then(|mut savepoint| {
+                let written = write_step(&savepoint, &pending.step);
+                match written {
+                    Ok(()) => savepoint.commit().map_err(StoreError::from),
+                    Err(e) => {
+                        savepoint.rollback()?;
+                        Err(e)
+                    }
+                }
+            });
+        results.push(result);
+    }
+    match tx.commit() {
+        Ok(()) => results,
+        Err(e) => {
+            let e = StoreError::from(e);
+            results
+                .into_iter()
+                .map(|r| r.and(Err(StoreError::Unavailable(e.to_string()))))
+                .collect()
+        }
+    }
 }
 
 const SUMMARY_COLUMNS: &str =
@@ -371,24 +403,6 @@ impl SummaryRow {
 }
 
 impl SqliteStore {
-    fn append_sync(&self, step: &StepRecord<'_>) -> Result<(), StoreError> {
-        let mut conn = self.conn.lock();
-        let tx = conn.transaction()?;
-        let at = timestamp(&step.event.timestamp);
-        if let Payload::Started {
-            agent, session_id, ..
-        } = &step.event.payload
-        {
-            upsert_agent(&tx, step.tenant, agent, &at)?;
-            create_trajectory(&tx, step, session_id.as_deref(), &at)?;
-        }
-        insert_event(&tx, step, &at)?;
-        insert_adjudication(&tx, step, &at)?;
-        update_trajectory(&tx, step, &at)?;
-        tx.commit()?;
-        Ok(())
-    }
-
     fn trajectory_sync(
         &self,
         conn: &Connection,
@@ -631,7 +645,17 @@ fn paginate<T>(mut items: Vec<T>, limit: usize, cursor: impl Fn(&T) -> String) -
 #[async_trait]
 impl TrajectoryStore for SqliteStore {
     async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError> {
-        self.append_sync(&step)
+        let (done, acknowledged) = tokio::sync::oneshot::channel();
+        let pending = Pending {
+            step: PreparedStep::new(&step),
+            done,
+        };
+        self.writes
+            .send(pending)
+            .map_err(|_| StoreError::Unavailable("the store's writer has stopped".into()))?;
+        acknowledged.await.map_err(|_| {
+            StoreError::Unavailable("the store's writer stopped before committing".into())
+        })?
     }
 
     async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {

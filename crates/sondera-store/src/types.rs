@@ -2,6 +2,10 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sondera_model::{Adjudicated, Agent, Decision, Event, Payload, TrajectoryState};
 
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("store records serialize to JSON")
+}
+
 use crate::StoreError;
 
 /// Where a trajectory is in its life.
@@ -98,6 +102,58 @@ pub struct StepRecord<'a> {
     pub status: TrajectoryStatus,
     /// The trajectory's state after this step.
     pub state: &'a TrajectoryState,
+}
+
+/// A step ready to write, owning everything: serialised on the caller's
+/// task, so a writer thread or task only runs SQL.
+pub(crate) struct PreparedStep {
+    pub(crate) tenant: String,
+    pub(crate) trajectory_id: String,
+    pub(crate) seq: i64,
+    pub(crate) event_id: String,
+    pub(crate) agent_id: String,
+    pub(crate) kind: &'static str,
+    pub(crate) at: DateTime<Utc>,
+    pub(crate) event: String,
+    /// For `started`: the agent's record and the session.
+    pub(crate) started: Option<(String, Option<String>)>,
+    /// The verdict: decision, body and the policies that blocked (if it blocked).
+    pub(crate) verdict: Option<(&'static str, String, Vec<String>)>,
+    pub(crate) status: &'static str,
+    pub(crate) state: String,
+}
+
+impl PreparedStep {
+    pub(crate) fn new(step: &StepRecord<'_>) -> Self {
+        let event = step.event;
+        let started = match &event.payload {
+            Payload::Started {
+                agent, session_id, ..
+            } => Some((to_json(agent), session_id.clone())),
+            _ => None,
+        };
+        let verdict = step.adjudication.map(|v| {
+            let blocking = match v.effective_decision() {
+                Decision::Allow => Vec::new(),
+                _ => v.policies.iter().map(|p| p.policy_id.clone()).collect(),
+            };
+            (v.decision.as_str(), to_json(v), blocking)
+        });
+        Self {
+            tenant: step.tenant.to_string(),
+            trajectory_id: event.trajectory_id.clone(),
+            seq: step.seq as i64,
+            event_id: event.event_id.clone(),
+            agent_id: event.agent.id.clone(),
+            kind: event.payload.kind(),
+            at: event.timestamp,
+            event: to_json(event),
+            started,
+            verdict,
+            status: step.status.as_str(),
+            state: to_json(step.state),
+        }
+    }
 }
 
 /// A trajectory without its events.

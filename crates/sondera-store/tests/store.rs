@@ -613,6 +613,85 @@ async fn tenants_see_only_their_own(store: &dyn TrajectoryStore) {
     );
 }
 
+/// Many concurrent appends, as group commit batches them: every step is
+/// acknowledged and recorded, and one conflicting step fails alone.
+async fn concurrent_appends_each_stand_alone(store: &dyn TrajectoryStore) {
+    let ids: Vec<String> = (0..24).map(|i| format!("g{i}")).collect();
+    let starts = ids.iter().map(|id| async move {
+        let state = TrajectoryState::default();
+        let started = event(
+            id,
+            "bot",
+            0,
+            Payload::Started {
+                agent: agent("bot"),
+                task: None,
+                session_id: None,
+            },
+        );
+        let step = StepRecord {
+            tenant: DEFAULT_TENANT,
+            event: &started,
+            seq: 0,
+            adjudication: None,
+            status: TrajectoryStatus::Running,
+            state: &state,
+        };
+        store.append(step).await
+    });
+    for result in futures_util::future::join_all(starts).await {
+        result.unwrap();
+    }
+    let thoughts: Vec<(String, Event)> = ids
+        .iter()
+        .map(|id| {
+            (
+                id.clone(),
+                event(
+                    id,
+                    "bot",
+                    1,
+                    Payload::Thought {
+                        content: "x".into(),
+                    },
+                ),
+            )
+        })
+        .collect();
+    // The last one claims a position already taken.
+    let last = thoughts.len() - 1;
+    let appends = thoughts.iter().enumerate().map(|(i, (_, e))| async move {
+        let state = TrajectoryState::default();
+        let seq = if i == last { 0 } else { 1 };
+        let step = StepRecord {
+            tenant: DEFAULT_TENANT,
+            event: e,
+            seq,
+            adjudication: None,
+            status: TrajectoryStatus::Running,
+            state: &state,
+        };
+        store.append(step).await
+    });
+    let results = futures_util::future::join_all(appends).await;
+    let (last, rest) = results.split_last().unwrap();
+    assert!(matches!(last, Err(StoreError::Conflict { .. })), "{last:?}");
+    for (result, (id, _)) in rest.iter().zip(&thoughts) {
+        assert!(result.is_ok(), "{id}: {result:?}");
+        assert_eq!(store.trajectory(id).await.unwrap().unwrap().event_count, 2);
+    }
+    let (last_id, _) = thoughts.last().unwrap();
+    assert_eq!(
+        store
+            .trajectory(last_id)
+            .await
+            .unwrap()
+            .unwrap()
+            .event_count,
+        1
+    );
+}
+
 macro_rules! suite {
     ($module:ident, $make:expr) => {
         mod $module {
@@ -636,6 +715,11 @@ macro_rules! suite {
             async fn blocked_adjudications_and_analytics() {
                 let (s, _g) = $make;
                 super::blocked_adjudications_and_analytics(&s).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn concurrent_appends_each_stand_alone() {
+                let (s, _g) = $make;
+                super::concurrent_appends_each_stand_alone(&s).await
             }
             #[tokio::test]
             async fn tenants_see_only_their_own() {
