@@ -14,68 +14,70 @@ use sondera_store::MemoryStore;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_harness_runs_a_full_lifecycle() {
-    let server = start_default().await;
-    let mut harness = harness(server.grpc, Some(ACME));
-    let id = harness
-        .initialize(None, Some("session-1".into()))
-        .await
-        .unwrap();
-    assert_eq!(harness.trajectory_id(), Some(id.as_str()));
+    for backend in each_store().await {
+        let server = start_on(&backend).await;
+        let mut harness = harness(server.grpc, Some(ACME));
+        let id = harness
+            .initialize(None, Some("session-1".into()))
+            .await
+            .unwrap();
+        assert_eq!(harness.trajectory_id(), Some(id.as_str()));
 
-    let denied = harness.event(shell("rm -rf ~")).unwrap();
-    let verdict = harness.adjudicate(denied).await.unwrap();
-    assert_eq!(verdict.decision, Decision::Deny);
-    assert!(
-        verdict
-            .policies
-            .iter()
-            .any(|p| p.policy_id.starts_with("destructive"))
-    );
-    let allowed = harness.event(shell("cargo test")).unwrap();
-    assert!(harness.adjudicate(allowed).await.unwrap().is_allowed());
+        let denied = harness.event(shell("rm -rf ~")).unwrap();
+        let verdict = harness.adjudicate(denied).await.unwrap();
+        assert_eq!(verdict.decision, Decision::Deny);
+        assert!(
+            verdict
+                .policies
+                .iter()
+                .any(|p| p.policy_id.starts_with("destructive"))
+        );
+        let allowed = harness.event(shell("cargo test")).unwrap();
+        assert!(harness.adjudicate(allowed).await.unwrap().is_allowed());
 
-    // A batch goes through the batch call and keeps order.
-    let batch = vec![
-        harness.event(shell("ls")).unwrap(),
-        harness
-            .event(Payload::Thought {
-                content: "done".into(),
-            })
-            .unwrap(),
-    ];
-    assert_eq!(harness.adjudicates(batch).await.unwrap().len(), 2);
+        // A batch goes through the batch call and keeps order.
+        let batch = vec![
+            harness.event(shell("ls")).unwrap(),
+            harness
+                .event(Payload::Thought {
+                    content: "done".into(),
+                })
+                .unwrap(),
+        ];
+        assert_eq!(harness.adjudicates(batch).await.unwrap().len(), 2);
 
-    harness.finalize(Some("ok".into())).await.unwrap();
-    assert_eq!(
-        harness.trajectory_id(),
-        None,
-        "cleared once completed is acknowledged"
-    );
+        harness.finalize(Some("ok".into())).await.unwrap();
+        assert_eq!(
+            harness.trajectory_id(),
+            None,
+            "cleared once completed is acknowledged"
+        );
 
-    // A new scope shares the connection but starts empty, and can resume.
-    let mut other = harness.new_scope();
-    assert_eq!(other.trajectory_id(), None);
-    let err = other.resume("no-such-trajectory", None).await.unwrap_err();
-    assert!(matches!(err, HarnessError::UnknownTrajectory(_)), "{err}");
+        // A new scope shares the connection but starts empty, and can resume.
+        let mut other = harness.new_scope();
+        assert_eq!(other.trajectory_id(), None);
+        let err = other.resume("no-such-trajectory", None).await.unwrap_err();
+        assert!(matches!(err, HarnessError::UnknownTrajectory(_)), "{err}");
 
-    let connection = connection(server.grpc, Some(ACME));
-    let mut client = connection.client();
-    let request = v1::GetTrajectoryRequest {
-        trajectory_id: id.clone(),
-        summary_only: false,
-    };
-    let detail = client
-        .get_trajectory(connection.request(request))
-        .await
-        .unwrap()
-        .into_inner();
-    let summary = detail.summary.unwrap();
-    assert_eq!(summary.event_count, 6);
-    assert_eq!(summary.session_id.as_deref(), Some("session-1"));
-    assert_eq!(summary.status, v1::TrajectoryStatus::Completed as i32);
-    let seqs: Vec<u64> = detail.events.iter().map(|e| e.seq).collect();
-    assert_eq!(seqs, [0, 1, 2, 3, 4, 5]);
-    server.stop().await;
+        let connection = connection(server.grpc, Some(ACME));
+        let mut client = connection.client();
+        let request = v1::GetTrajectoryRequest {
+            trajectory_id: id.clone(),
+            summary_only: false,
+        };
+        let detail = client
+            .get_trajectory(connection.request(request))
+            .await
+            .unwrap()
+            .into_inner();
+        let summary = detail.summary.unwrap();
+        assert_eq!(summary.event_count, 6);
+        assert_eq!(summary.session_id.as_deref(), Some("session-1"));
+        assert_eq!(summary.status, v1::TrajectoryStatus::Completed as i32);
+        let seqs: Vec<u64> = detail.events.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [0, 1, 2, 3, 4, 5]);
+        server.stop().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -106,136 +108,140 @@ async fn a_trajectory_resumes_through_another_scope() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_query_answers_over_grpc() {
-    let server = start_default().await;
-    let mut harness = harness(server.grpc, Some(ACME));
-    let id = harness.initialize(None, Some("s".into())).await.unwrap();
-    harness
-        .adjudicate(harness.event(shell("rm -rf /")).unwrap())
-        .await
-        .unwrap();
-    harness
-        .adjudicate(harness.event(shell("ls")).unwrap())
-        .await
-        .unwrap();
+    for backend in each_store().await {
+        let server = start_on(&backend).await;
+        let mut harness = harness(server.grpc, Some(ACME));
+        let id = harness.initialize(None, Some("s".into())).await.unwrap();
+        harness
+            .adjudicate(harness.event(shell("rm -rf /")).unwrap())
+            .await
+            .unwrap();
+        harness
+            .adjudicate(harness.event(shell("ls")).unwrap())
+            .await
+            .unwrap();
 
-    let c = connection(server.grpc, Some(ACME));
-    let mut client = c.client();
-    let agents = client
-        .list_agents(c.request(v1::ListAgentsRequest::default()))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(agents.agents.len(), 1);
-    assert_eq!(agents.agents[0].trajectory_count, 1);
-    let agent = client
-        .get_agent(c.request(v1::GetAgentRequest {
-            agent_id: "coder".into(),
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(agent.provider, "google-adk");
+        let c = connection(server.grpc, Some(ACME));
+        let mut client = c.client();
+        let agents = client
+            .list_agents(c.request(v1::ListAgentsRequest::default()))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(agents.agents.len(), 1);
+        assert_eq!(agents.agents[0].trajectory_count, 1);
+        let agent = client
+            .get_agent(c.request(v1::GetAgentRequest {
+                agent_id: "coder".into(),
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(agent.provider, "google-adk");
 
-    let running = v1::ListTrajectoriesRequest {
-        status: v1::TrajectoryStatus::Running as i32,
-        session_id: Some("s".into()),
-        ..Default::default()
-    };
-    let listed = client
-        .list_trajectories(c.request(running))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(listed.trajectories.len(), 1);
-    assert_eq!(listed.trajectories[0].id, id);
-    assert_eq!(listed.next_page_token, "");
+        let running = v1::ListTrajectoriesRequest {
+            status: v1::TrajectoryStatus::Running as i32,
+            session_id: Some("s".into()),
+            ..Default::default()
+        };
+        let listed = client
+            .list_trajectories(c.request(running))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(listed.trajectories.len(), 1);
+        assert_eq!(listed.trajectories[0].id, id);
+        assert_eq!(listed.next_page_token, "");
 
-    let blocked = client
-        .list_adjudications(c.request(v1::ListAdjudicationsRequest::default()))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(blocked.adjudications.len(), 1);
-    assert_eq!(blocked.adjudications[0].kind, "shell_command");
-    assert_eq!(blocked.adjudications[0].seq, 1);
+        let blocked = client
+            .list_adjudications(c.request(v1::ListAdjudicationsRequest::default()))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(blocked.adjudications.len(), 1);
+        assert_eq!(blocked.adjudications[0].kind, "shell_command");
+        assert_eq!(blocked.adjudications[0].seq, 1);
 
-    let analytics = client
-        .analyze_trajectories(c.request(v1::AnalyzeTrajectoriesRequest::default()))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(
-        (
-            analytics.trajectories,
-            analytics.events,
-            analytics.denied,
-            analytics.allowed
-        ),
-        (1, 3, 1, 1)
-    );
-    assert!(!analytics.top_denying_policies.is_empty());
+        let analytics = client
+            .analyze_trajectories(c.request(v1::AnalyzeTrajectoriesRequest::default()))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            (
+                analytics.trajectories,
+                analytics.events,
+                analytics.denied,
+                analytics.allowed
+            ),
+            (1, 3, 1, 1)
+        );
+        assert!(!analytics.top_denying_policies.is_empty());
 
-    let health = client
-        .health(c.request(v1::HealthRequest {}))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(health.status, "serving");
-    assert!(health.policies > 10);
+        let health = client
+            .health(c.request(v1::HealthRequest {}))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(health.status, "serving");
+        assert!(health.policies > 10);
 
-    let bad = v1::ListTrajectoriesRequest {
-        status: 99,
-        ..Default::default()
-    };
-    let err = client.list_trajectories(c.request(bad)).await.unwrap_err();
-    assert_eq!(err.code(), tonic::Code::InvalidArgument);
-    assert!(err.message().contains("status"), "{}", err.message());
-    server.stop().await;
+        let bad = v1::ListTrajectoriesRequest {
+            status: 99,
+            ..Default::default()
+        };
+        let err = client.list_trajectories(c.request(bad)).await.unwrap_err();
+        assert_eq!(err.code(), tonic::Code::InvalidArgument);
+        assert!(err.message().contains("status"), "{}", err.message());
+        server.stop().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stream_delivers_recorded_events_to_their_tenant_only() {
-    let server = start_default().await;
-    let acme = connection(server.grpc, Some(ACME));
-    let globex = connection(server.grpc, Some(GLOBEX));
-    let mut acme_stream = acme
-        .client()
-        .stream_events(acme.request(v1::StreamEventsRequest::default()))
-        .await
-        .unwrap()
-        .into_inner();
-    let mut globex_stream = globex
-        .client()
-        .stream_events(globex.request(v1::StreamEventsRequest::default()))
-        .await
-        .unwrap()
-        .into_inner();
+    for backend in each_store().await {
+        let server = start_on(&backend).await;
+        let acme = connection(server.grpc, Some(ACME));
+        let globex = connection(server.grpc, Some(GLOBEX));
+        let mut acme_stream = acme
+            .client()
+            .stream_events(acme.request(v1::StreamEventsRequest::default()))
+            .await
+            .unwrap()
+            .into_inner();
+        let mut globex_stream = globex
+            .client()
+            .stream_events(globex.request(v1::StreamEventsRequest::default()))
+            .await
+            .unwrap()
+            .into_inner();
 
-    let mut harness = harness(server.grpc, Some(ACME));
-    let id = harness.initialize(None, None).await.unwrap();
-    harness
-        .adjudicate(harness.event(shell("rm -rf /")).unwrap())
-        .await
-        .unwrap();
+        let mut harness = harness(server.grpc, Some(ACME));
+        let id = harness.initialize(None, None).await.unwrap();
+        harness
+            .adjudicate(harness.event(shell("rm -rf /")).unwrap())
+            .await
+            .unwrap();
 
-    let started = acme_stream.message().await.unwrap().unwrap();
-    assert_eq!(
-        (started.seq, started.event.unwrap().trajectory_id),
-        (0, id.clone())
-    );
-    let denied = acme_stream.message().await.unwrap().unwrap();
-    assert_eq!(
-        denied.adjudicated.unwrap().decision,
-        v1::Decision::Deny as i32
-    );
+        let started = acme_stream.message().await.unwrap().unwrap();
+        assert_eq!(
+            (started.seq, started.event.unwrap().trajectory_id),
+            (0, id.clone())
+        );
+        let denied = acme_stream.message().await.unwrap().unwrap();
+        assert_eq!(
+            denied.adjudicated.unwrap().decision,
+            v1::Decision::Deny as i32
+        );
 
-    let nothing = tokio::time::timeout(
-        std::time::Duration::from_millis(300),
-        globex_stream.message(),
-    )
-    .await;
-    assert!(nothing.is_err(), "globex saw acme's event: {nothing:?}");
-    server.stop().await;
+        let nothing = tokio::time::timeout(
+            std::time::Duration::from_millis(300),
+            globex_stream.message(),
+        )
+        .await;
+        assert!(nothing.is_err(), "globex saw acme's event: {nothing:?}");
+        server.stop().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -274,62 +280,64 @@ async fn requests_without_a_valid_token_are_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tenant_can_neither_read_nor_write_another_tenants_trajectory() {
-    let server = start_default().await;
-    let mut acme = harness(server.grpc, Some(ACME));
-    let id = acme.initialize(None, None).await.unwrap();
-    acme.adjudicate(acme.event(shell("rm -rf /")).unwrap())
-        .await
-        .unwrap();
-
-    let globex = connection(server.grpc, Some(GLOBEX));
-    let mut client = globex.client();
-    let get = v1::GetTrajectoryRequest {
-        trajectory_id: id.clone(),
-        summary_only: false,
-    };
-    let err = client
-        .get_trajectory(globex.request(get))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code(), tonic::Code::NotFound);
-
-    let intrusion = Event::new(&id, acme.agent().unwrap(), shell("ls"));
-    let err = client
-        .adjudicate(globex.request(v1::Event::from(intrusion)))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code(), tonic::Code::NotFound);
-
-    let listed = client
-        .list_trajectories(globex.request(v1::ListTrajectoriesRequest::default()))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(listed.trajectories.is_empty());
-    let blocked = http(server.http, "GET", "/v1/adjudications", Some(GLOBEX), None).await;
-    assert_eq!(blocked.json()["items"].as_array().unwrap().len(), 0);
-    let path = format!("/v1/trajectories/{id}");
-    assert_eq!(
-        http(server.http, "GET", &path, Some(GLOBEX), None)
+    for backend in each_store().await {
+        let server = start_on(&backend).await;
+        let mut acme = harness(server.grpc, Some(ACME));
+        let id = acme.initialize(None, None).await.unwrap();
+        acme.adjudicate(acme.event(shell("rm -rf /")).unwrap())
             .await
-            .status,
-        404
-    );
-    assert_eq!(
-        http(server.http, "GET", &path, Some(ACME), None)
-            .await
-            .status,
-        200
-    );
+            .unwrap();
 
-    let summary = server
-        .governance
-        .trajectory("acme", &id, true)
-        .await
-        .unwrap()
-        .summary;
-    assert_eq!(summary.event_count, 2, "nothing globex sent was recorded");
-    server.stop().await;
+        let globex = connection(server.grpc, Some(GLOBEX));
+        let mut client = globex.client();
+        let get = v1::GetTrajectoryRequest {
+            trajectory_id: id.clone(),
+            summary_only: false,
+        };
+        let err = client
+            .get_trajectory(globex.request(get))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), tonic::Code::NotFound);
+
+        let intrusion = Event::new(&id, acme.agent().unwrap(), shell("ls"));
+        let err = client
+            .adjudicate(globex.request(v1::Event::from(intrusion)))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), tonic::Code::NotFound);
+
+        let listed = client
+            .list_trajectories(globex.request(v1::ListTrajectoriesRequest::default()))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(listed.trajectories.is_empty());
+        let blocked = http(server.http, "GET", "/v1/adjudications", Some(GLOBEX), None).await;
+        assert_eq!(blocked.json()["items"].as_array().unwrap().len(), 0);
+        let path = format!("/v1/trajectories/{id}");
+        assert_eq!(
+            http(server.http, "GET", &path, Some(GLOBEX), None)
+                .await
+                .status,
+            404
+        );
+        assert_eq!(
+            http(server.http, "GET", &path, Some(ACME), None)
+                .await
+                .status,
+            200
+        );
+
+        let summary = server
+            .governance
+            .trajectory("acme", &id, true)
+            .await
+            .unwrap()
+            .summary;
+        assert_eq!(summary.event_count, 2, "nothing globex sent was recorded");
+        server.stop().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -379,116 +387,119 @@ async fn oversized_events_and_batches_are_refused_with_the_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_serves_the_same_operations_as_json() {
-    let server = start_default().await;
-    let mut harness = harness(server.grpc, Some(ACME));
-    let id = harness.initialize(None, None).await.unwrap();
-    let event = harness.event(shell("rm -rf /")).unwrap();
-    let response = http(
-        server.http,
-        "POST",
-        "/v1/adjudicate",
-        Some(ACME),
-        Some(&event.to_json()),
-    )
-    .await;
-    assert_eq!(response.status, 200, "{}", response.body);
-    assert_eq!(response.json()["decision"], "deny");
+    for backend in each_store().await {
+        let server = start_on(&backend).await;
+        let mut harness = harness(server.grpc, Some(ACME));
+        let id = harness.initialize(None, None).await.unwrap();
+        let event = harness.event(shell("rm -rf /")).unwrap();
+        let response = http(
+            server.http,
+            "POST",
+            "/v1/adjudicate",
+            Some(ACME),
+            Some(&event.to_json()),
+        )
+        .await;
+        assert_eq!(response.status, 200, "{}", response.body);
+        assert_eq!(response.json()["decision"], "deny");
 
-    let batch = serde_json::json!({ "events": [
-        harness.event(shell("ls")).unwrap(),
-        Event::new("unknown-trajectory", harness.agent().unwrap(), shell("ls")),
-        harness.event(shell("pwd")).unwrap(),
-    ]});
-    let response = http(
-        server.http,
-        "POST",
-        "/v1/adjudicate/batch",
-        Some(ACME),
-        Some(&batch.to_string()),
-    )
-    .await;
-    let results = response.json()["results"].as_array().unwrap().clone();
-    assert_eq!(results.len(), 2, "stops after the first failure");
-    assert_eq!(results[0]["adjudicated"]["decision"], "allow");
-    assert_eq!(results[1]["error"]["code"], "NOT_FOUND");
+        let batch = serde_json::json!({ "events": [
+            harness.event(shell("ls")).unwrap(),
+            Event::new("unknown-trajectory", harness.agent().unwrap(), shell("ls")),
+            harness.event(shell("pwd")).unwrap(),
+        ]});
+        let response = http(
+            server.http,
+            "POST",
+            "/v1/adjudicate/batch",
+            Some(ACME),
+            Some(&batch.to_string()),
+        )
+        .await;
+        let results = response.json()["results"].as_array().unwrap().clone();
+        assert_eq!(results.len(), 2, "stops after the first failure");
+        assert_eq!(results[0]["adjudicated"]["decision"], "allow");
+        assert_eq!(results[1]["error"]["code"], "NOT_FOUND");
 
-    let malformed = http(
-        server.http,
-        "POST",
-        "/v1/adjudicate",
-        Some(ACME),
-        Some("{\"event_id\": "),
-    )
-    .await;
-    assert_eq!(malformed.status, 400);
-    assert!(
-        malformed.json()["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("line 1")
-    );
+        let malformed = http(
+            server.http,
+            "POST",
+            "/v1/adjudicate",
+            Some(ACME),
+            Some("{\"event_id\": "),
+        )
+        .await;
+        assert_eq!(malformed.status, 400);
+        assert!(
+            malformed.json()["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("line 1")
+        );
 
-    let detail = http(
-        server.http,
-        "GET",
-        &format!("/v1/trajectories/{id}"),
-        Some(ACME),
-        None,
-    )
-    .await;
-    assert_eq!(detail.json()["events"].as_array().unwrap().len(), 3);
-    let listed = http(
-        server.http,
-        "GET",
-        "/v1/trajectories?status=running&page_size=1",
-        Some(ACME),
-        None,
-    )
-    .await;
-    assert_eq!(listed.json()["items"][0]["id"], id.as_str());
-    let bad = http(
-        server.http,
-        "GET",
-        "/v1/trajectories?status=sleeping",
-        Some(ACME),
-        None,
-    )
-    .await;
-    assert_eq!(bad.status, 400);
-    let agents = http(server.http, "GET", "/v1/agents", Some(ACME), None).await;
-    assert_eq!(agents.json()["items"][0]["agent"]["id"], "coder");
-    let agent = http(server.http, "GET", "/v1/agents/coder", Some(ACME), None).await;
-    assert_eq!(agent.json()["provider"], "google-adk");
-    let blocked = http(
-        server.http,
-        "GET",
-        "/v1/adjudications?decision=deny",
-        Some(ACME),
-        None,
-    )
-    .await;
-    assert_eq!(blocked.json()["items"].as_array().unwrap().len(), 1);
-    let analytics = http(
-        server.http,
-        "GET",
-        "/v1/analytics?since=2020-01-01T00:00:00Z",
-        Some(ACME),
-        None,
-    )
-    .await;
-    assert_eq!(analytics.json()["denied"], 1);
-    let health = http(server.http, "GET", "/v1/health", Some(ACME), None).await;
-    assert_eq!(health.json()["status"], "serving");
+        let detail = http(
+            server.http,
+            "GET",
+            &format!("/v1/trajectories/{id}"),
+            Some(ACME),
+            None,
+        )
+        .await;
+        assert_eq!(detail.json()["events"].as_array().unwrap().len(), 3);
+        let listed = http(
+            server.http,
+            "GET",
+            "/v1/trajectories?status=running&page_size=1",
+            Some(ACME),
+            None,
+        )
+        .await;
+        assert_eq!(listed.json()["items"][0]["id"], id.as_str());
+        let bad = http(
+            server.http,
+            "GET",
+            "/v1/trajectories?status=sleeping",
+            Some(ACME),
+            None,
+        )
+        .await;
+        assert_eq!(bad.status, 400);
+        let agents = http(server.http, "GET", "/v1/agents", Some(ACME), None).await;
+        assert_eq!(agents.json()["items"][0]["agent"]["id"], "coder");
+        let agent = http(server.http, "GET", "/v1/agents/coder", Some(ACME), None).await;
+        assert_eq!(agent.json()["provider"], "google-adk");
+        let blocked = http(
+            server.http,
+            "GET",
+            "/v1/adjudications?decision=deny",
+            Some(ACME),
+            None,
+        )
+        .await;
+        assert_eq!(blocked.json()["items"].as_array().unwrap().len(), 1);
+        let analytics = http(
+            server.http,
+            "GET",
+            "/v1/analytics?since=2020-01-01T00:00:00Z",
+            Some(ACME),
+            None,
+        )
+        .await;
+        assert_eq!(analytics.json()["denied"], 1);
+        let health = http(server.http, "GET", "/v1/health", Some(ACME), None).await;
+        assert_eq!(health.json()["status"], "serving");
 
-    let metrics = http(server.http, "GET", "/metrics", None, None).await.body;
-    assert!(
-        metrics
-            .contains("sondera_adjudications_total{decision=\"deny\",action=\"shell_command\"} 1"),
-        "{metrics}"
-    );
-    assert!(metrics.contains("sondera_store_write_seconds_count"));
-    assert!(metrics.contains("sondera_adjudication_seconds_bucket{le=\"+Inf\"}"));
-    server.stop().await;
+        let metrics = http(server.http, "GET", "/metrics", None, None).await.body;
+        assert!(
+            metrics.contains(
+                "sondera_adjudications_total{decision=\"deny\",action=\"shell_command\"} 1"
+            ),
+            "{metrics}"
+        );
+        assert!(metrics.contains("sondera_store_write_seconds_count"));
+        assert!(metrics.contains("sondera_adjudication_seconds_bucket{le=\"+Inf\"}"));
+        server.stop().await;
+    }
 }
 
 /// Every path the OpenAPI document lists is served, and nothing else under /v1.

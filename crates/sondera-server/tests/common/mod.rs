@@ -69,6 +69,44 @@ pub async fn start(builder: ServerBuilder) -> Running {
     }
 }
 
+/// A store the server tests run against, with what keeps it alive.
+pub struct Backend {
+    pub name: &'static str,
+    pub store: Arc<dyn TrajectoryStore>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// Every store backend: memory, SQLite in a data directory, PostgreSQL.
+pub async fn each_store() -> Vec<Backend> {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = sondera_store::SqliteStore::open_dir(dir.path()).unwrap();
+    let postgres = sondera_store::PostgresStore::connect(&sondera_testkit::postgres_database())
+        .await
+        .unwrap();
+    vec![
+        Backend {
+            name: "memory",
+            store: Arc::new(MemoryStore::new()),
+            _dir: None,
+        },
+        Backend {
+            name: "sqlite",
+            store: Arc::new(sqlite),
+            _dir: Some(dir),
+        },
+        Backend {
+            name: "postgres",
+            store: Arc::new(postgres),
+            _dir: None,
+        },
+    ]
+}
+
+/// A server with two tenants over `backend`.
+pub async fn start_on(backend: &Backend) -> Running {
+    start(builder(backend.store.clone(), builtin()).access(two_tenants())).await
+}
+
 /// A server with two tenants over a memory store.
 pub async fn start_default() -> Running {
     start(builder(Arc::new(MemoryStore::new()), builtin()).access(two_tenants())).await
