@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The variables that change `sondera`'s defaults.
 const SETTINGS: &[&str] = &[
@@ -56,4 +57,86 @@ pub fn sondera(args: &[&str]) -> Output {
 
 pub fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub struct ServerProcess {
+    pub child: Child,
+    pub grpc: String,
+    pub http: String,
+}
+
+impl ServerProcess {
+    pub fn start(extra: &[&str]) -> Self {
+        let (grpc, http) = (
+            format!("127.0.0.1:{}", free_port()),
+            format!("127.0.0.1:{}", free_port()),
+        );
+        let mut args = vec!["serve", "--grpc-addr", &grpc, "--http-addr", &http];
+        args.extend_from_slice(extra);
+        let child = command(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let server = Self { child, grpc, http };
+        server.wait_until_healthy();
+        server
+    }
+
+    pub fn wait_until_healthy(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(mut stream) = std::net::TcpStream::connect(&self.http) {
+                use std::io::{Read, Write};
+                let _ = stream
+                    .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+                let mut response = String::new();
+                let _ = stream.read_to_string(&mut response);
+                if response.starts_with("HTTP/1.1 200") {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the server did not become healthy");
+    }
+
+    pub fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// SIGTERM, then the exit status and everything it wrote to stderr.
+    pub fn stop(&mut self) -> (std::process::ExitStatus, String) {
+        self.signal("TERM");
+        let status = self.child.wait().unwrap();
+        let mut stderr = String::new();
+        use std::io::Read;
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (status, stderr)
+    }
+}
+
+impl Drop for ServerProcess {
+    /// A failed test must not leave its server running.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
