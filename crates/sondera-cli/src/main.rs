@@ -2,6 +2,7 @@
 //! library crates together; the work happens in them.
 
 mod adjudicate;
+mod bench;
 mod explain;
 mod history;
 mod import;
@@ -77,6 +78,10 @@ enum Command {
     Token(serve::TokenCommand),
     /// Follow a server's live event stream, one line per event, decisions highlighted.
     Tail(tail::TailArgs),
+    /// Load-test a harness server (an embedded one unless --server is given): concurrent
+    /// trajectories over gRPC, with throughput and latency percentiles, and the ratio of an
+    /// adjudication's round trip to an empty Health round trip on the same connection.
+    Bench(bench::BenchArgs),
     /// Print a completion script for a shell, e.g. `sondera completions bash > /etc/bash_completion.d/sondera`.
     Completions { shell: clap_complete::Shell },
     /// Print the version.
@@ -296,12 +301,18 @@ struct ServerArgs {
 }
 
 impl ServerArgs {
+    /// A connection driven by the commands' shared runtime.
     fn connection(&self) -> anyhow::Result<sondera_harness::remote::Connection> {
+        // The connection's background task belongs to the runtime that drives it.
+        let _runtime = runtime().enter();
+        self.connection_here()
+    }
+
+    /// A connection driven by the runtime this is called in.
+    fn connection_here(&self) -> anyhow::Result<sondera_harness::remote::Connection> {
         let mut config =
             sondera_harness::RemoteConfig::resolve(self.server.clone(), self.token.clone())?;
         config.ca_certificate = self.ca_cert.clone();
-        // The connection's background task belongs to the runtime that drives it.
-        let _runtime = runtime().enter();
         Ok(sondera_harness::remote::Connection::lazy(&config)?)
     }
 }
@@ -513,6 +524,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(*args),
         Command::Token(command) => serve::token(command),
         Command::Tail(args) => tail::run(args),
+        Command::Bench(args) => bench::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

@@ -224,3 +224,23 @@ fn serve_refuses_a_public_address_without_tokens() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.contains("without authentication"), "{stderr}");
 }
+
+#[test]
+fn bench_reports_throughput_latency_and_the_health_ratio() {
+    let output = sondera(&[
+        "bench",
+        "--store",
+        "memory",
+        "--trajectories",
+        "2",
+        "--events",
+        "5",
+        "--round-trips",
+        "20",
+    ]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report = stdout(&output);
+    for expected in ["Health      p50", "Adjudicate  p50", "Adjudicate / Health at the median", "2 concurrent trajectories x 5 events = 10 adjudications", "events/s"] {
+        assert!(report.contains(expected), "missing `{expected}` in:\n{report}");
+    }
+}

@@ -317,7 +317,16 @@ async fn serve_grpc(
     let service = HarnessServiceServer::new(service)
         .max_decoding_message_size(limits.max_request_bytes)
         .max_encoding_message_size(usize::MAX);
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    // Small request/response messages: Nagle's algorithm would hold each
+    // for a delayed acknowledgement.
+    let incoming = tokio_stream::StreamExt::map(
+        tokio_stream::wrappers::TcpListenerStream::new(listener),
+        |stream| {
+            let stream = stream?;
+            stream.set_nodelay(true)?;
+            Ok::<_, std::io::Error>(stream)
+        },
+    );
     builder
         .add_service(service)
         .serve_with_incoming_shutdown(incoming, shutdown)
@@ -346,6 +355,7 @@ async fn serve_http(
             },
             _ = stopped.wait_for(|s| *s) => break,
         };
+        let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(app.clone());
         let builder = builder.clone();
         let tls = tls.clone();
