@@ -63,7 +63,8 @@ async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 .clone()
                 .unwrap_or_else(|| scratch.path().display().to_string());
             let store = sondera_store::connect(&location).await?;
-            let loader: sondera_server::PolicyLoader = Arc::new(sondera_policy::PolicyEngine::builtin);
+            let loader: sondera_server::PolicyLoader =
+                Arc::new(sondera_policy::PolicyEngine::builtin);
             let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
             let server = sondera_server::Server::builder(store, loader)
                 .grpc_addr(any)

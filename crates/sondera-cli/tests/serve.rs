@@ -238,9 +238,22 @@ fn bench_reports_throughput_latency_and_the_health_ratio() {
         "--round-trips",
         "20",
     ]);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let report = stdout(&output);
-    for expected in ["Health      p50", "Adjudicate  p50", "Adjudicate / Health at the median", "2 concurrent trajectories x 5 events = 10 adjudications", "events/s"] {
-        assert!(report.contains(expected), "missing `{expected}` in:\n{report}");
+    for expected in [
+        "Health      p50",
+        "Adjudicate  p50",
+        "Adjudicate / Health at the median",
+        "2 concurrent trajectories x 5 events = 10 adjudications",
+        "events/s",
+    ] {
+        assert!(
+            report.contains(expected),
+            "missing `{expected}` in:\n{report}"
+        );
     }
 }

@@ -31,6 +31,7 @@ pub use adjudicator::{Adjudicator, Recorded};
 pub use local::{LocalHarness, LocalHarnessBuilder};
 pub use records::RemoteRecords;
 pub use remote::{RemoteConfig, RemoteHarness};
+pub use scope::{Backend, ScopedHarness};
 pub use sondera_guard::{ToolOutcome, classify_tool_call, observation_for};
 
 use async_trait::async_trait;

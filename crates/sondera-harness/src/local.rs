@@ -2,12 +2,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use sondera_model::{Adjudicated, Agent, Event, Mode, Payload};
+use sondera_model::{Adjudicated, Agent, Event, Mode};
 use sondera_policy::{PolicyEngine, PolicyLoadErrors, Workspace};
 use sondera_store::{MemoryStore, SqliteStore, StoreError, TrajectoryStore};
 
-use crate::scope::{Backend, Scope};
-use crate::{Adjudicator, Harness, HarnessError};
+use crate::scope::{Backend, ScopedHarness};
+use crate::{Adjudicator, HarnessError};
 
 /// A harness that judges and records everything in process.
 ///
@@ -31,11 +31,7 @@ use crate::{Adjudicator, Harness, HarnessError};
 /// harness.finalize(None).await.unwrap();
 /// # });
 /// ```
-#[derive(Debug)]
-pub struct LocalHarness {
-    adjudicator: Arc<Adjudicator>,
-    scope: Scope,
-}
+pub type LocalHarness = ScopedHarness<Arc<Adjudicator>>;
 
 /// Where a [`LocalHarness`] keeps trajectories.
 #[derive(Debug)]
@@ -161,14 +157,11 @@ impl LocalHarness {
 
     /// A scope over a shared adjudicator.
     pub fn with_adjudicator(adjudicator: Arc<Adjudicator>, default_agent: Option<Agent>) -> Self {
-        Self {
-            adjudicator,
-            scope: Scope::new(default_agent),
-        }
+        Self::over(adjudicator, default_agent)
     }
 
     pub fn adjudicator(&self) -> &Arc<Adjudicator> {
-        &self.adjudicator
+        self.backend()
     }
 }
 
@@ -185,60 +178,5 @@ impl Backend for Arc<Adjudicator> {
             .await?
             .ok_or_else(|| HarnessError::UnknownTrajectory(trajectory_id.to_string()))?;
         Ok(store.agent(&recorded.tenant, &recorded.agent_id).await?)
-    }
-}
-
-#[async_trait]
-impl Harness for LocalHarness {
-    async fn initialize(
-        &mut self,
-        agent: Option<Agent>,
-        session_id: Option<String>,
-    ) -> Result<String, HarnessError> {
-        self.scope
-            .initialize(&self.adjudicator, agent, session_id)
-            .await
-    }
-
-    async fn resume(
-        &mut self,
-        trajectory_id: &str,
-        agent: Option<Agent>,
-    ) -> Result<(), HarnessError> {
-        self.scope
-            .resume(&self.adjudicator, trajectory_id, agent)
-            .await
-    }
-
-    async fn finalize(&mut self, summary: Option<String>) -> Result<(), HarnessError> {
-        self.scope
-            .end(&self.adjudicator, Payload::Completed { summary })
-            .await
-    }
-
-    async fn fail(&mut self, reason: &str) -> Result<(), HarnessError> {
-        let failed = Payload::Failed {
-            reason: reason.to_string(),
-        };
-        self.scope.end(&self.adjudicator, failed).await
-    }
-
-    async fn adjudicate(&mut self, event: Event) -> Result<Adjudicated, HarnessError> {
-        self.scope.adjudicate(&self.adjudicator, event).await
-    }
-
-    fn trajectory_id(&self) -> Option<&str> {
-        self.scope.trajectory_id()
-    }
-
-    fn agent(&self) -> Option<&Agent> {
-        self.scope.agent()
-    }
-
-    fn new_scope(&self) -> Box<dyn Harness> {
-        Box::new(Self {
-            adjudicator: self.adjudicator.clone(),
-            scope: self.scope.fresh(),
-        })
     }
 }

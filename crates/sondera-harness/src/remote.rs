@@ -5,14 +5,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sondera_model::{Adjudicated, Agent, Event, Payload};
+use sondera_model::{Adjudicated, Agent, Event};
 use sondera_proto::v1;
 use sondera_proto::v1::harness_service_client::HarnessServiceClient;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
-use crate::scope::{Backend, Scope};
-use crate::{Harness, HarnessError};
+use crate::HarnessError;
+use crate::scope::{Backend, ScopedHarness};
 
 /// The environment variable naming the server.
 pub const ENDPOINT_VAR: &str = "SONDERA_HARNESS_ENDPOINT";
@@ -213,30 +213,25 @@ fn is_transport(status: &tonic::Status) -> bool {
 /// Scopes from [`Harness::new_scope`] share the connection. A transport error
 /// or timeout leaves the trajectory id published, since the server may have
 /// recorded the event; the id is cleared only once a terminal event is
-/// acknowledged.
-#[derive(Debug, Clone)]
-pub struct RemoteHarness {
-    connection: Connection,
-    scope: Scope,
-}
+/// acknowledged. Batches go through one `AdjudicateBatch` call.
+///
+/// [`Harness::new_scope`]: crate::Harness::new_scope
+pub type RemoteHarness = ScopedHarness<Connection>;
 
 impl RemoteHarness {
     /// Connects lazily with `config`; `agent` is used when `initialize` is
     /// given none. Call it within the Tokio runtime that will drive it.
     pub fn new(config: &RemoteConfig, agent: Option<Agent>) -> Result<Self, HarnessError> {
-        Ok(Self::with_connection(Connection::lazy(config)?, agent))
+        Ok(Self::over(Connection::lazy(config)?, agent))
     }
 
     /// A scope over an existing connection.
     pub fn with_connection(connection: Connection, agent: Option<Agent>) -> Self {
-        Self {
-            connection,
-            scope: Scope::new(agent),
-        }
+        Self::over(connection, agent)
     }
 
     pub fn connection(&self) -> &Connection {
-        &self.connection
+        self.backend()
     }
 }
 
@@ -285,6 +280,10 @@ fn invalid_response<T>(decoded: Result<T, impl std::fmt::Display>) -> Result<T, 
 
 #[async_trait]
 impl Backend for Connection {
+    async fn judge_all(&self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
+        self.judge_batch(events).await
+    }
+
     async fn judge(&self, event: Event) -> Result<Adjudicated, HarnessError> {
         let mut client = self.client();
         let wire = self
@@ -318,69 +317,6 @@ impl Backend for Connection {
             Err(HarnessError::Remote { code, .. }) if code == "NotFound" => Ok(None),
             Err(e) => Err(e),
         }
-    }
-}
-
-#[async_trait]
-impl Harness for RemoteHarness {
-    async fn initialize(
-        &mut self,
-        agent: Option<Agent>,
-        session_id: Option<String>,
-    ) -> Result<String, HarnessError> {
-        self.scope
-            .initialize(&self.connection, agent, session_id)
-            .await
-    }
-
-    async fn resume(
-        &mut self,
-        trajectory_id: &str,
-        agent: Option<Agent>,
-    ) -> Result<(), HarnessError> {
-        self.scope
-            .resume(&self.connection, trajectory_id, agent)
-            .await
-    }
-
-    async fn finalize(&mut self, summary: Option<String>) -> Result<(), HarnessError> {
-        self.scope
-            .end(&self.connection, Payload::Completed { summary })
-            .await
-    }
-
-    async fn fail(&mut self, reason: &str) -> Result<(), HarnessError> {
-        let failed = Payload::Failed {
-            reason: reason.to_string(),
-        };
-        self.scope.end(&self.connection, failed).await
-    }
-
-    async fn adjudicate(&mut self, event: Event) -> Result<Adjudicated, HarnessError> {
-        self.scope.adjudicate(&self.connection, event).await
-    }
-
-    /// One `AdjudicateBatch` call; stops at the first event the server refuses.
-    async fn adjudicates(&mut self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
-        for event in &events {
-            self.scope.check(event)?;
-        }
-        self.connection.judge_batch(events).await
-    }
-
-    fn trajectory_id(&self) -> Option<&str> {
-        self.scope.trajectory_id()
-    }
-
-    fn agent(&self) -> Option<&Agent> {
-        self.scope.agent()
-    }
-
-    fn new_scope(&self) -> Box<dyn Harness> {
-        Box::new(Self {
-            connection: self.connection.clone(),
-            scope: self.scope.fresh(),
-        })
     }
 }
 

@@ -5,17 +5,113 @@
 use async_trait::async_trait;
 use sondera_model::{Actor, Adjudicated, Agent, Event, Payload};
 
-use crate::HarnessError;
+use crate::{Harness, HarnessError};
 
-/// Where a scope's events are judged and recorded.
+/// Where a harness's events are judged and recorded: the one thing that
+/// differs between harnesses. Implement it to build a custom harness that
+/// keeps the lifecycle rules of [`ScopedHarness`].
 #[async_trait]
-pub(crate) trait Backend: Send + Sync {
+pub trait Backend: Send + Sync {
     /// Judges and records one event.
     async fn judge(&self, event: Event) -> Result<Adjudicated, HarnessError>;
+
+    /// Judges events in order, stopping at the first error; the events
+    /// before it stay recorded.
+    async fn judge_all(&self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
+        let mut verdicts = Vec::with_capacity(events.len());
+        for event in events {
+            verdicts.push(self.judge(event).await?);
+        }
+        Ok(verdicts)
+    }
 
     /// The agent a recorded trajectory belongs to, as last recorded;
     /// [`HarnessError::UnknownTrajectory`] when it is not recorded.
     async fn recorded_agent(&self, trajectory_id: &str) -> Result<Option<Agent>, HarnessError>;
+}
+
+/// A [`Harness`]: one trajectory scope whose events a [`Backend`] judges.
+/// [`crate::LocalHarness`] and [`crate::RemoteHarness`] are this over the
+/// in-process adjudicator and over a server connection.
+#[derive(Debug, Clone)]
+pub struct ScopedHarness<B> {
+    pub(crate) backend: B,
+    pub(crate) scope: Scope,
+}
+
+impl<B: Backend> ScopedHarness<B> {
+    /// A scope over `backend`; `agent` is used when `initialize` is given none.
+    pub fn over(backend: B, agent: Option<Agent>) -> Self {
+        Self {
+            backend,
+            scope: Scope::new(agent),
+        }
+    }
+
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+}
+
+#[async_trait]
+impl<B: Backend + Clone + 'static> Harness for ScopedHarness<B> {
+    async fn initialize(
+        &mut self,
+        agent: Option<Agent>,
+        session_id: Option<String>,
+    ) -> Result<String, HarnessError> {
+        self.scope
+            .initialize(&self.backend, agent, session_id)
+            .await
+    }
+
+    async fn resume(
+        &mut self,
+        trajectory_id: &str,
+        agent: Option<Agent>,
+    ) -> Result<(), HarnessError> {
+        self.scope.resume(&self.backend, trajectory_id, agent).await
+    }
+
+    async fn finalize(&mut self, summary: Option<String>) -> Result<(), HarnessError> {
+        self.scope
+            .end(&self.backend, Payload::Completed { summary })
+            .await
+    }
+
+    async fn fail(&mut self, reason: &str) -> Result<(), HarnessError> {
+        let failed = Payload::Failed {
+            reason: reason.to_string(),
+        };
+        self.scope.end(&self.backend, failed).await
+    }
+
+    async fn adjudicate(&mut self, event: Event) -> Result<Adjudicated, HarnessError> {
+        self.scope.check(&event)?;
+        self.backend.judge(event).await
+    }
+
+    async fn adjudicates(&mut self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
+        for event in &events {
+            self.scope.check(event)?;
+        }
+        self.backend.judge_all(events).await
+    }
+
+    fn trajectory_id(&self) -> Option<&str> {
+        self.scope.trajectory_id()
+    }
+
+    fn agent(&self) -> Option<&Agent> {
+        self.scope.agent()
+    }
+
+    fn new_scope(&self) -> Box<dyn Harness> {
+        Box::new(Self {
+            backend: self.backend.clone(),
+            scope: self.scope.fresh(),
+        })
+    }
 }
 
 /// The trajectory a scope holds and the agent it speaks for.
@@ -149,15 +245,5 @@ impl Scope {
             });
         }
         Ok(())
-    }
-
-    /// Judges an event of this scope's trajectory.
-    pub(crate) async fn adjudicate(
-        &self,
-        backend: &dyn Backend,
-        event: Event,
-    ) -> Result<Adjudicated, HarnessError> {
-        self.check(&event)?;
-        backend.judge(event).await
     }
 }

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use parking_lot::RwLock;
 use sondera_model::{Adjudicated, Agent, Decision, Payload};
 
-use crate::types::{cursor_time, time_cursor};
+use crate::types::{cursor_parts, cursor_time};
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
     StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail, TrajectoryFilter,
@@ -260,14 +260,7 @@ impl TrajectoryStore for MemoryStore {
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, StoreError> {
         let inner = self.inner.read();
-        let after = page
-            .cursor
-            .as_deref()
-            .map(|c| {
-                c.split_once('|')
-                    .ok_or_else(|| StoreError::InvalidCursor(c.to_string()))
-            })
-            .transpose()?;
+        let after = cursor_parts(page)?;
         let listed = inner
             .agents
             .values()
@@ -299,7 +292,7 @@ impl TrajectoryStore for MemoryStore {
             .filter(|t| filter.session_id.is_none() || filter.session_id == t.session_id)
             .collect();
         matching.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
-        time_cursor(page)?;
+        cursor_parts(page)?;
         Ok(page_of(
             matching,
             page,
@@ -334,7 +327,7 @@ impl TrajectoryStore for MemoryStore {
             .map(|(e, v)| record(e, v))
             .collect();
         matching.sort_by(|a, b| (b.timestamp, &b.event_id).cmp(&(a.timestamp, &a.event_id)));
-        time_cursor(page)?;
+        cursor_parts(page)?;
         Ok(page_of(
             &matching,
             page,

@@ -21,7 +21,7 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 
-use crate::types::{PreparedStep, time_cursor};
+use crate::types::{PreparedStep, cursor_parts, paginate};
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
     StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail, TrajectoryFilter,
@@ -410,7 +410,7 @@ fn summary(row: &Row) -> Result<TrajectorySummary, StoreError> {
 
 /// A `time|id` cursor as a typed position.
 fn position(page: &PageRequest) -> Result<(Option<DateTime<Utc>>, Option<String>), StoreError> {
-    match time_cursor(page)? {
+    match cursor_parts(page)? {
         None => Ok((None, None)),
         Some((time, id)) => {
             let time = DateTime::parse_from_rfc3339(time)
@@ -418,17 +418,6 @@ fn position(page: &PageRequest) -> Result<(Option<DateTime<Utc>>, Option<String>
             Ok((Some(time.with_timezone(&Utc)), Some(id.to_string())))
         }
     }
-}
-
-fn paginate<T>(mut items: Vec<T>, limit: usize, cursor: impl Fn(&T) -> String) -> Page<T> {
-    let more = items.len() > limit;
-    items.truncate(limit);
-    let next = if more {
-        items.last().map(&cursor)
-    } else {
-        None
-    };
-    Page { items, next }
 }
 
 #[async_trait]
@@ -506,14 +495,7 @@ impl TrajectoryStore for PostgresStore {
         tenant: Option<&str>,
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, StoreError> {
-        let after = page
-            .cursor
-            .as_deref()
-            .map(|c| {
-                c.split_once('|')
-                    .ok_or_else(|| StoreError::InvalidCursor(c.to_string()))
-            })
-            .transpose()?;
+        let after = cursor_parts(page)?;
         let limit = page.bounded_limit();
         let client = self.client().await?;
         let statement = client

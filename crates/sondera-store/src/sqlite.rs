@@ -172,7 +172,7 @@ impl SqliteStore {
     }
 }
 
-use crate::types::{PreparedStep, cursor_time as timestamp, time_cursor};
+use crate::types::{PreparedStep, cursor_parts, cursor_time as timestamp, paginate};
 
 /// Brings the database to `SCHEMA_VERSION`, refusing one written by a newer
 /// release rather than guessing at its layout.
@@ -445,7 +445,7 @@ impl SqliteStore {
         filter: &TrajectoryFilter,
         page: &PageRequest,
     ) -> Result<Page<TrajectorySummary>, StoreError> {
-        let after = time_cursor(page)?;
+        let after = cursor_parts(page)?;
         let (after_time, after_id) = (after.map(|a| a.0), after.map(|a| a.1));
         let limit = page.bounded_limit();
         let conn = self.conn.lock();
@@ -480,7 +480,7 @@ impl SqliteStore {
         filter: &AdjudicationFilter,
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError> {
-        let after = time_cursor(page)?;
+        let after = cursor_parts(page)?;
         let (after_time, after_id) = (after.map(|a| a.0), after.map(|a| a.1));
         let limit = page.bounded_limit();
         let conn = self.conn.lock();
@@ -537,14 +537,7 @@ impl SqliteStore {
         tenant: Option<&str>,
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, StoreError> {
-        let after = page
-            .cursor
-            .as_deref()
-            .map(|c| {
-                c.split_once('|')
-                    .ok_or_else(|| StoreError::InvalidCursor(c.to_string()))
-            })
-            .transpose()?;
+        let after = cursor_parts(page)?;
         let limit = page.bounded_limit();
         let conn = self.conn.lock();
         let mut stmt = conn.prepare_cached(
@@ -628,18 +621,6 @@ impl SqliteStore {
         analytics.top_denying_policies = rows.collect::<Result<_, _>>()?;
         Ok(analytics)
     }
-}
-
-/// Trims the look-ahead row and turns the last item into the next cursor.
-fn paginate<T>(mut items: Vec<T>, limit: usize, cursor: impl Fn(&T) -> String) -> Page<T> {
-    let more = items.len() > limit;
-    items.truncate(limit);
-    let next = if more {
-        items.last().map(&cursor)
-    } else {
-        None
-    };
-    Page { items, next }
 }
 
 #[async_trait]

@@ -303,8 +303,9 @@ pub(crate) fn cursor_time(t: &DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
-/// The `(time, id)` position a newest-first page continues after, if any.
-pub(crate) fn time_cursor(page: &PageRequest) -> Result<Option<(&str, &str)>, StoreError> {
+/// The two parts of a page cursor (`time|id`, or `tenant|id` for agents):
+/// the position a page continues after, if any.
+pub(crate) fn cursor_parts(page: &PageRequest) -> Result<Option<(&str, &str)>, StoreError> {
     page.cursor
         .as_deref()
         .map(|c| {
@@ -312,4 +313,20 @@ pub(crate) fn time_cursor(page: &PageRequest) -> Result<Option<(&str, &str)>, St
                 .ok_or_else(|| StoreError::InvalidCursor(c.to_string()))
         })
         .transpose()
+}
+
+/// Trims the look-ahead row and turns the last item into the next cursor.
+pub(crate) fn paginate<T>(
+    mut items: Vec<T>,
+    limit: usize,
+    cursor: impl Fn(&T) -> String,
+) -> Page<T> {
+    let more = items.len() > limit;
+    items.truncate(limit);
+    let next = if more {
+        items.last().map(&cursor)
+    } else {
+        None
+    };
+    Page { items, next }
 }
