@@ -216,7 +216,15 @@ impl v1::harness_service_server::HarnessService for GrpcService {
             },
         );
         let stream = async_stream(move |yielder| async move {
-            while let Some(next) = subscription.next().await {
+            loop {
+                // A subscriber that hangs up is let go at once, not at the next event.
+                let next = tokio::select! {
+                    next = subscription.next() => next,
+                    () = yielder.closed() => break,
+                };
+                let Some(next) = next else {
+                    break;
+                };
                 let item = next
                     .map(|live| v1::RecordedEvent {
                         seq: live.seq,

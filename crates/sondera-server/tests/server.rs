@@ -669,3 +669,31 @@ async fn requests_over_the_timeout_fail_and_say_so() {
     blocker.execute_batch("COMMIT").unwrap();
     server.stop().await;
 }
+
+/// A subscriber that hangs up stops counting at once, without waiting for
+/// another event to find out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_stream_is_released_without_waiting_for_an_event() {
+    let server = start_default().await;
+    let c = connection(server.grpc, Some(ACME));
+    let stream = c
+        .client()
+        .stream_events(c.request(v1::StreamEventsRequest::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    let active = || async { http(server.http, "GET", "/metrics", None, None).await.body };
+    assert!(active().await.contains("sondera_active_streams 1"));
+    drop(stream);
+    drop(c);
+    let mut released = false;
+    for _ in 0..100 {
+        if active().await.contains("sondera_active_streams 0") {
+            released = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(released, "the stream stayed open after its subscriber left");
+    server.stop().await;
+}
