@@ -1,7 +1,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use async_trait::async_trait;
 use serde_json::json;
 use sondera_harness::{Harness, HarnessError, LocalHarness};
 use sondera_model::*;
@@ -267,72 +266,28 @@ async fn monitor_mode_lets_steps_through_and_keeps_the_would_be_decision() {
     );
 }
 
-/// A store that fails every write while `failing` is set.
+/// Fails every write while set.
 #[derive(Debug)]
-struct FlakyStore {
-    inner: SqliteStore,
-    failing: AtomicBool,
-}
+struct Unplugged(AtomicBool);
 
-#[async_trait]
-impl TrajectoryStore for FlakyStore {
-    async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError> {
-        if self.failing.load(Ordering::SeqCst) {
+impl AppendHook for Unplugged {
+    fn before(&self, _step: &StepRecord<'_>) -> Result<(), StoreError> {
+        if self.0.load(Ordering::SeqCst) {
             return Err(StoreError::Open {
                 path: "flaky".into(),
                 message: "disk unplugged".into(),
             });
         }
-        self.inner.append(step).await
-    }
-    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
-        self.inner.trajectory(id).await
-    }
-    async fn trajectory_with_events(
-        &self,
-        id: &str,
-    ) -> Result<Option<TrajectoryDetail>, StoreError> {
-        self.inner.trajectory_with_events(id).await
-    }
-    async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {
-        self.inner.agent(tenant, id).await
-    }
-    async fn list_agents(
-        &self,
-        tenant: Option<&str>,
-        page: &PageRequest,
-    ) -> Result<Page<AgentRecord>, StoreError> {
-        self.inner.list_agents(tenant, page).await
-    }
-    async fn list_trajectories(
-        &self,
-        f: &TrajectoryFilter,
-        p: &PageRequest,
-    ) -> Result<Page<TrajectorySummary>, StoreError> {
-        self.inner.list_trajectories(f, p).await
-    }
-    async fn list_adjudications(
-        &self,
-        f: &AdjudicationFilter,
-        p: &PageRequest,
-    ) -> Result<Page<AdjudicationRecord>, StoreError> {
-        self.inner.list_adjudications(f, p).await
-    }
-    async fn analytics(
-        &self,
-        tenant: Option<&str>,
-        w: &TimeWindow,
-    ) -> Result<Analytics, StoreError> {
-        self.inner.analytics(tenant, w).await
+        Ok(())
     }
 }
 
 #[tokio::test]
 async fn store_failures_fail_closed_and_keep_the_id_for_cleanup() {
-    let flaky = Arc::new(FlakyStore {
-        inner: SqliteStore::in_memory().unwrap(),
-        failing: AtomicBool::new(true),
-    });
+    let flaky = Arc::new(HookedStore::new(
+        Arc::new(SqliteStore::in_memory().unwrap()),
+        Unplugged(AtomicBool::new(true)),
+    ));
     let mut h = harness_with(flaky.clone());
     let err = h.initialize(None, None).await.unwrap_err();
     assert!(matches!(err, HarnessError::Store(_)), "{err}");
@@ -341,7 +296,7 @@ async fn store_failures_fail_closed_and_keep_the_id_for_cleanup() {
         .map(str::to_string)
         .expect("the id stays visible after a failed start");
 
-    flaky.failing.store(false, Ordering::SeqCst);
+    flaky.hook().0.store(false, Ordering::SeqCst);
     // The start was never recorded, so the scope cannot judge steps of it.
     assert!(
         matches!(h.adjudicate(shell(&h, "ls")).await, Err(HarnessError::UnknownTrajectory(ref id)) if *id == published)
@@ -349,7 +304,7 @@ async fn store_failures_fail_closed_and_keep_the_id_for_cleanup() {
 
     let mut h = harness_with(flaky.clone());
     h.initialize(None, None).await.unwrap();
-    flaky.failing.store(true, Ordering::SeqCst);
+    flaky.hook().0.store(true, Ordering::SeqCst);
     assert!(
         matches!(
             h.adjudicate(shell(&h, "ls")).await,
@@ -362,7 +317,7 @@ async fn store_failures_fail_closed_and_keep_the_id_for_cleanup() {
         h.trajectory_id().is_some(),
         "a failed finalize keeps the id"
     );
-    flaky.failing.store(false, Ordering::SeqCst);
+    flaky.hook().0.store(false, Ordering::SeqCst);
     h.finalize(None).await.unwrap();
     assert_eq!(h.trajectory_id(), None);
 }

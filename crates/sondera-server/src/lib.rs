@@ -29,7 +29,6 @@ mod limits;
 mod metrics;
 mod reload;
 mod serve;
-mod timed_store;
 
 pub use auth::{Access, TokenConfigError, Tokens, hash_token, valid_tenant};
 pub use error::ServiceError;

@@ -62,6 +62,16 @@ pub struct Metrics {
     policy_reloads_failed: AtomicU64,
 }
 
+/// Times every store write into [`Metrics`].
+#[derive(Debug)]
+pub(crate) struct WriteTimer(pub(crate) Arc<Metrics>);
+
+impl sondera_store::AppendHook for WriteTimer {
+    fn after(&self, elapsed: Duration, _result: &Result<(), sondera_store::StoreError>) {
+        self.0.store_write(elapsed);
+    }
+}
+
 /// Counts an open stream until dropped.
 #[derive(Debug)]
 pub struct ActiveStream(Arc<AtomicI64>);

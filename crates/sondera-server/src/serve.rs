@@ -12,7 +12,7 @@ use hyper_util::service::TowerToHyperService;
 use sondera_harness::Adjudicator;
 use sondera_policy::PolicyLoadErrors;
 use sondera_proto::v1::harness_service_server::HarnessServiceServer;
-use sondera_store::TrajectoryStore;
+use sondera_store::{HookedStore, TrajectoryStore};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
@@ -21,9 +21,8 @@ use crate::governance::Governance;
 use crate::grpc::GrpcService;
 use crate::http::{HttpState, router};
 use crate::limits::Limits;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, WriteTimer};
 use crate::reload::{self, PolicyLoader};
-use crate::timed_store::TimedStore;
 
 /// A certificate chain and its private key, PEM files.
 #[derive(Debug, Clone)]
@@ -125,10 +124,7 @@ impl ServerBuilder {
         let tls = self.tls.as_ref().map(tls_config).transpose()?;
         let engine = (self.loader)()?;
         let metrics = Arc::new(Metrics::default());
-        let store = Arc::new(TimedStore {
-            inner: self.store,
-            metrics: metrics.clone(),
-        });
+        let store = Arc::new(HookedStore::new(self.store, WriteTimer(metrics.clone())));
         let adjudicator = Arc::new(Adjudicator::new(engine, store));
         let governance = Arc::new(Governance::new(adjudicator, metrics, self.limits.clone()));
         let bind = |addr: SocketAddr| async move {

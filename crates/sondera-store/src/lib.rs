@@ -15,11 +15,13 @@
 //! default (one file under a data directory, WAL journal, synchronous
 //! commits) and [`MemoryStore`] keeps everything in process memory.
 
+mod hooked;
 mod memory;
 mod postgres;
 mod sqlite;
 mod types;
 
+pub use hooked::{AppendHook, HookedStore};
 pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;

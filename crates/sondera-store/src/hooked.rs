@@ -1,29 +1,52 @@
-//! A store wrapper that reports how long durable writes take.
+//! A store wrapper that runs a hook around every append.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use sondera_model::Agent;
-use sondera_store::{
+
+use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, StepRecord,
     StoreError, TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStore, TrajectorySummary,
 };
 
-use crate::metrics::Metrics;
+/// What a [`HookedStore`] does around each append.
+pub trait AppendHook: Send + Sync + std::fmt::Debug {
+    /// Runs before the write; an error refuses the step without writing it.
+    fn before(&self, _step: &StepRecord<'_>) -> Result<(), StoreError> {
+        Ok(())
+    }
 
+    /// Runs after the write, with how long it took and how it ended.
+    fn after(&self, _elapsed: Duration, _result: &Result<(), StoreError>) {}
+}
+
+/// A store that runs `hook` around every append and passes everything else
+/// through: for instrumenting writes or injecting failures.
 #[derive(Debug)]
-pub(crate) struct TimedStore {
-    pub(crate) inner: Arc<dyn TrajectoryStore>,
-    pub(crate) metrics: Arc<Metrics>,
+pub struct HookedStore<H> {
+    inner: Arc<dyn TrajectoryStore>,
+    hook: H,
+}
+
+impl<H: AppendHook> HookedStore<H> {
+    pub fn new(inner: Arc<dyn TrajectoryStore>, hook: H) -> Self {
+        Self { inner, hook }
+    }
+
+    pub fn hook(&self) -> &H {
+        &self.hook
+    }
 }
 
 #[async_trait]
-impl TrajectoryStore for TimedStore {
+impl<H: AppendHook> TrajectoryStore for HookedStore<H> {
     async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError> {
+        self.hook.before(&step)?;
         let started = Instant::now();
         let result = self.inner.append(step).await;
-        self.metrics.store_write(started.elapsed());
+        self.hook.after(started.elapsed(), &result);
         result
     }
 
