@@ -98,9 +98,11 @@ impl Access {
         match self {
             Self::LoopbackOnly => Ok(sondera_store::DEFAULT_TENANT.to_string()),
             Self::Tokens(tokens) => {
+                // The scheme is case-insensitive (RFC 9110).
                 let token = authorization
-                    .and_then(|value| value.strip_prefix("Bearer "))
-                    .map(str::trim)
+                    .and_then(|value| value.split_once(' '))
+                    .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                    .map(|(_, token)| token.trim())
                     .filter(|token| !token.is_empty())
                     .ok_or(ServiceError::Unauthenticated)?;
                 let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
@@ -126,6 +128,7 @@ mod tests {
             .unwrap();
         let access = Access::Tokens(tokens);
         assert_eq!(access.tenant(Some("Bearer s3cret")).unwrap(), "acme");
+        assert_eq!(access.tenant(Some("bearer s3cret")).unwrap(), "acme");
         for header in [
             None,
             Some("Bearer wrong"),

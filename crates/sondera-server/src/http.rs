@@ -5,6 +5,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::Json;
+use axum::extract::rejection::StringRejection;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -62,6 +63,20 @@ impl HttpState {
         self.access.tenant(header)
     }
 
+    /// The request body, or an error in the service's own format.
+    fn body(&self, body: Result<String, StringRejection>) -> Result<String, ServiceError> {
+        body.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ServiceError::TooLarge(format!(
+                    "the request body is larger than the {}-byte limit (--max-request-bytes)",
+                    self.governance.limits().max_request_bytes
+                ))
+            } else {
+                ServiceError::InvalidArgument(rejection.body_text())
+            }
+        })
+    }
+
     fn event(&self, text: &str) -> Result<Event, ServiceError> {
         let limit = self.governance.limits().max_event_bytes;
         Event::from_json(text, limit).map_err(|e| match e {
@@ -76,9 +91,10 @@ impl HttpState {
 async fn adjudicate(
     State(state): State<HttpState>,
     headers: HeaderMap,
-    body: String,
+    body: Result<String, StringRejection>,
 ) -> Reply<sondera_model::Adjudicated> {
     let tenant = state.tenant(&headers)?;
+    let body = state.body(body)?;
     let event = state.event(&body)?;
     let governance = &state.governance;
     let verdict = governance
@@ -97,9 +113,10 @@ struct BatchBody<'a> {
 async fn adjudicate_batch(
     State(state): State<HttpState>,
     headers: HeaderMap,
-    body: String,
+    body: Result<String, StringRejection>,
 ) -> Reply<serde_json::Value> {
     let tenant = state.tenant(&headers)?;
+    let body = state.body(body)?;
     let batch: BatchBody = serde_json::from_str(&body).map_err(|e| {
         ServiceError::InvalidArgument(format!("expected {{\"events\": [...]}}: {e}"))
     })?;

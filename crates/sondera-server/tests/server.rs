@@ -345,6 +345,7 @@ async fn oversized_events_and_batches_are_refused_with_the_limit() {
     let limits = Limits {
         max_event_bytes: 2048,
         max_batch_events: 3,
+        max_request_bytes: 16 * 1024,
         ..Limits::default()
     };
     let server = start(
@@ -382,6 +383,22 @@ async fn oversized_events_and_batches_are_refused_with_the_limit() {
             .unwrap()
             .contains("2048-byte limit")
     );
+    // A body over the request limit is refused before it is read, in the same format.
+    let body = format!("{{\"events\": [\"{}\"]}}", "x".repeat(20 * 1024));
+    let response = http(
+        server.http,
+        "POST",
+        "/v1/adjudicate/batch",
+        Some(ACME),
+        Some(&body),
+    )
+    .await;
+    assert_eq!(response.status, 413);
+    let message = response.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("16384-byte limit"), "{message}");
     server.stop().await;
 }
 
