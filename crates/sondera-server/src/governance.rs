@@ -140,15 +140,16 @@ impl Governance {
             event.payload.kind(),
             started.elapsed(),
         );
-        let verdict = recorded.verdict.clone();
-        // No subscribers is not an error.
-        let _ = self.live.send(Arc::new(LiveEvent {
-            tenant: tenant.to_string(),
-            seq: recorded.seq,
-            event,
-            verdict: recorded.verdict,
-        }));
-        Ok(verdict)
+        if self.live.receiver_count() > 0 {
+            // A subscriber leaving between the check and the send is not an error.
+            let _ = self.live.send(Arc::new(LiveEvent {
+                tenant: tenant.to_string(),
+                seq: recorded.seq,
+                event,
+                verdict: recorded.verdict.clone(),
+            }));
+        }
+        Ok(recorded.verdict)
     }
 
     /// Judges events in order, stopping after the first that fails (its
