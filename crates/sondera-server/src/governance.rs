@@ -76,6 +76,20 @@ impl Subscription {
             }
         }
     }
+
+    /// The subscription as a stream that ends after its first error (a
+    /// subscriber that fell behind learns why, then is let go). Dropping the
+    /// stream ends the subscription.
+    pub fn into_stream(
+        self,
+    ) -> impl futures_util::Stream<Item = Result<Arc<LiveEvent>, ServiceError>> + Send {
+        futures_util::stream::unfold(Some(self), |subscription| async move {
+            let mut subscription = subscription?;
+            let next = subscription.next().await?;
+            let more = next.is_ok().then_some(subscription);
+            Some((next, more))
+        })
+    }
 }
 
 /// The service's state: one adjudicator, its store, the live stream and the metrics.

@@ -208,36 +208,22 @@ impl v1::harness_service_server::HarnessService for GrpcService {
     ) -> Reply<Self::StreamEventsStream> {
         let tenant = self.tenant(&request)?;
         let r = request.into_inner();
-        let mut subscription = self.governance.subscribe(
+        let subscription = self.governance.subscribe(
             &tenant,
             StreamFilter {
                 agent_id: r.agent_id,
                 trajectory_id: r.trajectory_id,
             },
         );
-        let stream = async_stream(move |yielder| async move {
-            loop {
-                // A subscriber that hangs up is let go at once, not at the next event.
-                let next = tokio::select! {
-                    next = subscription.next() => next,
-                    () = yielder.closed() => break,
-                };
-                let Some(next) = next else {
-                    break;
-                };
-                let item = next
-                    .map(|live| v1::RecordedEvent {
-                        seq: live.seq,
-                        event: Some(live.event.clone().into()),
-                        adjudicated: Some(live.verdict.clone().into()),
-                    })
-                    .map_err(Status::from);
-                let failed = item.is_err();
-                if yielder.send(item).await.is_err() || failed {
-                    break;
-                }
-            }
+        let stream = futures_util::StreamExt::map(subscription.into_stream(), |next| {
+            next.map(|live| v1::RecordedEvent {
+                seq: live.seq,
+                event: Some(live.event.clone().into()),
+                adjudicated: Some(live.verdict.clone().into()),
+            })
+            .map_err(Status::from)
         });
+        let stream: Self::StreamEventsStream = Box::pin(stream);
         Ok(Response::new(stream))
     }
 
@@ -253,17 +239,4 @@ impl v1::harness_service_server::HarnessService for GrpcService {
             policies: self.governance.engine().policy_ids().count() as u64,
         }))
     }
-}
-
-/// A stream fed by a task through a small channel, ending when the task
-/// stops or the receiver is dropped.
-fn async_stream<T, F, Fut>(produce: F) -> Pin<Box<dyn Stream<Item = T> + Send>>
-where
-    T: Send + 'static,
-    F: FnOnce(tokio::sync::mpsc::Sender<T>) -> Fut,
-    Fut: Future<Output = ()> + Send + 'static,
-{
-    let (sender, receiver) = tokio::sync::mpsc::channel(16);
-    tokio::spawn(produce(sender));
-    Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver))
 }

@@ -337,22 +337,17 @@ async fn stream_events(
         },
     );
     // A slow subscriber gets one `error` event naming why, then the stream ends.
-    let stream = futures_util::stream::unfold(Some(subscription), |subscription| async move {
-        let mut subscription = subscription?;
-        Some(match subscription.next().await? {
+    let stream = futures_util::StreamExt::map(subscription.into_stream(), |next| {
+        Ok(match next {
             Ok(live) => {
                 let data = serde_json::json!({
                     "seq": live.seq,
                     "event": live.event,
                     "adjudication": live.verdict,
                 });
-                let event = SseEvent::default().event("event").data(data.to_string());
-                (Ok(event), Some(subscription))
+                SseEvent::default().event("event").data(data.to_string())
             }
-            Err(e) => (
-                Ok(SseEvent::default().event("error").data(e.to_string())),
-                None,
-            ),
+            Err(e) => SseEvent::default().event("error").data(e.to_string()),
         })
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
