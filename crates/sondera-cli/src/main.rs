@@ -416,13 +416,18 @@ impl StoreArgs {
         if self.ephemeral {
             return Ok(None);
         }
-        if let Some(dir) = &self.data_dir {
-            return Ok(Some(dir.clone()));
-        }
-        let home = std::env::var_os("HOME")
-            .ok_or_else(|| anyhow::anyhow!("HOME is not set: pass --data-dir or --ephemeral"))?;
-        Ok(Some(PathBuf::from(home).join(".sondera").join("data")))
+        data_dir_or_default(self.data_dir.as_ref()).map(Some)
     }
+}
+
+/// `dir`, or `~/.sondera/data`.
+fn data_dir_or_default(dir: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = dir {
+        return Ok(dir.clone());
+    }
+    let home = std::env::var_os("HOME")
+        .ok_or_else(|| anyhow::anyhow!("HOME is not set: give the data directory or store"))?;
+    Ok(PathBuf::from(home).join(".sondera").join("data"))
 }
 
 /// Where recorded trajectories are read from: a local data directory, or a
@@ -445,11 +450,7 @@ impl RecordsArgs {
                 connection,
             )));
         }
-        let local = StoreArgs {
-            data_dir: self.data_dir.clone(),
-            ephemeral: false,
-        };
-        let dir = local.data_dir()?.expect("not ephemeral");
+        let dir = data_dir_or_default(self.data_dir.as_ref())?;
         Ok(std::sync::Arc::new(sondera_store::SqliteStore::open_dir(
             &dir,
         )?))

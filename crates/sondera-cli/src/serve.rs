@@ -104,14 +104,7 @@ impl ServeArgs {
     fn store_location(&self) -> anyhow::Result<String> {
         match &self.store {
             Some(location) => Ok(location.clone()),
-            None => {
-                let home = std::env::var_os("HOME")
-                    .ok_or_else(|| anyhow::anyhow!("HOME is not set: pass --store"))?;
-                Ok(PathBuf::from(home)
-                    .join(".sondera/data")
-                    .display()
-                    .to_string())
-            }
+            None => Ok(crate::data_dir_or_default(None)?.display().to_string()),
         }
     }
 

@@ -193,7 +193,9 @@ pub fn status_error(status: tonic::Status, timeout: Duration) -> HarnessError {
     match status.code() {
         Code::DeadlineExceeded => HarnessError::Timeout(timeout),
         Code::Cancelled if status.message().contains("Timeout") => HarnessError::Timeout(timeout),
-        Code::Unavailable | Code::Unknown if is_transport(&status) => {
+        // Unknown with an underlying error is a connection that broke mid-call.
+        Code::Unavailable => HarnessError::Transport(status.message().to_string()),
+        Code::Unknown if std::error::Error::source(&status).is_some() => {
             HarnessError::Transport(status.message().to_string())
         }
         code => HarnessError::Remote {
@@ -201,11 +203,6 @@ pub fn status_error(status: tonic::Status, timeout: Duration) -> HarnessError {
             message: status.message().to_string(),
         },
     }
-}
-
-fn is_transport(status: &tonic::Status) -> bool {
-    use std::error::Error as _;
-    status.source().is_some() || status.code() == tonic::Code::Unavailable
 }
 
 /// A harness whose events are judged and recorded by a Sondera harness server.
