@@ -27,7 +27,9 @@ pub mod net;
 pub mod persistence;
 pub mod places;
 pub mod secrets;
+mod shape;
 pub mod shell;
 
 pub use classify::{ToolOutcome, classify_tool_call, fold_tool_name, observation_for};
 pub use json::{path_arguments, search_patterns};
+pub use shape::action_shape;

@@ -35,7 +35,7 @@ pub use scope::{Backend, ScopedHarness};
 pub use sondera_guard::{ToolOutcome, classify_tool_call, observation_for};
 
 use async_trait::async_trait;
-use sondera_model::{Adjudicated, Agent, Event, EventDecodeError, Payload};
+use sondera_model::{ActionShape, Adjudicated, Agent, Event, EventDecodeError, Grant, Payload};
 use sondera_store::{StoreError, TrajectoryStatus};
 
 /// Why a harness call failed. Every error from a gate must block the step it
@@ -111,6 +111,15 @@ pub trait Harness: Send + Sync {
         }
         Ok(verdicts)
     }
+
+    /// Records a standing approval for this scope's agent: a
+    /// [`sondera_model::GrantScope::Session`] grant holds as long as this scope, a
+    /// [`sondera_model::GrantScope::Always`] grant is kept durably by the harness.
+    async fn grant(&mut self, grant: Grant) -> Result<(), HarnessError>;
+
+    /// The grant that covers an action of `shape` by this scope's agent, if
+    /// any. Consult it for escalations only: nothing covers a deny.
+    async fn granted(&mut self, shape: &ActionShape) -> Result<Option<Grant>, HarnessError>;
 
     /// The trajectory this scope holds, if any.
     fn trajectory_id(&self) -> Option<&str>;

@@ -2,9 +2,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use sondera_model::{Adjudicated, Agent, Event, Mode};
+use sondera_model::{Adjudicated, Agent, Event, Grant, Mode};
 use sondera_policy::{PolicyEngine, PolicyLoadErrors, Workspace};
-use sondera_store::{MemoryStore, SqliteStore, StoreError, TrajectoryStore};
+use sondera_store::{DEFAULT_TENANT, MemoryStore, SqliteStore, StoreError, TrajectoryStore};
 
 use crate::scope::{Backend, ScopedHarness};
 use crate::{Adjudicator, HarnessError};
@@ -178,5 +178,16 @@ impl Backend for Arc<Adjudicator> {
             .await?
             .ok_or_else(|| HarnessError::UnknownTrajectory(trajectory_id.to_string()))?;
         Ok(store.agent(&recorded.tenant, &recorded.agent_id).await?)
+    }
+
+    async fn put_grant(&self, agent_id: &str, grant: &Grant) -> Result<(), HarnessError> {
+        Ok(self
+            .store()
+            .put_grant(DEFAULT_TENANT, agent_id, grant)
+            .await?)
+    }
+
+    async fn grants(&self, agent_id: &str) -> Result<Vec<Grant>, HarnessError> {
+        Ok(self.store().grants(DEFAULT_TENANT, agent_id).await?)
     }
 }

@@ -3,7 +3,7 @@
 //! against a server unchanged. Writing goes through adjudication only.
 
 use async_trait::async_trait;
-use sondera_model::Agent;
+use sondera_model::{Agent, Grant};
 use sondera_proto::v1;
 use sondera_store::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, DEFAULT_TENANT, Page,
@@ -81,6 +81,23 @@ impl TrajectoryStore for RemoteRecords {
     async fn append(&self, _step: StepRecord<'_>) -> Result<(), StoreError> {
         Err(StoreError::ReadOnly(
             "a server's records change only through adjudication".into(),
+        ))
+    }
+
+    async fn put_grant(
+        &self,
+        _tenant: &str,
+        _agent_id: &str,
+        _grant: &Grant,
+    ) -> Result<(), StoreError> {
+        Err(StoreError::ReadOnly(
+            "grants reach a server through its harness, not its records".into(),
+        ))
+    }
+
+    async fn grants(&self, _tenant: &str, _agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+        Err(StoreError::ReadOnly(
+            "a server's grants are read through its harness, not its records".into(),
         ))
     }
 

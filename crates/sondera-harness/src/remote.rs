@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sondera_model::{Adjudicated, Agent, Event};
+use sondera_model::{Adjudicated, Agent, Event, Grant};
 use sondera_proto::v1;
 use sondera_proto::v1::harness_service_client::HarnessServiceClient;
 use tonic::metadata::AsciiMetadataValue;
@@ -277,6 +277,17 @@ fn invalid_response<T>(decoded: Result<T, impl std::fmt::Display>) -> Result<T, 
 
 #[async_trait]
 impl Backend for Connection {
+    async fn put_grant(&self, _agent_id: &str, _grant: &Grant) -> Result<(), HarnessError> {
+        Err(HarnessError::Config(
+            "standing approvals (\"always\") are kept by a local harness; this server protocol does not carry them yet".into(),
+        ))
+    }
+
+    /// The server keeps no standing approvals, so there are none to find.
+    async fn grants(&self, _agent_id: &str) -> Result<Vec<Grant>, HarnessError> {
+        Ok(Vec::new())
+    }
+
     async fn judge_all(&self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
         self.judge_batch(events).await
     }

@@ -3,7 +3,7 @@
 //! which events it accepts. Harnesses differ only in their [`Backend`].
 
 use async_trait::async_trait;
-use sondera_model::{Actor, Adjudicated, Agent, Event, Payload};
+use sondera_model::{ActionShape, Actor, Adjudicated, Agent, Event, Grant, GrantScope, Payload};
 
 use crate::{Harness, HarnessError};
 
@@ -28,6 +28,12 @@ pub trait Backend: Send + Sync {
     /// The agent a recorded trajectory belongs to, as last recorded;
     /// [`HarnessError::UnknownTrajectory`] when it is not recorded.
     async fn recorded_agent(&self, trajectory_id: &str) -> Result<Option<Agent>, HarnessError>;
+
+    /// Keeps a standing approval for `agent_id` durably.
+    async fn put_grant(&self, agent_id: &str, grant: &Grant) -> Result<(), HarnessError>;
+
+    /// The standing approvals kept for `agent_id`.
+    async fn grants(&self, agent_id: &str) -> Result<Vec<Grant>, HarnessError>;
 }
 
 /// A [`Harness`]: one trajectory scope whose events a [`Backend`] judges.
@@ -98,6 +104,34 @@ impl<B: Backend + Clone + 'static> Harness for ScopedHarness<B> {
         self.backend.judge_all(events).await
     }
 
+    async fn grant(&mut self, grant: Grant) -> Result<(), HarnessError> {
+        match grant.scope {
+            GrantScope::Session => {
+                self.scope.session_grants.retain(|g| g.shape != grant.shape);
+                self.scope.session_grants.push(grant);
+                Ok(())
+            }
+            GrantScope::Always => {
+                let agent = self.scope.agent().ok_or(HarnessError::NoAgent)?;
+                self.backend.put_grant(&agent.id, &grant).await
+            }
+        }
+    }
+
+    async fn granted(&mut self, shape: &ActionShape) -> Result<Option<Grant>, HarnessError> {
+        if let Some(grant) = self
+            .scope
+            .session_grants
+            .iter()
+            .find(|g| g.shape.covers(shape))
+        {
+            return Ok(Some(grant.clone()));
+        }
+        let agent = self.scope.agent().ok_or(HarnessError::NoAgent)?;
+        let kept = self.backend.grants(&agent.id).await?;
+        Ok(kept.into_iter().find(|g| g.shape.covers(shape)))
+    }
+
     fn trajectory_id(&self) -> Option<&str> {
         self.scope.trajectory_id()
     }
@@ -120,6 +154,8 @@ pub(crate) struct Scope {
     default_agent: Option<Agent>,
     agent: Option<Agent>,
     trajectory_id: Option<String>,
+    /// Approvals granted for the rest of this scope.
+    session_grants: Vec<Grant>,
 }
 
 impl Scope {
@@ -128,6 +164,7 @@ impl Scope {
             agent: default_agent.clone(),
             default_agent,
             trajectory_id: None,
+            session_grants: Vec::new(),
         }
     }
 

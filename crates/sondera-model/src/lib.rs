@@ -23,6 +23,7 @@ mod adjudication;
 mod agent;
 mod call_id;
 mod event;
+mod grant;
 mod payload;
 mod state;
 
@@ -35,6 +36,7 @@ pub use call_id::{
 pub use event::{
     Actor, ActorKind, Causality, Event, EventDecodeError, ExecutionAttribution, event_json_schema,
 };
+pub use grant::{ActionShape, CommandShape, Grant, GrantScope};
 pub use payload::{FileOperationKind, Payload, PayloadCategory, PromptRole};
 pub use state::{
     MAX_PENDING_CALLS, MAX_TOOLS_USED, MAX_UNTRUSTED_COMMANDS, PendingCall, TrajectoryState,

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use sondera_model::Agent;
+use sondera_model::{Agent, Grant};
 
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, StepRecord,
@@ -59,6 +59,19 @@ impl<H: AppendHook> TrajectoryStore for HookedStore<H> {
         id: &str,
     ) -> Result<Option<TrajectoryDetail>, StoreError> {
         self.inner.trajectory_with_events(id).await
+    }
+
+    async fn put_grant(
+        &self,
+        tenant: &str,
+        agent_id: &str,
+        grant: &Grant,
+    ) -> Result<(), StoreError> {
+        self.inner.put_grant(tenant, agent_id, grant).await
+    }
+
+    async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+        self.inner.grants(tenant, agent_id).await
     }
 
     async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {

@@ -28,7 +28,7 @@ pub use sqlite::SqliteStore;
 pub use types::*;
 
 use async_trait::async_trait;
-use sondera_model::Agent;
+use sondera_model::{Agent, Grant};
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -130,4 +130,16 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
         tenant: Option<&str>,
         window: &TimeWindow,
     ) -> Result<Analytics, StoreError>;
+
+    /// Records a standing approval for `agent_id`, replacing any earlier one
+    /// of the same shape.
+    async fn put_grant(
+        &self,
+        tenant: &str,
+        agent_id: &str,
+        grant: &Grant,
+    ) -> Result<(), StoreError>;
+
+    /// The standing approvals recorded for `agent_id`, oldest first.
+    async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, StoreError>;
 }

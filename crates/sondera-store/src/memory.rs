@@ -3,7 +3,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use parking_lot::RwLock;
-use sondera_model::{Adjudicated, Agent, Decision, Payload};
+use sondera_model::{Adjudicated, Agent, Decision, Grant, Payload};
 
 use crate::types::{cursor_parts, cursor_time};
 use crate::{
@@ -28,6 +28,8 @@ struct Inner {
     event_ids: HashSet<String>,
     /// Where every verdict is, in the order recorded, for queries and analytics.
     verdicts: Vec<VerdictRef>,
+    /// Keyed by tenant, agent id and shape.
+    grants: BTreeMap<(String, String, String), Grant>,
 }
 
 #[derive(Debug)]
@@ -243,6 +245,29 @@ impl TrajectoryStore for MemoryStore {
                 summary: t.summary.clone(),
                 events: t.events.clone(),
             }))
+    }
+
+    async fn put_grant(
+        &self,
+        tenant: &str,
+        agent_id: &str,
+        grant: &Grant,
+    ) -> Result<(), StoreError> {
+        let key = (tenant.to_string(), agent_id.to_string(), grant.shape.key());
+        self.inner.write().grants.insert(key, grant.clone());
+        Ok(())
+    }
+
+    async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+        let inner = self.inner.read();
+        let mut grants: Vec<Grant> = inner
+            .grants
+            .iter()
+            .filter(|((t, a, _), _)| t == tenant && a == agent_id)
+            .map(|(_, grant)| grant.clone())
+            .collect();
+        grants.sort_by_key(|g| g.granted_at);
+        Ok(grants)
     }
 
     async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {

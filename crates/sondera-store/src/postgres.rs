@@ -16,7 +16,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{GenericClient, Pool};
-use sondera_model::{Agent, Decision};
+use sondera_model::{Agent, Decision, Grant};
 use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
@@ -29,7 +29,8 @@ use crate::{
 };
 
 /// Migrations, applied in order; the version is the index plus one.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE agents (
     tenant TEXT NOT NULL,
     id TEXT NOT NULL,
@@ -82,7 +83,18 @@ CREATE TABLE adjudication_policies (
     recorded_at TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX adjudication_policies_by_time ON adjudication_policies (recorded_at);
-"#];
+"#,
+    r#"
+CREATE TABLE grants (
+    tenant TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    granted_at TIMESTAMPTZ NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant, agent_id, shape)
+);
+"#,
+];
 
 /// Steps written in one transaction at most.
 const MAX_BATCH: usize = 128;
@@ -476,6 +488,53 @@ impl TrajectoryStore for PostgresStore {
             })
             .collect::<Result<_, StoreError>>()?;
         Ok(Some(TrajectoryDetail { summary, events }))
+    }
+
+    async fn put_grant(
+        &self,
+        tenant: &str,
+        agent_id: &str,
+        grant: &Grant,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_string(grant).map_err(|e| StoreError::Corrupt {
+            what: "grant".into(),
+            message: e.to_string(),
+        })?;
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "INSERT INTO grants (tenant, agent_id, shape, granted_at, body) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (tenant, agent_id, shape) DO UPDATE SET granted_at = EXCLUDED.granted_at, body = EXCLUDED.body",
+            )
+            .await?;
+        client
+            .execute(
+                &statement,
+                &[
+                    &tenant,
+                    &agent_id,
+                    &grant.shape.key(),
+                    &grant.granted_at,
+                    &body,
+                ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT body FROM grants WHERE tenant = $1 AND agent_id = $2 ORDER BY granted_at, shape",
+            )
+            .await?;
+        client
+            .query(&statement, &[&tenant, &agent_id])
+            .await?
+            .iter()
+            .map(|row| from_json("grant", row.get(0)))
+            .collect()
     }
 
     async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use parking_lot::Mutex;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::de::DeserializeOwned;
-use sondera_model::{Agent, Decision, Event};
+use sondera_model::{Agent, Decision, Event, Grant};
 
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
@@ -68,6 +68,14 @@ CREATE TABLE IF NOT EXISTS adjudication_policies (
     recorded_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS adjudication_policies_by_time ON adjudication_policies (recorded_at);
+CREATE TABLE IF NOT EXISTS grants (
+    tenant TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    granted_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant, agent_id, shape)
+);
 "#;
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
@@ -654,6 +662,39 @@ impl TrajectoryStore for SqliteStore {
         };
         let events = self.events_sync(&conn, id)?;
         Ok(Some(TrajectoryDetail { summary, events }))
+    }
+
+    async fn put_grant(
+        &self,
+        tenant: &str,
+        agent_id: &str,
+        grant: &Grant,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_string(grant).map_err(|e| corrupt("grant", e))?;
+        let conn = self.conn.lock();
+        conn.prepare_cached(
+            "INSERT INTO grants (tenant, agent_id, shape, granted_at, body) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (tenant, agent_id, shape) DO UPDATE SET granted_at = excluded.granted_at, body = excluded.body",
+        )?
+        .execute(params![
+            tenant,
+            agent_id,
+            grant.shape.key(),
+            timestamp(&grant.granted_at),
+            body
+        ])?;
+        Ok(())
+    }
+
+    async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+        let conn = self.conn.lock();
+        let mut statement = conn.prepare_cached(
+            "SELECT body FROM grants WHERE tenant = ?1 AND agent_id = ?2 ORDER BY granted_at, shape",
+        )?;
+        let bodies = statement
+            .query_map([tenant, agent_id], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        bodies.iter().map(|b| from_json("grant", b)).collect()
     }
 
     async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {

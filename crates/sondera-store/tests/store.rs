@@ -692,6 +692,28 @@ async fn concurrent_appends_each_stand_alone(store: &dyn TrajectoryStore) {
     );
 }
 
+/// Standing approvals are kept per tenant and agent; granting a shape again
+/// replaces the earlier grant instead of adding a second.
+async fn grants_are_kept_per_agent(store: &dyn TrajectoryStore) {
+    let shape = |host: &str| ActionShape::Web { host: host.into() };
+    let mut first = Grant::new(shape("docs.rs"), GrantScope::Always, Actor::human("ana"));
+    first.granted_at = at(1);
+    let mut second = Grant::new(shape("crates.io"), GrantScope::Always, Actor::human("ana"));
+    second.granted_at = at(2);
+    store.put_grant("default", "bot", &second).await.unwrap();
+    store.put_grant("default", "bot", &first).await.unwrap();
+    store.put_grant("acme", "bot", &first).await.unwrap();
+    let mut again = first.clone();
+    again.granted_by = Actor::human("bo");
+    again.granted_at = at(3);
+    store.put_grant("default", "bot", &again).await.unwrap();
+
+    let kept = store.grants("default", "bot").await.unwrap();
+    assert_eq!(kept, vec![second, again]);
+    assert_eq!(store.grants("acme", "bot").await.unwrap(), vec![first]);
+    assert!(store.grants("default", "other").await.unwrap().is_empty());
+}
+
 macro_rules! suite {
     ($module:ident, $make:expr) => {
         mod $module {
@@ -725,6 +747,11 @@ macro_rules! suite {
             async fn tenants_see_only_their_own() {
                 let (s, _g) = $make;
                 super::tenants_see_only_their_own(&s).await
+            }
+            #[tokio::test]
+            async fn grants_are_kept_per_agent() {
+                let (s, _g) = $make;
+                super::grants_are_kept_per_agent(&s).await
             }
             #[tokio::test]
             async fn monitor_verdicts_count_what_policies_decided() {

@@ -1,0 +1,172 @@
+//! Standing approvals: a human's "yes, and don't ask me again" for a shape of
+//! action. A grant answers an *escalation* only; a hard deny is never
+//! covered, whatever was granted.
+
+use chrono::{DateTime, SubsecRound, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{Actor, FileOperationKind};
+
+/// How long an approval holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantScope {
+    /// For the rest of this session's trajectory scope.
+    Session,
+    /// For this agent from now on, across sessions and restarts.
+    Always,
+}
+
+impl GrantScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Session => "session",
+            Self::Always => "always",
+        }
+    }
+}
+
+/// One simple command of a shell action, as a grant sees it: the program,
+/// its subcommand, and whether it ran with elevated privileges. `sudo rm`
+/// and `rm` are different shapes, so neither grant covers the other.
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+pub struct CommandShape {
+    pub program: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subcommand: Option<String>,
+    #[serde(default)]
+    pub privileged: bool,
+}
+
+/// What a grant covers: the kind of action and its target, never the exact
+/// arguments, so one approval covers later calls of the same shape.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ActionShape {
+    /// Every simple command of the command line, sorted and without repeats.
+    Shell {
+        commands: Vec<CommandShape>,
+    },
+    File {
+        operation: FileOperationKind,
+        path: String,
+    },
+    Web {
+        host: String,
+    },
+    Tool {
+        tool: String,
+        target: String,
+    },
+}
+
+impl ActionShape {
+    /// Whether a grant of `self` covers an action of shape `other`. A shell
+    /// grant covers a command line whose every simple command it names.
+    pub fn covers(&self, other: &ActionShape) -> bool {
+        match (self, other) {
+            (Self::Shell { commands: granted }, Self::Shell { commands }) => {
+                !commands.is_empty() && commands.iter().all(|c| granted.binary_search(c).is_ok())
+            }
+            _ => self == other,
+        }
+    }
+
+    /// A stable text form, used as the key a grant is stored under.
+    pub fn key(&self) -> String {
+        serde_json::to_string(self).expect("action shapes serialize")
+    }
+}
+
+impl std::fmt::Display for ActionShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Shell { commands } => {
+                let names: Vec<String> = commands
+                    .iter()
+                    .map(|c| {
+                        let sudo = if c.privileged { "sudo " } else { "" };
+                        match &c.subcommand {
+                            Some(sub) => format!("{sudo}{} {sub}", c.program),
+                            None => format!("{sudo}{}", c.program),
+                        }
+                    })
+                    .collect();
+                write!(f, "shell: {}", names.join(", "))
+            }
+            Self::File { operation, path } => write!(f, "file {}: {path}", operation.as_str()),
+            Self::Web { host } => write!(f, "web: {host}"),
+            Self::Tool { tool, target } => write!(f, "tool {tool}: {target}"),
+        }
+    }
+}
+
+/// A standing approval, as the harness stores it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Grant {
+    pub shape: ActionShape,
+    pub scope: GrantScope,
+    pub granted_by: Actor,
+    pub granted_at: DateTime<Utc>,
+}
+
+impl Grant {
+    pub fn new(shape: ActionShape, scope: GrantScope, granted_by: Actor) -> Self {
+        Self {
+            shape,
+            scope,
+            granted_by,
+            granted_at: Utc::now().round_subsecs(6),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(program: &str, sub: Option<&str>, privileged: bool) -> CommandShape {
+        CommandShape {
+            program: program.into(),
+            subcommand: sub.map(Into::into),
+            privileged,
+        }
+    }
+
+    #[test]
+    fn shell_grants_cover_their_commands_only() {
+        let granted = ActionShape::Shell {
+            commands: vec![cmd("git", Some("log"), false), cmd("head", None, false)],
+        };
+        let git_log = ActionShape::Shell {
+            commands: vec![cmd("git", Some("log"), false)],
+        };
+        let git_push = ActionShape::Shell {
+            commands: vec![cmd("git", Some("push"), false)],
+        };
+        let sudo_git_log = ActionShape::Shell {
+            commands: vec![cmd("git", Some("log"), true)],
+        };
+        assert!(granted.covers(&git_log));
+        assert!(!granted.covers(&git_push));
+        assert!(!granted.covers(&sudo_git_log));
+        assert!(!sudo_git_log.covers(&git_log));
+        assert!(!granted.covers(&ActionShape::Shell { commands: vec![] }));
+    }
+
+    #[test]
+    fn other_grants_need_the_same_target() {
+        let web = ActionShape::Web {
+            host: "example.com".into(),
+        };
+        assert!(web.covers(&web.clone()));
+        assert!(!web.covers(&ActionShape::Web {
+            host: "evil.example".into()
+        }));
+    }
+}
