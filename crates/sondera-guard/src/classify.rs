@@ -49,6 +49,7 @@ const SHELL: &[&str] = &[
     "sh",
     "shell",
     "terminal",
+    "runshell",
     "runshellcommand",
     "shellcommand",
     "executeshellcommand",
