@@ -190,6 +190,8 @@ pub struct Failures {
     pub fail_completed: AtomicBool,
     pub fail_all: AtomicBool,
     pub fail_actions: AtomicBool,
+    /// Fails every append to this trajectory.
+    pub fail_trajectory: std::sync::Mutex<Option<String>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -210,7 +212,9 @@ impl AppendHook for Switch {
             _ => false,
         } || self.fail_all.load(Ordering::SeqCst)
             || (self.fail_actions.load(Ordering::SeqCst)
-                && step.event.payload.category() == PayloadCategory::Action);
+                && step.event.payload.category() == PayloadCategory::Action)
+            || self.fail_trajectory.lock().unwrap().as_deref()
+                == Some(step.event.trajectory_id.as_str());
         if fail {
             return Err(StoreError::Unavailable("the disk was unplugged".into()));
         }

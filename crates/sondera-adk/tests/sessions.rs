@@ -1,0 +1,358 @@
+//! Session scopes under a real runner: one trajectory per session, leases,
+//! eviction, quarantine and close.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use sondera_adk::{CloseError, SonderaHarnessPlugin};
+use sondera_harness::Harness;
+use sondera_store::{TrajectoryStatus, TrajectoryStore};
+use support::*;
+
+fn echo(sondera: &SonderaHarnessPlugin) -> Arc<dyn adk_core::Agent> {
+    llm(sondera, "coder", ScriptedModel::planned(|_| vec![]), vec![])
+}
+
+/// A fixture whose `run_shell` tool waits for a permit before it returns.
+fn held(
+    capacity: usize,
+) -> (
+    Arc<Fixture>,
+    Arc<RecordingTool>,
+    Arc<tokio::sync::Semaphore>,
+) {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let shell = RecordingTool::held("run_shell", "command", gate.clone());
+    let tool = shell.clone();
+    let fixture = Fixture::new(
+        move |b| b.max_session_scopes(capacity),
+        move |sondera| {
+            let model = ScriptedModel::planned(|text| match text {
+                "wait" => vec![(Some("w1"), "run_shell", json!({"command": "sleep 1"}))],
+                _ => vec![],
+            });
+            llm(sondera, "coder", model, vec![tool])
+        },
+    );
+    (Arc::new(fixture), shell, gate)
+}
+
+async fn until(check: impl Fn() -> bool) {
+    for _ in 0..500 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("condition never held");
+}
+
+async fn status(fixture: &Fixture, trajectory_id: &str) -> TrajectoryStatus {
+    fixture
+        .store
+        .trajectory(trajectory_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_share_their_sessions_trajectory_and_sessions_never_share_one() {
+    let fixture = Fixture::new(|b| b, echo);
+    fixture.turn("ana", "s1", "first").await;
+    fixture.turn("ana", "s1", "second").await;
+    let (a, b) = tokio::join!(
+        fixture.turn("ana", "s2", "from s2"),
+        fixture.turn("bo", "s2", "from bo"),
+    );
+    assert!(a.errors.is_empty() && b.errors.is_empty(), "{a:?} {b:?}");
+
+    let s1 = fixture.trajectory("ana", "s1").await;
+    assert_eq!(kinds(&s1).iter().filter(|k| **k == "started").count(), 1);
+    assert_eq!(
+        prompts(&s1, sondera_model::PromptRole::User),
+        ["first", "second"]
+    );
+    let ana = fixture.trajectory("ana", "s2").await;
+    let bo = fixture.trajectory("bo", "s2").await;
+    assert_eq!(prompts(&ana, sondera_model::PromptRole::User), ["from s2"]);
+    assert_eq!(prompts(&bo, sondera_model::PromptRole::User), ["from bo"]);
+    assert_ne!(ana[0].event.trajectory_id, bo[0].event.trajectory_id);
+    assert_eq!(fixture.sondera.session_scopes(), 3);
+    assert!(fixture.sondera.active_leases().is_empty());
+}
+
+#[tokio::test]
+async fn the_least_recently_used_idle_session_is_ended_to_make_room() {
+    let fixture = Fixture::new(|b| b.max_session_scopes(2), echo);
+    fixture.turn("ana", "a", "hi").await;
+    fixture.turn("ana", "b", "hi").await;
+    fixture.turn("ana", "a", "again").await;
+    let b = fixture
+        .sondera
+        .trajectory_id(&Fixture::key("ana", "b"))
+        .await
+        .unwrap();
+    fixture.turn("ana", "c", "hi").await;
+
+    assert_eq!(fixture.sondera.session_scopes(), 2);
+    assert_eq!(
+        fixture
+            .sondera
+            .trajectory_id(&Fixture::key("ana", "b"))
+            .await,
+        None
+    );
+    assert_eq!(status(&fixture, &b).await, TrajectoryStatus::Completed);
+    let a = fixture
+        .sondera
+        .trajectory_id(&Fixture::key("ana", "a"))
+        .await
+        .unwrap();
+    assert_eq!(status(&fixture, &a).await, TrajectoryStatus::Running);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_with_running_invocations_are_never_evicted() {
+    let (fixture, shell, gate) = held(1);
+    let running = {
+        let fixture = fixture.clone();
+        tokio::spawn(async move { fixture.turn("ana", "a", "wait").await })
+    };
+    until(|| shell.runs() == 1).await;
+    let leases = fixture.sondera.active_leases();
+    assert_eq!(leases.len(), 1);
+    assert_eq!(leases[0].session, Fixture::key("ana", "a"));
+
+    let refused = fixture.turn("ana", "b", "hi").await;
+    let error = refused.errors.join("\n");
+    assert!(error.contains("all 1 session scopes are in use"), "{error}");
+    assert!(error.contains("fixture-app/ana/a (invocation"), "{error}");
+
+    gate.add_permits(1);
+    let done = running.await.unwrap();
+    assert!(done.errors.is_empty(), "{done:?}");
+    let admitted = fixture.turn("ana", "b", "hi").await;
+    assert!(admitted.errors.is_empty(), "{admitted:?}");
+}
+
+#[tokio::test]
+async fn a_session_whose_trajectory_may_exist_unstarted_is_quarantined() {
+    let fixture = Fixture::new(|b| b.max_session_scopes(1), echo);
+    set(&fixture.switch.fail_started, true);
+    let failed = fixture.turn("ana", "a", "hi").await;
+    assert!(
+        failed
+            .errors
+            .join("")
+            .contains("could not start the trajectory"),
+        "{failed:?}"
+    );
+    set(&fixture.switch.fail_started, false);
+
+    let again = fixture.turn("ana", "a", "hi").await;
+    assert!(
+        again.errors.join("").contains("is quarantined"),
+        "{again:?}"
+    );
+    // It keeps its capacity until its trajectory is ended, which cannot
+    // happen for one whose start was never recorded.
+    let other = fixture.turn("ana", "b", "hi").await;
+    assert!(
+        other
+            .errors
+            .join("")
+            .contains("could not end the trajectory of idle session fixture-app/ana/a"),
+        "{other:?}"
+    );
+    assert_eq!(fixture.sondera.session_scopes(), 1);
+    match fixture.sondera.close().await {
+        Err(CloseError::Finalize(failures)) => {
+            assert_eq!(failures.len(), 1);
+            assert_eq!(failures[0].0, Fixture::key("ana", "a"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_session_that_failed_to_end_is_cleared_by_a_later_eviction() {
+    let fixture = Fixture::new(|b| b.max_session_scopes(1), echo);
+    fixture.turn("ana", "a", "hi").await;
+    let a = fixture
+        .sondera
+        .trajectory_id(&Fixture::key("ana", "a"))
+        .await
+        .unwrap();
+    set(&fixture.switch.fail_completed, true);
+    let refused = fixture.turn("ana", "b", "hi").await;
+    assert!(
+        refused.errors.join("").contains("the disk was unplugged"),
+        "{refused:?}"
+    );
+    let quarantined = fixture.turn("ana", "a", "hi").await;
+    assert!(
+        quarantined.errors.join("").contains("is quarantined"),
+        "{quarantined:?}"
+    );
+
+    set(&fixture.switch.fail_completed, false);
+    let admitted = fixture.turn("ana", "b", "hi").await;
+    assert!(admitted.errors.is_empty(), "{admitted:?}");
+    assert_eq!(status(&fixture, &a).await, TrajectoryStatus::Completed);
+    assert_eq!(
+        fixture
+            .sondera
+            .trajectory_id(&Fixture::key("ana", "a"))
+            .await,
+        None
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_waits_for_running_invocations_and_then_ends_every_session() {
+    let (fixture, shell, gate) = held(8);
+    fixture.turn("bo", "idle", "hi").await;
+    let idle = fixture
+        .sondera
+        .trajectory_id(&Fixture::key("bo", "idle"))
+        .await
+        .unwrap();
+    let running = {
+        let fixture = fixture.clone();
+        tokio::spawn(async move { fixture.turn("ana", "a", "wait").await })
+    };
+    until(|| shell.runs() == 1).await;
+
+    match fixture.sondera.close().await {
+        Err(CloseError::LeasesActive(leases)) => {
+            assert_eq!(leases.0.len(), 1);
+            assert!(leases.to_string().contains("fixture-app/ana/a"), "{leases}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let refused = fixture.turn("cy", "new", "hi").await;
+    assert!(refused.errors.join("").contains("closing"), "{refused:?}");
+
+    gate.add_permits(1);
+    running.await.unwrap();
+    let a = fixture
+        .sondera
+        .trajectory_id(&Fixture::key("ana", "a"))
+        .await
+        .unwrap();
+    fixture.sondera.close().await.unwrap();
+    assert_eq!(fixture.sondera.session_scopes(), 0);
+    assert_eq!(status(&fixture, &idle).await, TrajectoryStatus::Completed);
+    assert_eq!(status(&fixture, &a).await, TrajectoryStatus::Completed);
+}
+
+#[tokio::test]
+async fn close_ends_what_it_can_and_reports_the_rest() {
+    let fixture = Fixture::new(|b| b, echo);
+    fixture.turn("ana", "a", "hi").await;
+    fixture.turn("ana", "b", "hi").await;
+    let a = fixture
+        .sondera
+        .trajectory_id(&Fixture::key("ana", "a"))
+        .await
+        .unwrap();
+    let b = fixture
+        .sondera
+        .trajectory_id(&Fixture::key("ana", "b"))
+        .await
+        .unwrap();
+    *fixture.switch.fail_trajectory.lock().unwrap() = Some(a.clone());
+
+    let error = fixture.sondera.close().await.unwrap_err();
+    assert!(error.to_string().contains("fixture-app/ana/a"), "{error}");
+    assert!(!error.to_string().contains("fixture-app/ana/b"), "{error}");
+    assert_eq!(status(&fixture, &b).await, TrajectoryStatus::Completed);
+    assert_eq!(fixture.sondera.session_scopes(), 1);
+
+    *fixture.switch.fail_trajectory.lock().unwrap() = None;
+    fixture.sondera.close().await.unwrap();
+    assert_eq!(status(&fixture, &a).await, TrajectoryStatus::Completed);
+}
+
+#[tokio::test]
+async fn a_session_keeps_its_agent_tree() {
+    let fixture = Fixture::new(|b| b, echo);
+    fixture.turn("ana", "a", "hi").await;
+    let other = fixture
+        .sondera
+        .root(llm(
+            &fixture.sondera,
+            "reviewer",
+            ScriptedModel::planned(|_| vec![]),
+            vec![],
+        ))
+        .unwrap();
+    let turn = fixture
+        .turn_with(&fixture.runner_for(other), "ana", "a", "hi")
+        .await;
+    let error = turn.errors.join("");
+    assert!(
+        error.contains("governed as the agent tree rooted at `coder`"),
+        "{error}"
+    );
+    assert!(error.contains("runs `reviewer`"), "{error}");
+}
+
+#[tokio::test]
+async fn a_factory_must_hand_out_fresh_scopes() {
+    let store: Arc<dyn TrajectoryStore> = Arc::new(sondera_store::MemoryStore::new());
+    let shared: sondera_adk::SharedHarness =
+        Arc::new(tokio::sync::Mutex::new(Box::new(harness(store.clone()))));
+    let reused = shared.clone();
+    let fixture = Fixture::new(
+        |_| SonderaHarnessPlugin::with_factory(move || Ok(reused.clone())),
+        echo,
+    );
+    assert!(fixture.turn("ana", "a", "hi").await.errors.is_empty());
+    let second = fixture.turn("ana", "b", "hi").await;
+    assert!(
+        second
+            .errors
+            .join("")
+            .contains("already issued to session fixture-app/ana/a"),
+        "{second:?}"
+    );
+
+    let mut started = harness(store);
+    started
+        .initialize(Some(sondera_model::Agent::new("x", "google-adk")), None)
+        .await
+        .unwrap();
+    let started: sondera_adk::SharedHarness = Arc::new(tokio::sync::Mutex::new(Box::new(started)));
+    let fixture = Fixture::new(
+        move |_| SonderaHarnessPlugin::with_factory(move || Ok(started.clone())),
+        echo,
+    );
+    let refused = fixture.turn("ana", "a", "hi").await;
+    assert!(
+        refused.errors.join("").contains("already holds trajectory"),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test]
+async fn invalid_configurations_are_refused() {
+    let store: Arc<dyn TrajectoryStore> = Arc::new(sondera_store::MemoryStore::new());
+    let error = SonderaHarnessPlugin::builder(harness(store.clone()))
+        .max_session_scopes(0)
+        .build()
+        .err()
+        .unwrap();
+    assert!(error.to_string().contains("at least 1"), "{error}");
+    let error = SonderaHarnessPlugin::builder(harness(store))
+        .escalation(sondera_adk::EscalationMode::Ask)
+        .build()
+        .err()
+        .unwrap();
+    assert!(error.to_string().contains("needs an approver"), "{error}");
+}
