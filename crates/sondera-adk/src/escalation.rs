@@ -115,6 +115,13 @@ pub trait Approver: Send + Sync {
     async fn decide(&self, request: &ApprovalRequest) -> Result<ApprovalDecision, ApprovalError>;
 }
 
+#[async_trait]
+impl<A: Approver + ?Sized> Approver for Arc<A> {
+    async fn decide(&self, request: &ApprovalRequest) -> Result<ApprovalDecision, ApprovalError> {
+        (**self).decide(request).await
+    }
+}
+
 /// An [`Approver`] backed by an adk-rust [`ToolConfirmationHandler`]: approve
 /// means once, deny means deny. The handler speaks for the person `decided_by`.
 #[derive(Debug, Clone)]

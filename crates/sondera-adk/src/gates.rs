@@ -17,7 +17,7 @@ use sondera_model::{
 use crate::error::PluginError;
 use crate::escalation::{Approval, ApprovalRequest, Approver, EscalationMode};
 use crate::sessions::{PendingTool, SessionKey, SessionScope, Sessions, Taker, TreeChoice};
-use crate::tree::{AgentTree, Catalog};
+use crate::tree::{AgentTree, Catalog, TRANSFER_TOOL};
 
 /// The plugin's state, shared by every callback.
 pub(crate) struct Governor {
@@ -351,10 +351,57 @@ impl Governor {
             };
             scope.with_invocation(invocation, |s| s.last_assistant_prompt = Some(seen))?;
         }
-        if stage == ResponseStage::Whole {
+        if stage == ResponseStage::Whole && !replaced {
+            if let Some(blocked) = self
+                .hand_offs(&scope, ctx, response.content.as_ref())
+                .await?
+            {
+                response.content = Some(Content::new("model").with_text(blocked.deny_message()));
+                return Ok((response, true));
+            }
             remember_calls(&scope, invocation, response.content.as_ref())?;
         }
         Ok((response, replaced))
+    }
+
+    /// Judges the transfers a response asks for. ADK acts on a transfer
+    /// before any tool callback could see it, so it is judged here, as a
+    /// tool call of the agent handing off; the first blocked one is returned.
+    async fn hand_offs(
+        &self,
+        scope: &SessionScope,
+        ctx: &dyn CallbackContext,
+        content: Option<&Content>,
+    ) -> Result<Option<Adjudicated>, PluginError> {
+        let transfers = content
+            .into_iter()
+            .flat_map(|c| &c.parts)
+            .filter_map(|part| match part {
+                Part::FunctionCall { name, args, id, .. } if name == TRANSFER_TOOL => {
+                    Some((args, admit_provider_call_id(Adapter::Adk, id.clone())))
+                }
+                _ => None,
+            });
+        for (args, provider_call_id) in transfers {
+            let call_id = provider_call_id
+                .clone()
+                .unwrap_or_else(|| format!("sondera-{}", uuid::Uuid::new_v4()));
+            let action = classify_tool_call(&call_id, TRANSFER_TOOL, args);
+            let verdict = self
+                .judge(
+                    scope,
+                    ctx.agent_name(),
+                    "the hand-off",
+                    action,
+                    None,
+                    provider_call_id,
+                )
+                .await?;
+            if !verdict.is_allowed() {
+                return Ok(Some(verdict));
+            }
+        }
+        Ok(None)
     }
 
     /// A tool call, before it runs.
