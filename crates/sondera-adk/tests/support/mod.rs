@@ -333,10 +333,14 @@ impl Fixture {
     }
 
     pub async fn open(&self, user: &str, session: &str) {
+        self.open_in(APP, user, session).await;
+    }
+
+    pub async fn open_in(&self, app: &str, user: &str, session: &str) {
         let existing = self
             .sessions
             .get(adk_session::GetRequest {
-                app_name: APP.into(),
+                app_name: app.into(),
                 user_id: user.into(),
                 session_id: session.into(),
                 num_recent_events: None,
@@ -346,7 +350,7 @@ impl Fixture {
         if existing.is_err() {
             self.sessions
                 .create(CreateRequest {
-                    app_name: APP.into(),
+                    app_name: app.into(),
                     user_id: user.into(),
                     session_id: Some(session.into()),
                     state: HashMap::new(),
