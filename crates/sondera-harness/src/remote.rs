@@ -277,15 +277,32 @@ fn invalid_response<T>(decoded: Result<T, impl std::fmt::Display>) -> Result<T, 
 
 #[async_trait]
 impl Backend for Connection {
-    async fn put_grant(&self, _agent_id: &str, _grant: &Grant) -> Result<(), HarnessError> {
-        Err(HarnessError::Config(
-            "standing approvals (\"always\") are kept by a local harness; this server protocol does not carry them yet".into(),
-        ))
+    async fn put_grant(&self, agent_id: &str, grant: &Grant) -> Result<(), HarnessError> {
+        let mut client = self.client();
+        let request = v1::PutGrantRequest {
+            agent_id: agent_id.to_string(),
+            grant: Some(grant.clone().into()),
+        };
+        self.call(client.put_grant(self.request(request))).await?;
+        Ok(())
     }
 
-    /// The server keeps no standing approvals, so there are none to find.
-    async fn grants(&self, _agent_id: &str) -> Result<Vec<Grant>, HarnessError> {
-        Ok(Vec::new())
+    async fn grants(&self, agent_id: &str) -> Result<Vec<Grant>, HarnessError> {
+        let mut client = self.client();
+        let request = v1::ListGrantsRequest {
+            agent_id: agent_id.to_string(),
+        };
+        let listed = self.call(client.list_grants(self.request(request))).await?;
+        listed
+            .grants
+            .into_iter()
+            .map(|grant| {
+                Grant::try_from(grant).map_err(|e| HarnessError::Remote {
+                    code: "INVALID_RESPONSE".into(),
+                    message: e.to_string(),
+                })
+            })
+            .collect()
     }
 
     async fn judge_all(&self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {

@@ -188,6 +188,7 @@ wire_enum!(model::Mode, v1::Mode, Govern <=> Govern, Monitor <=> Monitor, Steer 
 wire_enum!(model::PromptRole, v1::PromptRole, User <=> User, System <=> System, Assistant <=> Assistant);
 wire_enum!(model::FileOperationKind, v1::FileOperationKind, Read <=> Read, Write <=> Write, Edit <=> Edit, Delete <=> Delete);
 wire_enum!(model::ActorKind, v1::ActorKind, Human <=> Human, Agent <=> Agent, System <=> System, Policy <=> Policy);
+wire_enum!(model::GrantScope, v1::GrantScope, Session <=> Session, Always <=> Always);
 wire_enum!(
     model::CollaborationMode, v1::CollaborationMode,
     Transfer <=> Transfer, Sequential <=> Sequential, Parallel <=> Parallel, Loop <=> Loop, Custom <=> Custom
@@ -907,5 +908,90 @@ impl From<v1::Analytics> for store::Analytics {
                 })
                 .collect(),
         }
+    }
+}
+
+// ---- Standing approvals ----------------------------------------------------
+
+impl From<model::ActionShape> for v1::ActionShape {
+    fn from(shape: model::ActionShape) -> Self {
+        use v1::action_shape::Kind;
+        let kind = match shape {
+            model::ActionShape::Shell { commands } => Kind::Shell(v1::ShellShape {
+                commands: commands
+                    .into_iter()
+                    .map(|c| v1::CommandShape {
+                        program: c.program,
+                        subcommand: c.subcommand,
+                        privileged: c.privileged,
+                    })
+                    .collect(),
+            }),
+            model::ActionShape::File { operation, path } => Kind::File(v1::FileShape {
+                operation: enum_value::<_, v1::FileOperationKind>(operation),
+                path,
+            }),
+            model::ActionShape::Web { host } => Kind::Web(v1::WebShape { host }),
+            model::ActionShape::Tool { tool, target } => Kind::Tool(v1::ToolShape { tool, target }),
+        };
+        Self { kind: Some(kind) }
+    }
+}
+
+impl TryFrom<v1::ActionShape> for model::ActionShape {
+    type Error = DecodeError;
+
+    fn try_from(shape: v1::ActionShape) -> Decoded<Self> {
+        use v1::action_shape::Kind;
+        Ok(match required(shape.kind, "kind")? {
+            Kind::Shell(shell) => {
+                // Coverage checks look commands up in order.
+                let mut commands: Vec<model::CommandShape> = shell
+                    .commands
+                    .into_iter()
+                    .map(|c| model::CommandShape {
+                        program: c.program,
+                        subcommand: c.subcommand,
+                        privileged: c.privileged,
+                    })
+                    .collect();
+                commands.sort();
+                commands.dedup();
+                model::ActionShape::Shell { commands }
+            }
+            Kind::File(file) => model::ActionShape::File {
+                operation: model::FileOperationKind::decode(file.operation, "file.operation")?,
+                path: file.path,
+            },
+            Kind::Web(web) => model::ActionShape::Web { host: web.host },
+            Kind::Tool(tool) => model::ActionShape::Tool {
+                tool: tool.tool,
+                target: tool.target,
+            },
+        })
+    }
+}
+
+impl From<model::Grant> for v1::Grant {
+    fn from(grant: model::Grant) -> Self {
+        Self {
+            shape: Some(grant.shape.into()),
+            scope: enum_value::<_, v1::GrantScope>(grant.scope),
+            granted_by: Some(grant.granted_by.into()),
+            granted_at: Some(timestamp_to_wire(grant.granted_at)),
+        }
+    }
+}
+
+impl TryFrom<v1::Grant> for model::Grant {
+    type Error = DecodeError;
+
+    fn try_from(grant: v1::Grant) -> Decoded<Self> {
+        Ok(model::Grant {
+            shape: nested(grant.shape, "shape", model::ActionShape::try_from)?,
+            scope: model::GrantScope::decode(grant.scope, "scope")?,
+            granted_by: nested(grant.granted_by, "granted_by", model::Actor::try_from)?,
+            granted_at: time_field(grant.granted_at, "granted_at")?,
+        })
     }
 }

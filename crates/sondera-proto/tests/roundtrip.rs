@@ -344,3 +344,61 @@ proptest! {
         prop_assert_eq!(sondera_proto::json_from_wire(wire).unwrap(), value);
     }
 }
+
+#[test]
+fn grants_of_every_shape_roundtrip() {
+    let shapes = vec![
+        ActionShape::Shell {
+            commands: vec![
+                CommandShape {
+                    program: "git".into(),
+                    subcommand: Some("push".into()),
+                    privileged: false,
+                },
+                CommandShape {
+                    program: "apt".into(),
+                    subcommand: None,
+                    privileged: true,
+                },
+            ],
+        },
+        ActionShape::File {
+            operation: FileOperationKind::Write,
+            path: "/etc/hosts".into(),
+        },
+        ActionShape::Web {
+            host: "docs.rs".into(),
+        },
+        ActionShape::Tool {
+            tool: "deploy".into(),
+            target: r#"{"env":"prod"}"#.into(),
+        },
+    ];
+    for (i, shape) in shapes.into_iter().enumerate() {
+        let scope = if i % 2 == 0 {
+            GrantScope::Always
+        } else {
+            GrantScope::Session
+        };
+        let grant = Grant::new(shape, scope, Actor::human("ana"));
+        let wire = through_bytes(v1::Grant::from(grant.clone()));
+        let mut back = Grant::try_from(wire).unwrap();
+        if let ActionShape::Shell { commands } = &grant.shape {
+            // The wire form is sorted, as coverage checks need.
+            let mut sorted = commands.clone();
+            sorted.sort();
+            assert_eq!(back.shape, ActionShape::Shell { commands: sorted });
+            back.shape = grant.shape.clone();
+        }
+        assert_eq!(back, grant);
+    }
+    let missing = v1::Grant {
+        shape: None,
+        ..v1::Grant::from(Grant::new(
+            ActionShape::Web { host: "x".into() },
+            GrantScope::Always,
+            Actor::human("ana"),
+        ))
+    };
+    assert_eq!(Grant::try_from(missing).unwrap_err().field, "shape");
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use sondera_harness::{Adjudicator, HarnessError};
-use sondera_model::{Adjudicated, Agent, Event};
+use sondera_model::{Adjudicated, Agent, Event, Grant, GrantScope};
 use sondera_policy::PolicyEngine;
 use sondera_store::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, StoreError,
@@ -199,6 +199,31 @@ impl Governance {
             .agent(tenant, id)
             .await?
             .ok_or_else(|| ServiceError::NotFound(format!("agent {id} is not recorded")))
+    }
+
+    /// Keeps a standing approval for `agent_id`. Only "always" approvals
+    /// are kept here; session approvals live in the harness scope.
+    pub async fn put_grant(
+        &self,
+        tenant: &str,
+        agent_id: &str,
+        grant: &Grant,
+    ) -> Result<(), ServiceError> {
+        if agent_id.is_empty() {
+            return Err(ServiceError::InvalidArgument(
+                "`agent_id` must not be empty".into(),
+            ));
+        }
+        if grant.scope != GrantScope::Always {
+            return Err(ServiceError::InvalidArgument(
+                "the server keeps standing (`always`) approvals only; session approvals live in the harness scope".into(),
+            ));
+        }
+        Ok(self.store().put_grant(tenant, agent_id, grant).await?)
+    }
+
+    pub async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, ServiceError> {
+        Ok(self.store().grants(tenant, agent_id).await?)
     }
 
     pub async fn list_trajectories(

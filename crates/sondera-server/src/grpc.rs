@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use futures_util::Stream;
 use prost::Message;
-use sondera_model::{Decision, Event};
+use sondera_model::{Decision, Event, Grant};
 use sondera_proto::{optional_enum, timestamp_from_wire, v1};
 use sondera_store::{AdjudicationFilter, PageRequest, TimeWindow, TrajectoryFilter};
 use tonic::{Request, Response, Status};
@@ -105,6 +105,38 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         Ok(Response::new(v1::ListAgentsResponse {
             agents: page.items.into_iter().map(Into::into).collect(),
             next_page_token: next_token(page.next),
+        }))
+    }
+
+    async fn put_grant(
+        &self,
+        request: Request<v1::PutGrantRequest>,
+    ) -> Reply<v1::PutGrantResponse> {
+        let tenant = self.tenant(&request)?;
+        let r = request.into_inner();
+        let grant = match r.grant {
+            Some(grant) => Grant::try_from(grant).map_err(|e| {
+                ServiceError::InvalidArgument(format!("`grant.{}` {}", e.field, e.problem))
+            })?,
+            None => return Err(ServiceError::InvalidArgument("`grant` is required".into()).into()),
+        };
+        self.governance
+            .put_grant(&tenant, &r.agent_id, &grant)
+            .await?;
+        Ok(Response::new(v1::PutGrantResponse {}))
+    }
+
+    async fn list_grants(
+        &self,
+        request: Request<v1::ListGrantsRequest>,
+    ) -> Reply<v1::ListGrantsResponse> {
+        let tenant = self.tenant(&request)?;
+        let grants = self
+            .governance
+            .grants(&tenant, &request.into_inner().agent_id)
+            .await?;
+        Ok(Response::new(v1::ListGrantsResponse {
+            grants: grants.into_iter().map(Into::into).collect(),
         }))
     }
 

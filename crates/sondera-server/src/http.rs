@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use futures_util::Stream;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use sondera_model::{Decision, Event};
+use sondera_model::{Decision, Event, Grant};
 use sondera_store::{
     AdjudicationFilter, PageRequest, TimeWindow, TrajectoryFilter, TrajectoryStatus,
 };
@@ -40,6 +40,7 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
         .route("/v1/adjudicate/batch", post(adjudicate_batch))
         .route("/v1/agents", get(list_agents))
         .route("/v1/agents/{id}", get(get_agent))
+        .route("/v1/agents/{id}/grants", get(list_grants).post(put_grant))
         .route("/v1/trajectories", get(list_trajectories))
         .route("/v1/trajectories/{id}", get(get_trajectory))
         .route("/v1/adjudications", get(list_adjudications))
@@ -197,6 +198,35 @@ async fn get_agent(
 ) -> Reply<sondera_model::Agent> {
     let tenant = state.tenant(&headers)?;
     Ok(Json(state.governance.agent(&tenant, &id).await?))
+}
+
+async fn put_grant(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Result<String, StringRejection>,
+) -> Reply<serde_json::Value> {
+    let tenant = state.tenant(&headers)?;
+    let body = state.body(body)?;
+    let grant: Grant = serde_json::from_str(&body)
+        .map_err(|e| ServiceError::InvalidArgument(format!("not a valid grant: {e}")))?;
+    state.governance.put_grant(&tenant, &id, &grant).await?;
+    Ok(Json(serde_json::json!({})))
+}
+
+#[derive(serde::Serialize)]
+struct GrantList {
+    grants: Vec<Grant>,
+}
+
+async fn list_grants(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Reply<GrantList> {
+    let tenant = state.tenant(&headers)?;
+    let grants = state.governance.grants(&tenant, &id).await?;
+    Ok(Json(GrantList { grants }))
 }
 
 #[derive(Deserialize)]

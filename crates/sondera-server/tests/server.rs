@@ -722,3 +722,73 @@ async fn a_closed_stream_is_released_without_waiting_for_an_event() {
     assert!(released, "the stream stayed open after its subscriber left");
     server.stop().await;
 }
+
+/// A remote harness keeps "always" approvals on the server, per tenant, and
+/// session approvals in its own scope.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn standing_approvals_are_kept_by_the_server_per_tenant() {
+    use sondera_model::{Actor, Grant, GrantScope};
+    for backend in each_store().await {
+        let server = start_on(&backend).await;
+        let mut acme = harness(server.grpc, Some(ACME));
+        acme.initialize(None, None).await.unwrap();
+        let push = sondera_guard::action_shape(&shell("git push --force origin main")).unwrap();
+        let fetch = sondera_guard::action_shape(&Payload::WebFetch {
+            call_id: "w".into(),
+            url: "https://docs.rs/tokio".into(),
+            prompt: String::new(),
+            method: None,
+            body: None,
+        })
+        .unwrap();
+        let always = Grant::new(push.clone(), GrantScope::Always, Actor::human("ana"));
+        acme.grant(always.clone()).await.unwrap();
+        let session = Grant::new(fetch.clone(), GrantScope::Session, Actor::human("ana"));
+        acme.grant(session).await.unwrap();
+        assert!(acme.granted(&fetch).await.unwrap().is_some());
+
+        let mut other_scope = acme.new_scope();
+        other_scope.initialize(None, None).await.unwrap();
+        assert_eq!(
+            other_scope.granted(&push).await.unwrap(),
+            Some(always.clone())
+        );
+        assert_eq!(other_scope.granted(&fetch).await.unwrap(), None);
+
+        let mut globex = harness(server.grpc, Some(GLOBEX));
+        globex.initialize(None, None).await.unwrap();
+        assert_eq!(globex.granted(&push).await.unwrap(), None);
+
+        let listed = http(
+            server.http,
+            "GET",
+            "/v1/agents/coder/grants",
+            Some(ACME),
+            None,
+        )
+        .await;
+        assert_eq!(listed.status, 200, "{}", listed.body);
+        assert_eq!(listed.json()["grants"][0]["granted_by"]["id"], "ana");
+        let session_body = serde_json::to_string(&Grant::new(
+            fetch.clone(),
+            GrantScope::Session,
+            Actor::human("ana"),
+        ))
+        .unwrap();
+        let refused = http(
+            server.http,
+            "POST",
+            "/v1/agents/coder/grants",
+            Some(ACME),
+            Some(&session_body),
+        )
+        .await;
+        assert_eq!(refused.status, 400, "{}", refused.body);
+        assert!(
+            refused
+                .body
+                .contains("session approvals live in the harness scope")
+        );
+        server.stop().await;
+    }
+}
