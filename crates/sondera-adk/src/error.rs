@@ -46,15 +46,15 @@ pub enum PluginError {
     #[error("could not start the trajectory of session {session}: {source}")]
     Initialize {
         session: SessionKey,
-        source: HarnessError,
+        source: Box<HarnessError>,
     },
     #[error("could not end the trajectory of idle session {session} to make room: {source}")]
     Evict {
         session: SessionKey,
-        source: HarnessError,
+        source: Box<HarnessError>,
     },
     #[error("the harness factory failed: {0}")]
-    Factory(HarnessError),
+    Factory(Box<HarnessError>),
     #[error(
         "the harness factory returned a harness already issued to session {session}; return a new scope for every call"
     )]
@@ -88,7 +88,7 @@ pub enum PluginError {
     #[error("Sondera Harness could not judge {step}, so it was blocked: {source}")]
     Harness {
         step: &'static str,
-        source: HarnessError,
+        source: Box<HarnessError>,
     },
     #[error("asking for approval failed, so the step was blocked: {0}")]
     Approval(String),
@@ -96,6 +96,15 @@ pub enum PluginError {
         "after-tool for `{tool}` does not match any call judged before it ran; its result was withheld"
     )]
     UnmatchedResult { tool: String },
+}
+
+impl PluginError {
+    pub(crate) fn harness(step: &'static str, source: HarnessError) -> Self {
+        Self::Harness {
+            step,
+            source: Box::new(source),
+        }
+    }
 }
 
 impl From<PluginError> for adk_core::AdkError {

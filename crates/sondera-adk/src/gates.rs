@@ -199,7 +199,7 @@ impl Governor {
             agent_name: node.name.clone(),
             agent_path: node.path.clone(),
         };
-        let harness_error = |source| PluginError::Harness { step, source };
+        let harness_error = |source| PluginError::harness(step, source);
         let mut harness = scope.harness.lock().await;
         let mut event = harness
             .event(payload)
@@ -454,7 +454,7 @@ impl Governor {
         };
         let pending = if runs {
             PendingTool::Running {
-                action,
+                action: Box::new(action),
                 provider_call_id,
             }
         } else {
@@ -526,10 +526,8 @@ impl Governor {
                 let mut harness = scope.harness.lock().await;
                 harness.granted(shape).await
             };
-            let granted = granted.map_err(|source| PluginError::Harness {
-                step: "standing approvals",
-                source,
-            })?;
+            let granted =
+                granted.map_err(|source| PluginError::harness("standing approvals", source))?;
             if let Some(grant) = granted {
                 let reason = format!(
                     "covered by a standing approval ({}) for {}",
@@ -576,10 +574,7 @@ impl Governor {
                 Some(shape) => {
                     let grant = Grant::new(shape.clone(), grant_scope, by.clone());
                     let kept = scope.harness.lock().await.grant(grant).await;
-                    kept.map_err(|source| PluginError::Harness {
-                        step: "the standing approval",
-                        source,
-                    })?;
+                    kept.map_err(|source| PluginError::harness("the standing approval", source))?;
                     reason.push_str(&format!("; covers {shape}"));
                 }
                 None => reason.push_str(

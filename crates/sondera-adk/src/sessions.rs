@@ -82,7 +82,7 @@ impl InvocationState {
 pub(crate) enum PendingTool {
     /// Judged and allowed: its result is judged as this action's observation.
     Running {
-        action: Payload,
+        action: Box<Payload>,
         provider_call_id: Option<String>,
     },
     /// Blocked before it ran: the result ADK reports is the plugin's own
@@ -343,7 +343,7 @@ impl Sessions {
                 Ok(Arc::new(tokio::sync::Mutex::new(harness)))
             }
             HarnessSource::Factory(factory) => {
-                let harness = factory().map_err(PluginError::Factory)?;
+                let harness = factory().map_err(|e| PluginError::Factory(Box::new(e)))?;
                 if let Some(owner) = registry
                     .scopes
                     .values()
@@ -392,7 +392,7 @@ impl Sessions {
                 }
                 Err(PluginError::Initialize {
                     session: scope.key.clone(),
-                    source,
+                    source: Box::new(source),
                 })
             }
         }
@@ -405,7 +405,7 @@ impl Sessions {
         self.settle(&victim, &result);
         result.map_err(|source| PluginError::Evict {
             session: victim.key.clone(),
-            source,
+            source: Box::new(source),
         })
     }
 

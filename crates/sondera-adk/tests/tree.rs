@@ -15,6 +15,15 @@ fn tool(name: &str, parameter: &str) -> Arc<dyn Tool> {
     RecordingTool::new(name, parameter, json!({"ok": true}))
 }
 
+/// A sub-agent descriptor: name, parent path, mode, model, owned tools.
+type Described<'a> = (
+    &'a str,
+    Vec<String>,
+    CollaborationMode,
+    Option<&'a str>,
+    Vec<String>,
+);
+
 fn quiet() -> Arc<ScriptedModel> {
     ScriptedModel::planned(|_| vec![])
 }
@@ -74,13 +83,7 @@ fn the_card_describes_the_whole_tree() {
         json!(["command"])
     );
 
-    let described: Vec<(
-        &str,
-        Vec<String>,
-        CollaborationMode,
-        Option<&str>,
-        Vec<String>,
-    )> = sub_agents
+    let described: Vec<Described> = sub_agents
         .iter()
         .map(|s| {
             (
