@@ -11,7 +11,7 @@
 //! because the harness failed.
 //!
 //! adk-rust calls plugins at two levels, so the plugin is wired at both:
-//! the runner's plugin manager carries the run hooks ([`Self::plugin`]:
+//! the runner's plugin manager carries the run hooks ([`SonderaHarnessPlugin::plugin`]:
 //! before-run, user message, after-run, model errors, close) and every LLM
 //! agent carries the agent, model and tool gates, installed when it is built
 //! through [`SonderaHarnessPlugin::llm_agent`]. Workflow and custom agents
