@@ -40,9 +40,13 @@ impl Agent {
 
     /// The same agent without its card: what every event but `started` carries.
     pub fn without_card(&self) -> Self {
+        // Field by field: cloning `self` first would copy the whole card
+        // (tool schemas and all) only to drop it, on every event.
         Self {
+            id: self.id.clone(),
+            provider: self.provider.clone(),
+            platform: self.platform.clone(),
             card: None,
-            ..self.clone()
         }
     }
 
