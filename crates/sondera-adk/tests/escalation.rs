@@ -69,20 +69,10 @@ fn fixture_over(
     store: Arc<MemoryStore>,
     configure: impl FnOnce(SonderaHarnessPluginBuilder) -> SonderaHarnessPluginBuilder,
 ) -> (Fixture, Arc<RecordingTool>) {
-    let shell = RecordingTool::new(
-        "run_shell",
-        "command",
-        json!({"stdout": "ok", "exit_code": 0}),
-    );
-    let tool = shell.clone();
-    let fixture = Fixture::over(store, configure, move |sondera| {
-        let model = ScriptedModel::planned(|text| match command(text) {
-            Some(command) => vec![(Some("call-1"), "run_shell", json!({ "command": command }))],
-            None => vec![],
-        });
-        llm(sondera, "coder", model, vec![tool])
-    });
-    (fixture, shell)
+    shell_agent(store, configure, |text| match command(text) {
+        Some(command) => vec![(Some("call-1"), "run_shell", json!({ "command": command }))],
+        None => vec![],
+    })
 }
 
 fn fixture(

@@ -10,28 +10,12 @@ use sondera_model::{ActorKind, Payload, PromptRole};
 use support::*;
 
 fn shell_fixture(
-    plan: impl Fn(&str) -> Vec<(Option<&'static str>, &'static str, serde_json::Value)>
-    + Send
-    + Sync
-    + 'static,
+    plan: impl Fn(&str) -> Plan + Send + Sync + 'static,
 ) -> (Fixture, Arc<RecordingTool>) {
-    let shell = RecordingTool::new(
-        "run_shell",
-        "command",
-        json!({"stdout": "ok", "exit_code": 0}),
-    );
-    let tool = shell.clone();
-    let fixture = Fixture::new(
-        |b| b,
-        move |sondera| llm(sondera, "coder", ScriptedModel::planned(plan), vec![tool]),
-    );
-    (fixture, shell)
+    shell_agent(Arc::new(sondera_store::MemoryStore::new()), |b| b, plan)
 }
 
-fn run(
-    command: &'static str,
-    id: Option<&'static str>,
-) -> Vec<(Option<&'static str>, &'static str, serde_json::Value)> {
+fn run(command: &'static str, id: Option<&'static str>) -> Plan {
     vec![(id, "run_shell", json!({ "command": command }))]
 }
 

@@ -473,3 +473,25 @@ pub fn llm(
     }
     builder.build().unwrap()
 }
+
+/// What a scripted model calls for one user message.
+pub type Plan = Vec<(Option<&'static str>, &'static str, Value)>;
+
+/// A fixture over `store` whose agent `coder` has one `run_shell` tool and
+/// a model that calls what `plan` says; the tool is returned to count runs.
+pub fn shell_agent(
+    store: Arc<MemoryStore>,
+    configure: impl FnOnce(SonderaHarnessPluginBuilder) -> SonderaHarnessPluginBuilder,
+    plan: impl Fn(&str) -> Plan + Send + Sync + 'static,
+) -> (Fixture, Arc<RecordingTool>) {
+    let shell = RecordingTool::new(
+        "run_shell",
+        "command",
+        json!({"stdout": "ok", "exit_code": 0}),
+    );
+    let tool = shell.clone();
+    let fixture = Fixture::over(store, configure, move |sondera| {
+        llm(sondera, "coder", ScriptedModel::planned(plan), vec![tool])
+    });
+    (fixture, shell)
+}
