@@ -213,6 +213,58 @@ async fn a_session_that_failed_to_end_is_cleared_by_a_later_eviction() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_session_being_evicted_is_waited_for_then_started_afresh() {
+    let fixture = Arc::new(Fixture::new(|b| b.max_session_scopes(2), echo));
+    fixture.turn("ana", "a", "hi").await;
+    fixture.turn("ana", "c", "hi").await;
+    let old = fixture
+        .sondera
+        .trajectory_id(&Fixture::key("ana", "a"))
+        .await
+        .unwrap();
+
+    set(&fixture.switch.hold_completed, true);
+    let evicting = {
+        let fixture = fixture.clone();
+        tokio::spawn(async move { fixture.turn("ana", "b", "hi").await })
+    };
+    until(|| {
+        fixture
+            .switch
+            .held
+            .load(std::sync::atomic::Ordering::SeqCst)
+            > 0
+    })
+    .await;
+    let returning = {
+        let fixture = fixture.clone();
+        tokio::spawn(async move { fixture.turn("ana", "a", "back again").await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !returning.is_finished(),
+        "it waits while the old scope is ending"
+    );
+    set(&fixture.switch.hold_completed, false);
+
+    let (evicting, returning) = (evicting.await.unwrap(), returning.await.unwrap());
+    assert!(evicting.errors.is_empty(), "{evicting:?}");
+    assert!(returning.errors.is_empty(), "{returning:?}");
+    assert_eq!(status(&fixture, &old).await, TrajectoryStatus::Completed);
+    let new = fixture
+        .sondera
+        .trajectory_id(&Fixture::key("ana", "a"))
+        .await
+        .unwrap();
+    assert_ne!(new, old);
+    let events = fixture.events(&new).await;
+    assert_eq!(
+        prompts(&events, sondera_model::PromptRole::User),
+        ["back again"]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_waits_for_running_invocations_and_then_ends_every_session() {
     let (fixture, shell, gate) = held(8);

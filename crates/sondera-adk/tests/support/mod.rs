@@ -192,6 +192,9 @@ pub struct Failures {
     pub fail_actions: AtomicBool,
     /// Fails every append to this trajectory.
     pub fail_trajectory: std::sync::Mutex<Option<String>>,
+    /// While set, a `completed` append blocks its thread until it is cleared.
+    pub hold_completed: AtomicBool,
+    pub held: AtomicUsize,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -206,6 +209,12 @@ impl std::ops::Deref for Switch {
 
 impl AppendHook for Switch {
     fn before(&self, step: &StepRecord<'_>) -> Result<(), StoreError> {
+        if matches!(step.event.payload, Payload::Completed { .. }) {
+            while self.hold_completed.load(Ordering::SeqCst) {
+                self.held.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
         let fail = match step.event.payload {
             Payload::Started { .. } => self.fail_started.load(Ordering::SeqCst),
             Payload::Completed { .. } => self.fail_completed.load(Ordering::SeqCst),
