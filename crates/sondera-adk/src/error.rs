@@ -74,7 +74,7 @@ pub enum PluginError {
     #[error("{0}")]
     Tree(#[from] TreeError),
     #[error(
-        "agent `{agent}` is not part of a tree this plugin governs; register its root with `SonderaHarnessPlugin::builder(..).agent(..)`"
+        "agent `{agent}` is not part of a tree this plugin governs; register the root of its tree with `SonderaHarnessPlugin::root`"
     )]
     UnknownAgent { agent: String },
     #[error(
