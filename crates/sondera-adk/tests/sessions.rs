@@ -408,3 +408,23 @@ async fn invalid_configurations_are_refused() {
         .unwrap();
     assert!(error.to_string().contains("needs an approver"), "{error}");
 }
+
+#[tokio::test]
+async fn an_agent_whose_tree_was_never_registered_is_refused() {
+    let fixture = Fixture::new(|b| b, echo);
+    let model_calls = ScriptedModel::planned(|_| vec![]);
+    let loose = llm(&fixture.sondera, "loose", model_calls.clone(), vec![]);
+    let turn = fixture
+        .turn_with(&fixture.runner_for(loose), "ana", "x", "hi")
+        .await;
+    let error = turn.errors.join("");
+    assert!(
+        error.contains("agent `loose` is not part of a tree this plugin governs"),
+        "{error}"
+    );
+    assert_eq!(
+        model_calls.calls.load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
+    assert_eq!(fixture.sondera.session_scopes(), 0);
+}
