@@ -154,7 +154,7 @@ pub(crate) struct Scope {
     default_agent: Option<Agent>,
     agent: Option<Agent>,
     trajectory_id: Option<String>,
-    /// Approvals granted for the rest of this scope.
+    /// Approvals granted for the rest of this scope's trajectory.
     session_grants: Vec<Grant>,
 }
 
@@ -266,6 +266,7 @@ impl Scope {
     ) -> Result<(), HarnessError> {
         backend.judge(self.lifecycle_event(payload, None)?).await?;
         self.trajectory_id = None;
+        self.session_grants.clear();
         Ok(())
     }
 

@@ -509,3 +509,38 @@ async fn adjudicators_sharing_a_store_keep_one_order_and_state() {
         .unwrap();
     assert_eq!((summary.event_count, summary.state.denial_count), (6, 4));
 }
+
+/// Session grants last as long as the scope's trajectory; "always" grants
+/// are kept in the store for the agent, for every scope.
+#[tokio::test]
+async fn grants_hold_for_the_trajectory_or_for_the_agent() {
+    let store: Arc<dyn TrajectoryStore> = Arc::new(MemoryStore::new());
+    let mut harness = harness_with(store.clone());
+    harness.initialize(None, None).await.unwrap();
+    let web = |host: &str| ActionShape::Web { host: host.into() };
+    let session = Grant::new(web("docs.rs"), GrantScope::Session, Actor::human("ana"));
+    let always = Grant::new(web("crates.io"), GrantScope::Always, Actor::human("ana"));
+    harness.grant(session.clone()).await.unwrap();
+    harness.grant(always.clone()).await.unwrap();
+    assert_eq!(
+        harness.granted(&web("docs.rs")).await.unwrap(),
+        Some(session)
+    );
+    assert_eq!(harness.granted(&web("evil.example")).await.unwrap(), None);
+
+    let mut other = harness.new_scope();
+    other.initialize(None, None).await.unwrap();
+    assert_eq!(other.granted(&web("docs.rs")).await.unwrap(), None);
+    assert_eq!(
+        other.granted(&web("crates.io")).await.unwrap(),
+        Some(always.clone())
+    );
+
+    harness.finalize(None).await.unwrap();
+    harness.initialize(None, None).await.unwrap();
+    assert_eq!(harness.granted(&web("docs.rs")).await.unwrap(), None);
+    assert_eq!(
+        store.grants("default", "coder").await.unwrap(),
+        vec![always]
+    );
+}
