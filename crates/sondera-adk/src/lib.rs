@@ -18,7 +18,8 @@
 //! are registered with [`SonderaHarnessPlugin::workflow`] and
 //! [`SonderaHarnessPlugin::custom`], and the root of the tree with
 //! [`SonderaHarnessPlugin::root`], which analyses the whole tree into the
-//! agent card policies see.
+//! agent card policies see. The runner's per-event hook is left alone: an
+//! event only carries content these gates have already judged.
 //!
 //! Each (app, user, session) gets its own trajectory scope of the harness.
 //! An invocation leases its session's scope for as long as it runs; idle
