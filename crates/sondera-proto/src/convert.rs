@@ -995,3 +995,9 @@ impl TryFrom<v1::Grant> for model::Grant {
         })
     }
 }
+
+/// The agent and grant a `PutGrant` request carries.
+pub fn put_grant_from_wire(request: v1::PutGrantRequest) -> Decoded<(String, model::Grant)> {
+    let grant = nested(request.grant, "grant", model::Grant::try_from)?;
+    Ok((request.agent_id, grant))
+}

@@ -15,7 +15,7 @@ mod convert;
 
 pub use convert::{
     DecodeError, WireEnum, agent_record_from_wire, json_from_wire, json_to_wire, optional_enum,
-    summary_from_wire, timestamp_from_wire, timestamp_to_wire,
+    put_grant_from_wire, summary_from_wire, timestamp_from_wire, timestamp_to_wire,
 };
 
 /// Generated messages, client and server of `sondera.harness.v1`.

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use futures_util::Stream;
 use prost::Message;
-use sondera_model::{Decision, Event, Grant};
-use sondera_proto::{optional_enum, timestamp_from_wire, v1};
+use sondera_model::{Decision, Event};
+use sondera_proto::{optional_enum, put_grant_from_wire, timestamp_from_wire, v1};
 use sondera_store::{AdjudicationFilter, PageRequest, TimeWindow, TrajectoryFilter};
 use tonic::{Request, Response, Status};
 
@@ -113,15 +113,10 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         request: Request<v1::PutGrantRequest>,
     ) -> Reply<v1::PutGrantResponse> {
         let tenant = self.tenant(&request)?;
-        let r = request.into_inner();
-        let grant = match r.grant {
-            Some(grant) => Grant::try_from(grant).map_err(|e| {
-                ServiceError::InvalidArgument(format!("`grant.{}` {}", e.field, e.problem))
-            })?,
-            None => return Err(ServiceError::InvalidArgument("`grant` is required".into()).into()),
-        };
+        let (agent_id, grant) =
+            put_grant_from_wire(request.into_inner()).map_err(ServiceError::from)?;
         self.governance
-            .put_grant(&tenant, &r.agent_id, &grant)
+            .put_grant(&tenant, &agent_id, &grant)
             .await?;
         Ok(Response::new(v1::PutGrantResponse {}))
     }

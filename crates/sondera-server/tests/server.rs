@@ -789,6 +789,25 @@ async fn standing_approvals_are_kept_by_the_server_per_tenant() {
                 .body
                 .contains("session approvals live in the harness scope")
         );
+
+        let c = connection(server.grpc, Some(ACME));
+        let shapeless = v1::PutGrantRequest {
+            agent_id: "coder".into(),
+            grant: Some(v1::Grant {
+                shape: None,
+                ..always.into()
+            }),
+        };
+        let status = c
+            .client()
+            .put_grant(c.request(shapeless))
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
+        assert!(
+            status.message().contains("`grant.shape` is required"),
+            "{status:?}"
+        );
         server.stop().await;
     }
 }
