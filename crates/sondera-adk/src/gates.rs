@@ -88,6 +88,17 @@ fn blocked_result(verdict: &Adjudicated) -> Value {
     json!({ "error": verdict.deny_message() })
 }
 
+/// The action a call is judged as. Its call id is the model's when it gave
+/// one, else a fresh one of the plugin's: never the tool name or anything
+/// else a later call could repeat.
+fn classify(tool: &str, args: &Value, provider_call_id: Option<&str>) -> Payload {
+    let call_id = match provider_call_id {
+        Some(id) => id.to_string(),
+        None => format!("sondera-{}", uuid::Uuid::new_v4()),
+    };
+    classify_tool_call(&call_id, tool, args)
+}
+
 fn call_key(tool: &str, args: &Value) -> (String, String) {
     (tool.to_string(), args.to_string())
 }
@@ -383,10 +394,7 @@ impl Governor {
                 _ => None,
             });
         for (args, provider_call_id) in transfers {
-            let call_id = provider_call_id
-                .clone()
-                .unwrap_or_else(|| format!("sondera-{}", uuid::Uuid::new_v4()));
-            let action = classify_tool_call(&call_id, TRANSFER_TOOL, args);
+            let action = classify(TRANSFER_TOOL, args, provider_call_id.as_deref());
             let verdict = self
                 .judge(
                     scope,
@@ -420,10 +428,7 @@ impl Governor {
                 .and_then(|ids| ids.pop_front())
                 .flatten()
         })?;
-        let call_id = provider_call_id
-            .clone()
-            .unwrap_or_else(|| format!("sondera-{}", uuid::Uuid::new_v4()));
-        let action = classify_tool_call(&call_id, tool, args);
+        let action = classify(tool, args, provider_call_id.as_deref());
         let agent = ctx.agent_name();
         let verdict = self
             .judge(
