@@ -42,8 +42,19 @@ fn page_size(page: &PageRequest) -> u32 {
     page.limit.clamp(1, PageRequest::MAX_LIMIT) as u32
 }
 
-fn next(token: String) -> Option<String> {
-    (!token.is_empty()).then_some(token)
+/// A page of a server's answer: its items decoded, its continuation token.
+fn decoded_page<W, T>(
+    items: Vec<W>,
+    next_page_token: String,
+    decode_one: impl Fn(W) -> Result<T, sondera_proto::DecodeError>,
+) -> Result<Page<T>, StoreError> {
+    Ok(Page {
+        items: items
+            .into_iter()
+            .map(|item| decode(decode_one(item)))
+            .collect::<Result<_, _>>()?,
+        next: (!next_page_token.is_empty()).then_some(next_page_token),
+    })
 }
 
 impl RemoteRecords {
@@ -138,13 +149,8 @@ impl TrajectoryStore for RemoteRecords {
             .call(c.client().list_agents(c.request(request)))
             .await
             .map_err(remote)?;
-        Ok(Page {
-            items: wire
-                .agents
-                .into_iter()
-                .map(|a| decode(sondera_proto::agent_record_from_wire(a, DEFAULT_TENANT)))
-                .collect::<Result<_, _>>()?,
-            next: next(wire.next_page_token),
+        decoded_page(wire.agents, wire.next_page_token, |a| {
+            sondera_proto::agent_record_from_wire(a, DEFAULT_TENANT)
         })
     }
 
@@ -167,13 +173,8 @@ impl TrajectoryStore for RemoteRecords {
             .call(c.client().list_trajectories(c.request(request)))
             .await
             .map_err(remote)?;
-        Ok(Page {
-            items: wire
-                .trajectories
-                .into_iter()
-                .map(|t| decode(sondera_proto::summary_from_wire(t, DEFAULT_TENANT)))
-                .collect::<Result<_, _>>()?,
-            next: next(wire.next_page_token),
+        decoded_page(wire.trajectories, wire.next_page_token, |t| {
+            sondera_proto::summary_from_wire(t, DEFAULT_TENANT)
         })
     }
 
@@ -194,14 +195,11 @@ impl TrajectoryStore for RemoteRecords {
             .call(c.client().list_adjudications(c.request(request)))
             .await
             .map_err(remote)?;
-        Ok(Page {
-            items: wire
-                .adjudications
-                .into_iter()
-                .map(|a| decode(AdjudicationRecord::try_from(a)))
-                .collect::<Result<_, _>>()?,
-            next: next(wire.next_page_token),
-        })
+        decoded_page(
+            wire.adjudications,
+            wire.next_page_token,
+            AdjudicationRecord::try_from,
+        )
     }
 
     async fn analytics(
