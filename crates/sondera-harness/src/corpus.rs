@@ -52,6 +52,10 @@ pub enum Step {
         args: Value,
         #[serde(default)]
         result: Option<Value>,
+        /// The error the tool raised instead of returning (exclusive with
+        /// `result`).
+        #[serde(default)]
+        error: Option<String>,
     },
     Prompt {
         prompt: String,
@@ -225,12 +229,22 @@ async fn run_steps(
                 };
                 harness.adjudicate(harness.event(payload)?).await?
             }
-            Step::Tool { tool, args, result } => {
+            Step::Tool {
+                tool,
+                args,
+                result,
+                error,
+            } => {
                 let action = classify_tool_call(&call_id, tool, args);
                 let verdict = harness.adjudicate(harness.event(action.clone())?).await?;
-                match result {
-                    Some(result) => {
-                        let observation = observation_for(&action, ToolOutcome::Returned(result));
+                let outcome = match (result, error) {
+                    (Some(result), _) => Some(ToolOutcome::Returned(result)),
+                    (None, Some(error)) => Some(ToolOutcome::Raised(error)),
+                    (None, None) => None,
+                };
+                match outcome {
+                    Some(outcome) => {
+                        let observation = observation_for(&action, outcome);
                         harness.adjudicate(harness.event(observation)?).await?
                     }
                     None => verdict,
@@ -258,11 +272,28 @@ pub fn parse_cases(file: &str, text: &str) -> Result<Vec<Case>, CaseParseError> 
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            serde_json::from_str::<Case>(line).map_err(|e| CaseParseError {
+            let error = |message: String| CaseParseError {
                 file: file.to_string(),
                 line: i + 1,
-                message: e.to_string(),
-            })
+                message,
+            };
+            let case = serde_json::from_str::<Case>(line).map_err(|e| error(e.to_string()))?;
+            let both = case.steps.iter().position(|step| {
+                matches!(
+                    step,
+                    Step::Tool {
+                        result: Some(_),
+                        error: Some(_),
+                        ..
+                    }
+                )
+            });
+            match both {
+                Some(n) => Err(error(format!(
+                    "step {n} has both `result` and `error`: a tool either returns or raises"
+                ))),
+                None => Ok(case),
+            }
         })
         .collect()
 }
