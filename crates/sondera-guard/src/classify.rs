@@ -125,11 +125,46 @@ pub(crate) const BODY_KEYS: &[&str] = &["body", "data", "json", "payload", "form
 /// `readFile` and `read-file` all become `readfile`. Separators are removed,
 /// never replaced, so namespaced names (`mcp__fs__read_file`) stay distinct
 /// from the bare verb.
+///
+/// Names are compared as a reader sees them, not as they are encoded: a tool
+/// called `bаsh` (Cyrillic а), `ｂａｓｈ` or `ba<ZWJ>sh` is classified as
+/// `bash`, since a model that reads the name calls it as one. See
+/// [`visible_ascii`].
 pub fn fold_tool_name(name: &str) -> String {
-    name.chars()
+    let visible = visible_ascii(name);
+    visible
+        .chars()
         .filter(|c| !matches!(c, '_' | '-' | ' ' | '.'))
         .flat_map(char::to_lowercase)
         .collect()
+}
+
+/// `text` with its compatibility forms folded (NFKC: full-width letters and
+/// digits, ligatures, circled characters), invisible characters removed
+/// (zero-width joiners and spaces, soft hyphens, direction marks: Unicode's
+/// default-ignorable code points) and every other non-ASCII character that
+/// Unicode's confusables table says looks like ASCII replaced by that ASCII
+/// (UTS #39 skeleton of the character). ASCII text is returned as it is.
+pub fn visible_ascii(text: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_normalization::UnicodeNormalization;
+    if text.is_ascii() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut one = [0u8; 4];
+    for c in text.nfkc() {
+        if c.is_ascii() {
+            out.push(c);
+            continue;
+        }
+        let skeleton: String = unicode_security::skeleton(c.encode_utf8(&mut one)).collect();
+        if skeleton.is_ascii() {
+            out.push_str(&skeleton);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The action a call of `tool` with `arguments` is adjudicated as.
@@ -297,34 +332,142 @@ pub fn observation_for(action: &Payload, outcome: ToolOutcome<'_>) -> Payload {
     }
 }
 
-/// A result's field among `keys`, looking through ADK's `{"result": ...}`
-/// wrapping; non-string values are rendered as JSON text.
-fn text_field(value: &Value, keys: &[&str]) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Object(map) => keys.iter().find_map(|key| match map.get(*key)? {
+/// Keys under which results put the text they are about, per kind of tool.
+const FILE_TEXT_KEYS: &[&str] = &["result", "content", "text", "output", "data", "contents"];
+const SHELL_STDOUT_KEYS: &[&str] = &["stdout", "output", "result", "out"];
+const SHELL_STDERR_KEYS: &[&str] = &["stderr", "err_output"];
+const SHELL_STATUS_KEYS: &[&str] = &[
+    "exit_code",
+    "exitCode",
+    "returncode",
+    "return_code",
+    "status_code",
+    "exit_status",
+    "code",
+];
+const WEB_TEXT_KEYS: &[&str] = &[
+    "result", "content", "output", "body", "text", "html", "markdown", "data",
+];
+const WEB_STATUS_KEYS: &[&str] = &[
+    "code",
+    "status_code",
+    "statusCode",
+    "status",
+    "http_status",
+    "httpStatus",
+    "response_code",
+];
+/// Keys that carry a failure's message.
+const ERROR_KEYS: &[&str] = &[
+    "error",
+    "error_message",
+    "errorMessage",
+    "err",
+    "exception",
+    "traceback",
+];
+/// Keys that carry a message which, when the result says it failed, is the
+/// failure's explanation.
+const MESSAGE_KEYS: &[&str] = &["message", "detail", "reason", "msg", "description"];
+
+/// A result's text: the member under the first of `keys` that holds one
+/// (looking through ADK's `{"result": ...}` wrapping; non-string values as
+/// their text), followed by every string the result holds elsewhere, so
+/// nothing it carries goes unread whatever key a tool chose for it. `None`
+/// when the result holds no text at all.
+fn result_text(value: &Value, keys: &[&str], skip: &[&str]) -> Option<String> {
+    let Value::Object(map) = value else {
+        return match value {
             Value::Null => None,
             Value::String(s) => Some(s.clone()),
-            other => Some(other.to_string()),
-        }),
-        Value::Null => None,
-        other => Some(other.to_string()),
+            other => Some(crate::json::all_text(other)).filter(|t| !t.is_empty()),
+        };
+    };
+    let primary = keys
+        .iter()
+        .find(|key| map.get(**key).is_some_and(|v| !v.is_null()));
+    let mut text = primary
+        .map(|key| member_text(&map[*key]))
+        .unwrap_or_default();
+    for (key, member) in map {
+        if Some(&key.as_str()) == primary || skip.contains(&key.as_str()) {
+            continue;
+        }
+        let rest = match member {
+            Value::String(s) => s.clone(),
+            Value::Object(_) | Value::Array(_) => crate::json::all_text(member),
+            _ => continue,
+        };
+        if !rest.is_empty() {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&rest);
+        }
+    }
+    (primary.is_some() || !text.is_empty()).then_some(text)
+}
+
+/// A member's text: a string as it is, a structure as every string in it,
+/// a number or boolean as written.
+fn member_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Object(_) | Value::Array(_) => crate::json::all_text(value),
+        Value::Null => String::new(),
+        other => other.to_string(),
     }
 }
 
+/// The failure a returned result reports, if it reports one: a message under
+/// an error key, or a result marked as failed (`"status": "error"`,
+/// `"success": false`, `"ok": false`, `"isError": true`) with its message.
 fn reported_error(value: &Value) -> Option<String> {
-    match value.get("error")? {
+    let map = value.as_object()?;
+    let explicit = ERROR_KEYS.iter().find_map(|key| match map.get(*key)? {
         Value::Null | Value::Bool(false) => None,
-        Value::String(s) => Some(s.clone()),
-        other => Some(other.to_string()),
+        Value::String(s) if s.is_empty() => None,
+        Value::Bool(true) => Some(String::new()),
+        other => Some(member_text(other)),
+    });
+    let flagged = map.get("status").and_then(Value::as_str).is_some_and(|s| {
+        ["error", "failed", "failure", "fail"]
+            .iter()
+            .any(|f| s.eq_ignore_ascii_case(f))
+    }) || ["success", "ok", "succeeded"]
+        .iter()
+        .any(|k| map.get(*k) == Some(&Value::Bool(false)))
+        || ["isError", "is_error", "failed"]
+            .iter()
+            .any(|k| map.get(*k) == Some(&Value::Bool(true)));
+    let message = || {
+        MESSAGE_KEYS
+            .iter()
+            .find_map(|k| map.get(*k).map(member_text))
+            .unwrap_or_else(|| "the tool reported a failure".to_string())
+    };
+    match explicit {
+        Some(text) if text.is_empty() => Some(message()),
+        Some(text) => Some(text),
+        None => flagged.then(message),
     }
+}
+
+/// A number under the first of `keys` that holds one, written as a number or
+/// as a numeric string (`"status": "404"`).
+fn number_field(value: &Value, keys: &[&str]) -> Option<i64> {
+    keys.iter().find_map(|key| match value.get(*key)? {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    })
 }
 
 fn file_result(call_id: &str, outcome: ToolOutcome<'_>) -> Payload {
     let (success, content, error) = match outcome {
         ToolOutcome::Returned(value) => {
             let error = reported_error(value);
-            let content = text_field(value, &["result", "content", "text", "output"]);
+            let content = result_text(value, FILE_TEXT_KEYS, &[]);
             (error.is_none(), content, error)
         }
         ToolOutcome::Raised(error) => (false, None, Some(error.to_string())),
@@ -340,14 +483,26 @@ fn file_result(call_id: &str, outcome: ToolOutcome<'_>) -> Payload {
 fn shell_result(call_id: &str, outcome: ToolOutcome<'_>) -> Payload {
     let (exit_code, stdout, stderr) = match outcome {
         ToolOutcome::Returned(value) => {
-            let exit_code = ["exit_code", "returncode"]
-                .iter()
-                .find_map(|k| value.get(*k)?.as_i64())
-                .unwrap_or(0);
-            let stdout = text_field(value, &["stdout", "output", "result"]).unwrap_or_default();
-            let stderr = text_field(value, &["stderr"])
-                .filter(|_| value.is_object())
-                .unwrap_or_default();
+            let error = reported_error(value);
+            let reported = number_field(value, SHELL_STATUS_KEYS);
+            let exit_code = reported.unwrap_or(i64::from(error.is_some()));
+            let mut skip: Vec<&str> = SHELL_STDERR_KEYS.to_vec();
+            skip.extend_from_slice(SHELL_STATUS_KEYS);
+            skip.extend_from_slice(ERROR_KEYS);
+            let stdout = result_text(value, SHELL_STDOUT_KEYS, &skip).unwrap_or_default();
+            let mut stderr = match value {
+                Value::Object(map) => SHELL_STDERR_KEYS
+                    .iter()
+                    .find_map(|k| map.get(*k).map(member_text))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            if let Some(error) = error {
+                if !stderr.is_empty() {
+                    stderr.push('\n');
+                }
+                stderr.push_str(&error);
+            }
             (exit_code, stdout, stderr)
         }
         ToolOutcome::Raised(error) => (1, String::new(), error.to_string()),
@@ -363,12 +518,17 @@ fn shell_result(call_id: &str, outcome: ToolOutcome<'_>) -> Payload {
 fn web_result(call_id: &str, url: &str, outcome: ToolOutcome<'_>) -> Payload {
     let (code, result) = match outcome {
         ToolOutcome::Returned(value) => {
-            let code = ["code", "status_code"]
-                .iter()
-                .find_map(|k| value.get(*k)?.as_u64())
-                .and_then(|c| u16::try_from(c).ok())
-                .unwrap_or(200);
-            let result = text_field(value, &["result", "content", "output"]).unwrap_or_default();
+            let error = reported_error(value);
+            let status = number_field(value, WEB_STATUS_KEYS).and_then(|c| u16::try_from(c).ok());
+            // A result that reports a failure and no status got no response.
+            let code = status.unwrap_or(if error.is_some() { 0 } else { 200 });
+            let mut result = result_text(value, WEB_TEXT_KEYS, WEB_STATUS_KEYS).unwrap_or_default();
+            if let Some(error) = error.filter(|e| !result.contains(e.as_str())) {
+                if !result.is_empty() {
+                    result.push('\n');
+                }
+                result.push_str(&error);
+            }
             (code, result)
         }
         ToolOutcome::Raised(error) => (0, error.to_string()),
@@ -383,12 +543,15 @@ fn web_result(call_id: &str, url: &str, outcome: ToolOutcome<'_>) -> Payload {
 
 fn generic_result(call_id: &str, outcome: ToolOutcome<'_>) -> Payload {
     match outcome {
-        ToolOutcome::Returned(value) => Payload::ToolOutput {
-            call_id: call_id.to_string(),
-            success: reported_error(value).is_none(),
-            output: value.clone(),
-            error: reported_error(value),
-        },
+        ToolOutcome::Returned(value) => {
+            let error = reported_error(value);
+            Payload::ToolOutput {
+                call_id: call_id.to_string(),
+                success: error.is_none(),
+                output: value.clone(),
+                error,
+            }
+        }
         ToolOutcome::Raised(error) => Payload::ToolOutput {
             call_id: call_id.to_string(),
             success: false,

@@ -617,6 +617,10 @@ fn content_signals(signals: &Signals) -> RestrictedExpression {
             "secrets".to_string(),
             strings(signals.secrets.iter().copied()),
         ),
+        (
+            "truncated".to_string(),
+            RestrictedExpression::new_bool(signals.truncated),
+        ),
     ])
     .expect("distinct keys")
 }
