@@ -73,29 +73,77 @@ const PRIVATE_SUFFIXES: &[&str] = &[".internal", ".local", ".lan", ".home.arpa",
 impl Host {
     /// Parses and classifies a host as written in a URL or command (brackets
     /// around IPv6 literals allowed, no port).
+    ///
+    /// A host that is not plain ASCII, or holds a percent sign, is read the
+    /// way browsers and curl read it (the WHATWG URL host parser:
+    /// percent-decoding, IDNA mapping of full-width and other compatibility
+    /// forms, IPv4 numbers in any radix), so `１６９.２５４.１６９.２５４` and
+    /// `%31%36%39.254.169.254` are 169.254.169.254. Such spellings of an ASCII
+    /// host, and hosts that parser refuses, are `obfuscated`; an
+    /// internationalised name (`münchen.de`, kept as `xn--mnchen-3ya.de`) is not.
     pub fn parse(raw: &str) -> Self {
-        let trimmed = raw.trim().trim_end_matches('.');
+        let trimmed = raw.trim();
+        if !trimmed.is_ascii() || trimmed.contains('%') {
+            return Self::parse_encoded(trimmed);
+        }
+        let trimmed = trimmed.trim_end_matches('.');
         let unbracketed = trimmed
             .strip_prefix('[')
             .and_then(|h| h.strip_suffix(']'))
             .unwrap_or(trimmed);
         let lower = unbracketed.to_ascii_lowercase();
         match parse_ip(&lower) {
-            Some(ip) => {
-                let name = ip.to_string();
-                Self {
-                    class: classify_ip(ip),
-                    ip_literal: true,
-                    obfuscated: name != lower,
-                    name,
-                }
-            }
+            Some(ip) => Self::address(ip, &lower),
             None => Self {
                 class: classify_name(&lower),
                 ip_literal: false,
                 obfuscated: false,
                 name: lower,
             },
+        }
+    }
+
+    fn address(ip: IpAddr, written: &str) -> Self {
+        let name = ip.to_string();
+        Self {
+            class: classify_ip(ip),
+            ip_literal: true,
+            obfuscated: name != written,
+            name,
+        }
+    }
+
+    /// A host with non-ASCII characters or percent-escapes, through the URL
+    /// standard's host parser.
+    fn parse_encoded(raw: &str) -> Self {
+        let unreadable = || Self {
+            name: raw.to_lowercase(),
+            class: HostClass::Public,
+            ip_literal: false,
+            obfuscated: true,
+        };
+        match url::Host::parse(raw) {
+            Ok(url::Host::Ipv4(v4)) => Self::address(IpAddr::V4(v4), raw),
+            Ok(url::Host::Ipv6(v6)) => {
+                Self::address(v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4), raw)
+            }
+            Ok(url::Host::Domain(domain)) => {
+                let name = domain.trim_end_matches('.').to_string();
+                let internationalised = name.split('.').any(|label| label.starts_with("xn--"));
+                // An ASCII name is sometimes written otherwise to slip past
+                // matching; the IPv4 forms the parser already resolved.
+                let name_as_written = match parse_ip(&name) {
+                    Some(ip) => return Self::address(ip, raw),
+                    None => name,
+                };
+                Self {
+                    class: classify_name(&name_as_written),
+                    ip_literal: false,
+                    obfuscated: !internationalised,
+                    name: name_as_written,
+                }
+            }
+            Err(_) => unreadable(),
         }
     }
 }
@@ -445,8 +493,10 @@ pub fn authority_host(text: &str) -> Option<String> {
     };
     // A host followed by something that cannot be part of it (`$VAR`, a
     // quote) ends there: `http://169.254.170.2$URI` reaches 169.254.170.2.
+    // Characters beyond ASCII stay: the host parser maps full-width digits
+    // and dots (see [`Host::parse`]).
     let end = host
-        .find(|c: char| !(c.is_ascii_alphanumeric() || "-._:%".contains(c)))
+        .find(|c: char| c.is_ascii() && !(c.is_ascii_alphanumeric() || "-._:%".contains(c)))
         .unwrap_or(host.len());
     let host = &host[..end];
     (!host.is_empty()).then(|| host.to_ascii_lowercase())
@@ -496,6 +546,48 @@ mod tests {
         assert_eq!(host.name, "169.254.169.254");
         assert!(host.obfuscated && host.ip_literal);
         assert!(!Host::parse("169.254.169.254").obfuscated);
+    }
+
+    #[test]
+    fn hosts_are_read_as_browsers_read_them() {
+        for spelling in [
+            "\u{ff11}\u{ff16}\u{ff19}.\u{ff12}\u{ff15}\u{ff14}.\u{ff11}\u{ff16}\u{ff19}.\u{ff12}\u{ff15}\u{ff14}",
+            "%31%36%39.254.169.254",
+            "169\u{3002}254\u{3002}169\u{3002}254",
+            "\u{2460}\u{2465}\u{2468}.\u{2461}\u{2464}\u{2463}.\u{2460}\u{2465}\u{2468}.\u{2461}\u{2464}\u{2463}",
+            "169.254.169.254%2e",
+            "\u{24dc}\u{24d4}\u{24e3}\u{24d0}\u{24d3}\u{24d0}\u{24e3}\u{24d0}.google.internal",
+        ] {
+            let host = Host::parse(spelling);
+            assert_eq!(
+                host.class,
+                HostClass::Metadata,
+                "{spelling} is {}",
+                host.name
+            );
+            assert!(host.obfuscated, "{spelling} hides what it is");
+        }
+        let idn = Host::parse("M\u{fc}nchen.de");
+        assert_eq!(idn.name, "xn--mnchen-3ya.de");
+        assert!(
+            !idn.obfuscated,
+            "an internationalised name is an ordinary name"
+        );
+        for refused in [
+            "exa mple.com%00",
+            "[::ffff:\u{ff11}\u{ff16}\u{ff19}.254.169.254]",
+        ] {
+            assert!(
+                Host::parse(refused).obfuscated,
+                "{refused}: a host the URL parser refuses is obfuscated"
+            );
+        }
+        assert_eq!(
+            url_host("http://\u{ff11}\u{ff16}\u{ff19}.254.169.254/latest")
+                .map(|h| Host::parse(&h).name),
+            Some("169.254.169.254".to_string()),
+            "full-width digits are part of the host"
+        );
     }
 
     #[test]
