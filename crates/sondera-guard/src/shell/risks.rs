@@ -56,8 +56,10 @@ pub enum RiskKind {
     /// changes the package registry.
     UntrustedPackageSource,
     /// Installs something that runs again later: crontab, sudoers, shell rc
-    /// files, systemd units, authorized_keys.
+    /// files, systemd units, authorized_keys, git hooks.
     Persistence,
+    /// The command hides what it is: NUL or other control bytes.
+    Obfuscated,
 }
 
 impl RiskKind {
@@ -89,6 +91,7 @@ impl RiskKind {
             Self::MetadataEndpoint => "metadata_endpoint",
             Self::UntrustedPackageSource => "untrusted_package_source",
             Self::Persistence => "persistence",
+            Self::Obfuscated => "obfuscated",
         }
     }
 }
@@ -104,45 +107,6 @@ const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"];
 const FETCHERS: &[&str] = &["curl", "wget", "fetch", "nc", "ncat", "socat", "aria2c"];
 const DECODERS: &[&str] = &[
     "base64", "base32", "xxd", "openssl", "gunzip", "zcat", "rev", "tr",
-];
-const INTERPRETERS: &[(&str, &[&str])] = &[
-    ("python", &["-c"]),
-    ("python3", &["-c"]),
-    ("python2", &["-c"]),
-    ("perl", &["-e", "-E"]),
-    ("ruby", &["-e"]),
-    ("node", &["-e", "--eval", "-p"]),
-    ("php", &["-r"]),
-];
-/// Calls in inline code that delete, spawn or reach the network.
-const RISKY_CODE: &[&str] = &[
-    "rmtree",
-    "unlink",
-    "rm_rf",
-    "rmdir",
-    "remove_dir",
-    "fs.rm",
-    "os.remove",
-    "os.unlink",
-    "unlink(",
-    "os.system",
-    "subprocess",
-    "popen",
-    "rm -rf",
-    "rmsync",
-    "rmdirsync",
-    "child_process",
-    "exec(",
-    "system(",
-    "socket",
-    "urllib",
-    "requests.",
-    "http.client",
-    "fileutils.rm",
-    "file.delete",
-    "net::http",
-    "fsockopen",
-    "curl_exec",
 ];
 const SYSTEM_PATHS: &[&str] = &[
     "/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/var", "/sys", "/proc",
@@ -190,6 +154,11 @@ pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
     }
     found.sort_by(|a, b| (a.kind, &a.evidence).cmp(&(b.kind, &b.evidence)));
     found.dedup();
+    if analysis.unparsable.is_none()
+        && let Some(unread) = found.iter().find(|r| r.kind == RiskKind::Unparsable)
+    {
+        analysis.unparsable = Some(unread.evidence.clone());
+    }
     analysis.risks = found;
 }
 
@@ -217,7 +186,7 @@ fn runs_download(
         return;
     }
     let runs_script = SHELLS.contains(&program)
-        || SCRIPT_READERS.contains(&program)
+        || super::code::interpreter(program).is_some()
         || matches!(program, "source" | ".");
     let script = if runs_script {
         operands(i).next().map(|w| resolve(w, ctx).path)
@@ -302,7 +271,6 @@ fn invocation_risks(
     git(i, ctx, out);
     infra(i, out);
     history(i, ctx, out);
-    inline_code(i, out);
     packages(i, out);
     package_config_writes(i, ctx, out);
     persistence(i, ctx, out);
@@ -540,7 +508,21 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
         }
         targets.extend(i.piped_operands.iter());
     }
-    for target in targets.into_iter().flat_map(super::word::expand_braces) {
+    let mut expanded = Vec::new();
+    for target in targets {
+        let (words, complete) = super::word::expand_braces(target);
+        if !complete {
+            out.push(risk(
+                RiskKind::Unparsable,
+                format!(
+                    "{} {}: the brace expansion yields more words than are analysed",
+                    i.program, target.text
+                ),
+            ));
+        }
+        expanded.extend(words);
+    }
+    for target in expanded {
         let target = &target;
         let resolved = resolve(target, ctx);
         // `find DIR -delete` deletes below DIR, never DIR's parent.
@@ -630,18 +612,10 @@ fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     }
 }
 
-/// Interpreters that, like shells, run a script read from standard input.
-const SCRIPT_READERS: &[&str] = &[
-    "python", "python3", "python2", "perl", "ruby", "node", "php", "deno", "bun", "lua", "Rscript",
-];
-
 fn shells(i: &Invocation, out: &mut Vec<Risk>) {
     let program = i.program.as_str();
     let sources_script = matches!(program, "source" | ".");
-    let interpreter = SCRIPT_READERS.contains(&program)
-        && !INTERPRETERS.iter().any(|(name, flags)| {
-            *name == program && i.args.iter().any(|a| flags.contains(&a.as_str()))
-        });
+    let interpreter = super::code::runs_script(i);
     if !SHELLS.contains(&program) && !interpreter && !sources_script {
         return;
     }
@@ -882,32 +856,6 @@ fn history(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         out.push(risk(
             RiskKind::HistoryTampering,
             format!("{p} {}", i.args.join(" ")),
-        ));
-    }
-}
-
-fn inline_code(i: &Invocation, out: &mut Vec<Risk>) {
-    let Some((_, flags)) = INTERPRETERS.iter().find(|(name, _)| *name == i.program) else {
-        return;
-    };
-    let Some(pos) = i.args.iter().position(|a| flags.contains(&a.as_str())) else {
-        return;
-    };
-    let code = i.args.get(pos + 1).map(String::as_str).unwrap_or_default();
-    let lower = code.to_ascii_lowercase();
-    let calls: Vec<&str> = RISKY_CODE
-        .iter()
-        .copied()
-        .filter(|c| lower.contains(c))
-        .collect();
-    out.push(risk(
-        RiskKind::InlineCode,
-        format!("{} runs inline code", i.program),
-    ));
-    if !calls.is_empty() {
-        out.push(risk(
-            RiskKind::InlineCodeRisky,
-            format!("{} inline code calls {}", i.program, calls.join(", ")),
         ));
     }
 }

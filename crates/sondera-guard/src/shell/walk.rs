@@ -7,8 +7,11 @@ use brush_parser::ast::{
 };
 use brush_parser::{Parser, ParserOptions};
 
+use super::code::{self, InlineCode};
+use super::embedded;
+use super::risks::{Risk, RiskKind};
 use super::word::{self, Word};
-use super::{Invocation, ShellAnalysis, Stdin, wrappers};
+use super::{Invocation, ShellAnalysis, ShellContext, Stdin, wrappers};
 
 /// Deepest nesting of shells, `eval`, substitutions and here-documents
 /// analysed; deeper input is not judged benign, it is flagged unparsable.
@@ -20,6 +23,13 @@ pub const MAX_INVOCATIONS: usize = 4096;
 /// Deepest nesting of brackets parsed; the parser recurses on them, so deeper
 /// input is refused before parsing rather than risking the stack.
 pub const MAX_BRACKET_DEPTH: usize = 64;
+/// Most bytes parsed in one analysis: the command, the nested shells, `eval`
+/// texts and substitutions it runs, and the commands found in its
+/// arguments. Each parse is linear in its length, so this bounds the cost of
+/// any command however it nests; past it the command is unparsable.
+pub const MAX_PARSED_BYTES: usize = 2 * MAX_COMMAND_BYTES;
+/// Most commands found inside arguments of one command.
+const MAX_EMBEDDED: usize = 4 * MAX_INVOCATIONS;
 
 /// An upper bound of the bracket nesting of `source` (quotes are ignored, so
 /// brackets inside strings count too: refusing those errs on the safe side).
@@ -38,46 +48,130 @@ fn bracket_depth(source: &str) -> usize {
     max
 }
 
-pub(super) struct Walker {
+pub(super) struct Walker<'c> {
     options: ParserOptions,
+    context: ShellContext<'c>,
+    /// Bytes that may still be parsed (see [`MAX_PARSED_BYTES`]).
+    budget: usize,
     pub(super) analysis: ShellAnalysis,
+    /// Commands that may run inside others' arguments, each group with who
+    /// runs it; while one is being read, `group` is its index.
+    pub(super) embedded: Vec<Embedded>,
+    group: Option<usize>,
+    embedded_count: usize,
+    /// What inline code does (see [`code::facts`]).
+    pub(super) code_risks: Vec<Risk>,
+    pub(super) code_hosts: Vec<String>,
+}
+
+/// Commands found inside another command's arguments (see [`embedded`]),
+/// analysed together as possible commands.
+#[derive(Debug, Default)]
+pub(super) struct Embedded {
+    /// Who runs them, as evidence: "`tmux` argument `rm -rf ~` runs as a command".
+    pub origin: String,
+    pub invocations: Vec<Invocation>,
+}
+
+/// Why text was not analysed.
+enum ParseFailure {
+    /// It is not a command: bad syntax.
+    Syntax(String),
+    /// It was not read: a bound of the analysis was reached.
+    Bound(String),
 }
 
 pub(super) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "busybox"];
 
-impl Walker {
-    pub(super) fn new() -> Self {
+impl<'c> Walker<'c> {
+    pub(super) fn new(context: ShellContext<'c>) -> Self {
         Self {
             options: ParserOptions::default(),
+            context,
+            budget: MAX_PARSED_BYTES,
             analysis: ShellAnalysis::default(),
+            embedded: Vec::new(),
+            group: None,
+            embedded_count: 0,
+            code_risks: Vec::new(),
+            code_hosts: Vec::new(),
         }
     }
 
+    /// Text that is not a command. Inside an argument that merely might be
+    /// one, that only means it is not one.
     fn fail(&mut self, why: String) {
+        if self.group.is_none() && self.analysis.unparsable.is_none() {
+            self.analysis.unparsable = Some(why);
+        }
+    }
+
+    /// A bound was reached: what lies beyond was not read, so the whole
+    /// command is unparsable, wherever the bound was met.
+    fn exceed(&mut self, why: String) {
         if self.analysis.unparsable.is_none() {
             self.analysis.unparsable = Some(why);
         }
     }
 
+    /// The invocations being collected: the command's own, or those of the
+    /// embedded group being read.
+    fn active(&mut self) -> &mut Vec<Invocation> {
+        match self.group {
+            Some(g) => &mut self.embedded[g].invocations,
+            None => &mut self.analysis.invocations,
+        }
+    }
+
+    fn push(&mut self, invocation: Invocation) {
+        if self.group.is_some() {
+            self.embedded_count += 1;
+            if self.embedded_count > MAX_EMBEDDED {
+                return self.exceed(format!(
+                    "more than {MAX_EMBEDDED} commands inside arguments"
+                ));
+            }
+        }
+        self.active().push(invocation);
+    }
+
+    /// Reads what `read` collects as a group of possible commands run by `origin`.
+    fn in_group(&mut self, origin: String, read: impl FnOnce(&mut Self)) {
+        let saved = self.group.replace(self.embedded.len());
+        self.embedded.push(Embedded {
+            origin,
+            invocations: Vec::new(),
+        });
+        read(self);
+        self.group = saved;
+    }
+
     /// Parses and walks `source`, run at nesting `depth`.
     pub(super) fn source(&mut self, source: &str, depth: usize) {
         if depth > MAX_DEPTH {
-            return self.fail(format!("nesting deeper than {MAX_DEPTH} levels"));
+            return self.exceed(format!("nesting deeper than {MAX_DEPTH} levels"));
         }
-        if depth > 0 {
+        if depth > 0 && self.group.is_none() {
             self.analysis.nested = true;
         }
         match self.parse(source) {
             Ok(program) => self.program(&program, depth),
-            Err(why) => self.fail(why),
+            Err(ParseFailure::Syntax(why)) => self.fail(why),
+            Err(ParseFailure::Bound(why)) => self.exceed(why),
         }
     }
 
-    fn parse(&self, source: &str) -> Result<Program, String> {
+    fn parse(&mut self, source: &str) -> Result<Program, ParseFailure> {
+        if source.len() > self.budget {
+            return Err(ParseFailure::Bound(format!(
+                "the command and the commands nested in it come to more than {MAX_PARSED_BYTES} bytes"
+            )));
+        }
+        self.budget -= source.len();
         if bracket_depth(source) > MAX_BRACKET_DEPTH {
-            return Err(format!(
+            return Err(ParseFailure::Bound(format!(
                 "brackets nest deeper than {MAX_BRACKET_DEPTH} levels"
-            ));
+            )));
         }
         // The parser is not ours: a panic in it must fail closed, not take
         // the harness down.
@@ -86,8 +180,14 @@ impl Walker {
         }));
         match parsed {
             Ok(Ok(program)) => Ok(program),
-            Ok(Err(e)) => Err(format!("cannot parse `{}`: {e}", excerpt(source))),
-            Err(_) => Err(format!("the shell parser failed on `{}`", excerpt(source))),
+            Ok(Err(e)) => Err(ParseFailure::Syntax(format!(
+                "cannot parse `{}`: {e}",
+                excerpt(source)
+            ))),
+            Err(_) => Err(ParseFailure::Bound(format!(
+                "the shell parser failed on `{}`",
+                excerpt(source)
+            ))),
         }
     }
 
@@ -98,7 +198,8 @@ impl Walker {
     fn arithmetic(&mut self, expr: &str, depth: usize) {
         match self.parse(expr) {
             Ok(program) => self.program(&program, depth),
-            Err(_) => self.substitutions_in(expr, depth),
+            Err(ParseFailure::Syntax(_)) => self.substitutions_in(expr, depth),
+            Err(ParseFailure::Bound(why)) => self.exceed(why),
         }
     }
 
@@ -150,29 +251,41 @@ impl Walker {
         let mut upstream: Option<(Vec<String>, Vec<Word>)> = None;
         let mut printed: Option<String> = None;
         for command in &pipeline.seq {
-            let before = self.analysis.invocations.len();
+            let before = self.active().len();
             let (stdin, piped) = match upstream.take() {
                 Some((programs, operands)) => (Some(Stdin::Pipe(programs)), operands),
                 None => (None, Vec::new()),
             };
             self.command(command, depth, stdin);
-            for i in &mut self.analysis.invocations[before..] {
+            for i in &mut self.active()[before..] {
                 if i.args_from_stdin {
                     i.piped_operands = piped.clone();
                 }
             }
-            let here: Vec<&Invocation> = self.analysis.invocations[before..]
+            let here: Vec<&Invocation> = match self.group {
+                Some(g) => &self.embedded[g].invocations,
+                None => &self.analysis.invocations,
+            }[before..]
                 .iter()
                 .filter(|i| i.depth == depth)
                 .collect();
             let programs = here.iter().map(|i| i.program.clone()).collect();
             let listed = listed_paths(&here);
-            // `echo 'cmd' | sh`: the shell runs the text printed before it.
+            // `echo 'cmd' | sh`: the shell runs the text printed before it;
+            // `echo 'code' | python3`, the interpreter runs it as code.
             let runs_printed = here.iter().any(|i| reads_script_from_stdin(i));
+            let interpreter = here
+                .iter()
+                .find(|i| code::runs_stdin_script(i))
+                .map(|i| i.program.clone());
             let next_printed = printed_text(&here);
             upstream = Some((programs, listed));
-            if runs_printed && let Some(text) = printed.take() {
-                self.source(&text, depth + 1);
+            match (printed.take(), interpreter) {
+                (Some(text), _) if runs_printed => self.source(&text, depth + 1),
+                (Some(text), Some(program)) => {
+                    self.inline_code(&program, InlineCode::Text(text), depth)
+                }
+                _ => {}
             }
             printed = next_printed;
         }
@@ -208,8 +321,8 @@ impl Walker {
             self.redirect(r, depth, &mut holder);
         }
         let redirected = !holder.writes.is_empty() || matches!(holder.stdin, Stdin::File(_));
-        if redirected && self.analysis.invocations.len() < MAX_INVOCATIONS {
-            self.analysis.invocations.push(holder);
+        if redirected && self.active().len() < MAX_INVOCATIONS {
+            self.push(holder);
         }
     }
 
@@ -286,19 +399,28 @@ impl Walker {
             ..Invocation::default()
         };
         let mut words: Vec<Word> = Vec::new();
+        let mut assigned: Vec<Word> = Vec::new();
         let items = simple.prefix.iter().flat_map(|p| &p.0);
         let head = simple.word_or_name.iter();
         let suffix = simple.suffix.iter().flat_map(|s| &s.0);
         for item in items {
-            self.item(item, depth, &mut invocation, &mut words, true);
+            self.item(
+                item,
+                depth,
+                &mut invocation,
+                &mut words,
+                Some(&mut assigned),
+            );
         }
         for w in head {
             words.push(self.word(&w.value, depth));
         }
         for item in suffix {
-            self.item(item, depth, &mut invocation, &mut words, false);
+            self.item(item, depth, &mut invocation, &mut words, None);
         }
         if words.is_empty() {
+            // `PAGER='cmd'` alone sets a variable a later program may run.
+            self.commands_in_arguments("", &[], &assigned, None, &[], &[], depth);
             if invocation.writes.is_empty() && !matches!(invocation.stdin, Stdin::File(_)) {
                 return;
             }
@@ -308,16 +430,18 @@ impl Walker {
                 ..Word::default()
             });
         }
-        self.record(invocation, words);
+        self.record(invocation, words, &assigned);
     }
 
+    /// One word, assignment, redirection or process substitution of a
+    /// simple command; `assigned` collects the assignments of its prefix.
     fn item(
         &mut self,
         item: &CommandPrefixOrSuffixItem,
         depth: usize,
         invocation: &mut Invocation,
         words: &mut Vec<Word>,
-        in_prefix: bool,
+        assigned: Option<&mut Vec<Word>>,
     ) {
         match item {
             CommandPrefixOrSuffixItem::IoRedirect(r) => self.redirect(r, depth, invocation),
@@ -325,18 +449,22 @@ impl Walker {
             CommandPrefixOrSuffixItem::AssignmentWord(assignment, raw) => {
                 // `X=y cmd` sets a variable; after the program it is just an argument.
                 let w = self.word(&raw.value, depth);
-                if in_prefix {
-                    invocation
-                        .assignments
-                        .push(format!("{:?}", assignment.name));
-                } else {
-                    words.push(w);
+                match assigned {
+                    Some(assigned) => {
+                        invocation
+                            .assignments
+                            .push(format!("{:?}", assignment.name));
+                        assigned.push(w);
+                    }
+                    None => words.push(w),
                 }
             }
             CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
-                let before = self.analysis.invocations.len();
+                let before = self.active().len();
                 self.list(&sub.list, depth + 1);
-                self.analysis.nested = true;
+                if self.group.is_none() {
+                    self.analysis.nested = true;
+                }
                 let programs = self.programs_since(before);
                 invocation.process_substitutions.push(programs);
                 words.push(Word {
@@ -348,8 +476,8 @@ impl Walker {
         }
     }
 
-    fn programs_since(&self, start: usize) -> Vec<String> {
-        self.analysis.invocations[start..]
+    fn programs_since(&mut self, start: usize) -> Vec<String> {
+        self.active()[start..]
             .iter()
             .map(|i| i.program.clone())
             .collect()
@@ -366,7 +494,10 @@ impl Walker {
                         IoFileRedirectKind::DuplicateInput
                         | IoFileRedirectKind::DuplicateOutput
                             if path.text == "-"
-                                || path.text.bytes().all(|b| b.is_ascii_digit()) => {}
+                                || path.text.bytes().all(|b| b.is_ascii_digit()) =>
+                        {
+                            invocation.extra_descriptors |= beyond_standard(&path);
+                        }
                         IoFileRedirectKind::DuplicateInput => {
                             invocation.stdin = Stdin::File(path.text)
                         }
@@ -374,9 +505,11 @@ impl Walker {
                     }
                 }
                 IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
-                    let before = self.analysis.invocations.len();
+                    let before = self.active().len();
                     self.list(&sub.list, depth + 1);
-                    self.analysis.nested = true;
+                    if self.group.is_none() {
+                        self.analysis.nested = true;
+                    }
                     if matches!(kind, IoFileRedirectKind::Read) {
                         invocation.stdin = Stdin::Pipe(self.programs_since(before));
                     }
@@ -384,8 +517,9 @@ impl Walker {
                 // `>&2` duplicates a descriptor; `>& FILE` writes FILE.
                 IoFileRedirectTarget::Duplicate(w) => {
                     let target = self.word(&w.value, depth);
+                    invocation.extra_descriptors |= beyond_standard(&target);
                     let descriptor = target.text.trim_end_matches('-');
-                    if !descriptor.bytes().all(|b| b.is_ascii_digit()) {
+                    if !descriptor.bytes().all(|b| b.is_ascii_digit()) && !target.dynamic {
                         match kind {
                             IoFileRedirectKind::DuplicateInput => {
                                 invocation.stdin = Stdin::File(target.text)
@@ -394,7 +528,7 @@ impl Walker {
                         }
                     }
                 }
-                IoFileRedirectTarget::Fd(_) => {}
+                IoFileRedirectTarget::Fd(fd) => invocation.extra_descriptors |= *fd > 2,
             },
             IoRedirect::HereDocument(_, doc) => {
                 invocation.stdin = Stdin::Text(strip_heredoc(&doc.doc.value));
@@ -410,21 +544,53 @@ impl Walker {
         }
     }
 
-    /// Records a simple command (and the commands its wrappers or nested
-    /// shells run).
-    fn record(&mut self, mut invocation: Invocation, words: Vec<Word>) {
-        if self.analysis.invocations.len() >= MAX_INVOCATIONS {
-            return self.fail(format!("more than {MAX_INVOCATIONS} commands"));
+    /// Records a simple command, and walks what it runs: the commands of its
+    /// wrappers (`find -exec`), its nested shell, its inline code, and the
+    /// commands its arguments and `assigned` variables may carry.
+    fn record(&mut self, invocation: Invocation, words: Vec<Word>, assigned: &[Word]) {
+        let Some(recorded) = self.record_runs(invocation, &words) else {
+            return;
+        };
+        self.commands_in_arguments(
+            &recorded.program,
+            &words,
+            assigned,
+            recorded.stdin.as_deref(),
+            &recorded.argv,
+            &recorded.analysed,
+            recorded.depth,
+        );
+    }
+
+    /// Records one simple command and what its wrappers, nested shell and
+    /// inline code run; returns what its arguments are then read with.
+    fn record_runs(&mut self, mut invocation: Invocation, words: &[Word]) -> Option<Recorded> {
+        if self.active().len() >= MAX_INVOCATIONS {
+            self.exceed(format!("more than {MAX_INVOCATIONS} commands"));
+            return None;
         }
-        let unwrapped = wrappers::unwrap(&words);
+        invocation.phantom = self.group.is_some();
+        let unwrapped = wrappers::unwrap(words);
+        if let Some(why) = unwrapped.too_deep {
+            self.exceed(why);
+            return None;
+        }
         invocation.wrappers = unwrapped.wrappers;
         invocation.privileged = unwrapped.privileged;
+        let depth = invocation.depth;
         let Some(program) = unwrapped.argv.first() else {
             // A wrapper with nothing to run (`sudo -v`, `env`): keep the wrapper itself.
             invocation.program = basename(&words[0].text).to_string();
             invocation.args = words[1..].iter().map(|w| w.text.clone()).collect();
-            self.analysis.invocations.push(invocation);
-            return;
+            let program = invocation.program.clone();
+            self.push(invocation);
+            return Some(Recorded {
+                program,
+                argv: Vec::new(),
+                analysed: Vec::new(),
+                stdin: None,
+                depth,
+            });
         };
         invocation.dynamic_program = program.dynamic;
         invocation.args_from_stdin = invocation.wrappers.iter().any(|w| w == "xargs");
@@ -432,12 +598,50 @@ impl Walker {
         invocation.program = basename(&program.text).to_string();
         invocation.args = unwrapped.argv[1..].iter().map(|w| w.text.clone()).collect();
         invocation.arg_words = unwrapped.argv[1..].to_vec();
-        let depth = invocation.depth;
+        let mut analysed = Vec::new();
+        let children = self.wrapped_children(&invocation, unwrapped.also_runs);
         let nested = self.nested_source(&invocation);
-        // `{}` in `find -exec` stands for what find finds under its starting points.
-        let found = listed_paths(&[&invocation]);
-        for mut extra in unwrapped.also_runs {
-            extra = extra
+        let inline = code::inline_code(&invocation, None);
+        let program = invocation.program.clone();
+        let stdin = match &invocation.stdin {
+            Stdin::Text(text) => Some(text.clone()),
+            _ => None,
+        };
+        for child in children {
+            let nested = self.nested_source(&child);
+            self.push(child);
+            if let Some(source) = nested {
+                self.source(&source, depth + 1);
+                analysed.push(source);
+            }
+        }
+        self.push(invocation);
+        if let Some(source) = nested {
+            self.source(&source, depth + 1);
+            analysed.push(source);
+        }
+        if let Some(inline) = inline {
+            if let InlineCode::Text(code) = &inline {
+                analysed.push(code.clone());
+            }
+            self.inline_code(&program, inline, depth);
+        }
+        Some(Recorded {
+            program,
+            argv: unwrapped.argv,
+            analysed,
+            stdin,
+            depth,
+        })
+    }
+
+    /// The commands a wrapper runs itself (`find -exec CMD`), each as an
+    /// invocation of its own; `{}` stands for what find finds.
+    fn wrapped_children(&self, invocation: &Invocation, runs: Vec<Vec<Word>>) -> Vec<Invocation> {
+        let found = listed_paths(&[invocation]);
+        let mut children = Vec::new();
+        for run in runs {
+            let extra: Vec<Word> = run
                 .into_iter()
                 .flat_map(|w| {
                     if w.text == "{}" {
@@ -450,24 +654,105 @@ impl Walker {
             if extra.is_empty() {
                 continue;
             }
-            let mut child = Invocation {
-                depth,
+            children.push(Invocation {
+                depth: invocation.depth,
                 privileged: invocation.privileged,
+                phantom: invocation.phantom,
+                wrappers: vec![invocation.program.clone()],
+                program: basename(&extra[0].text).to_string(),
+                path: extra[0].text.clone(),
+                dynamic_program: extra[0].dynamic,
+                args: extra[1..].iter().map(|w| w.text.clone()).collect(),
+                arg_words: extra[1..].to_vec(),
+                args_from_stdin: invocation.program == "xargs",
+                stdin: invocation.stdin.clone(),
                 ..Invocation::default()
-            };
-            child.wrappers = vec![invocation.program.clone()];
-            child.program = basename(&extra[0].text).to_string();
-            child.path = extra[0].text.clone();
-            child.dynamic_program = extra[0].dynamic;
-            child.args = extra[1..].iter().map(|w| w.text.clone()).collect();
-            child.arg_words = extra[1..].to_vec();
-            child.args_from_stdin = invocation.program == "xargs";
-            child.stdin = invocation.stdin.clone();
-            self.analysis.invocations.push(child);
+            });
         }
-        self.analysis.invocations.push(invocation);
-        if let Some(source) = nested {
-            self.source(&source, depth + 1);
+        children
+    }
+
+    /// Inline code an interpreter runs: what it does, and the commands in
+    /// its string literals (and the code itself, read as a command line).
+    fn inline_code(&mut self, program: &str, inline: InlineCode, depth: usize) {
+        let prefix = match self.group {
+            Some(g) => format!("{}: ", self.embedded[g].origin),
+            None => String::new(),
+        };
+        let code = match inline {
+            InlineCode::Unread(what) => {
+                self.code_risks.push(Risk {
+                    kind: RiskKind::InlineCodeRisky,
+                    evidence: format!("{prefix}{what}: encoded code runs unread"),
+                });
+                return;
+            }
+            InlineCode::Text(code) => code,
+        };
+        let facts = code::facts(program, &code, &self.context);
+        self.code_risks
+            .extend(facts.risks.into_iter().map(|r| Risk {
+                evidence: format!("{prefix}{}", r.evidence),
+                ..r
+            }));
+        self.code_hosts.extend(facts.hosts);
+        for command in facts.commands {
+            let origin = format!("`{program}` code runs `{}`", excerpt(&command));
+            self.in_group(origin, |w| w.source(&command, depth + 1));
+        }
+    }
+
+    /// The commands a simple command's arguments may carry (see
+    /// [`embedded`]): the rest of its argument vector from each place a
+    /// command may start, and every candidate inside its words and the
+    /// variables assigned for it. Texts in `analysed` were already walked as
+    /// what the command runs.
+    #[allow(clippy::too_many_arguments)]
+    fn commands_in_arguments(
+        &mut self,
+        program: &str,
+        words: &[Word],
+        assigned: &[Word],
+        stdin: Option<&str>,
+        argv: &[Word],
+        analysed: &[String],
+        depth: usize,
+    ) {
+        let prints_only = embedded::NEVER_RUNS.contains(&program);
+        if !prints_only {
+            for k in embedded::command_starts(argv) {
+                let origin = format!("`{program}` runs `{}`", excerpt(&joined(&argv[k..])));
+                let words = argv[k..].to_vec();
+                self.in_group(origin, |w| {
+                    let start = Invocation {
+                        depth: depth + 1,
+                        ..Invocation::default()
+                    };
+                    w.record_runs(start, &words);
+                });
+            }
+        }
+        let stdin = stdin.filter(|_| !prints_only);
+        let texts = words
+            .iter()
+            .filter(|_| !prints_only)
+            .chain(assigned)
+            .map(|w| w.text.as_str())
+            .chain(stdin);
+        for text in texts {
+            if analysed.iter().any(|a| a == text) {
+                continue;
+            }
+            for candidate in embedded::candidates(text) {
+                if analysed.iter().any(|a| a == candidate) {
+                    continue;
+                }
+                let origin = format!(
+                    "`{program}` argument `{}` runs as a command",
+                    excerpt(candidate)
+                );
+                self.in_group(origin, |w| w.source(candidate, depth + 1));
+            }
         }
     }
 
@@ -494,6 +779,34 @@ impl Walker {
     }
 }
 
+/// What a recorded simple command's arguments are read with.
+struct Recorded {
+    program: String,
+    /// The program and its arguments, after unwrapping.
+    argv: Vec<Word>,
+    /// Texts already walked as what it runs (its nested shell's script,
+    /// its inline code).
+    analysed: Vec<String>,
+    /// The here-document or here-string it reads.
+    stdin: Option<String>,
+    depth: usize,
+}
+
+fn joined(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A redirection's descriptor beyond standard input, output and error
+/// (`<&196`, `>&$REPLY`): one the command opened itself, often a socket.
+fn beyond_standard(target: &Word) -> bool {
+    let descriptor = target.text.trim_end_matches('-');
+    target.dynamic || descriptor.parse::<u32>().is_ok_and(|fd| fd > 2)
+}
+
 /// A shell that takes its script from standard input.
 fn reads_script_from_stdin(invocation: &Invocation) -> bool {
     SHELLS.contains(&invocation.program.as_str())
@@ -516,19 +829,59 @@ fn printed_text(stage: &[&Invocation]) -> Option<String> {
             if matches!(only.program.as_str(), "echo" | "printf")
                 && !only.arg_words.iter().any(|w| w.dynamic) =>
         {
-            Some(
-                only.arg_words
-                    .iter()
-                    .filter(|w| {
-                        !(only.program == "echo" && matches!(w.text.as_str(), "-n" | "-e" | "-E"))
-                    })
-                    .map(|w| w.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            )
+            Some(printed_words(&only.program, &only.args))
         }
         _ => None,
     }
+}
+
+/// What `echo` or `printf` prints of static words: `printf` interprets
+/// the escapes of its format (`\x72`, `\162`, `\n`) and fills its
+/// conversions with the arguments, in order (any left over follow); `echo`
+/// interprets escapes with `-e`.
+fn printed_words(program: &str, args: &[String]) -> String {
+    if program == "printf" {
+        let Some((format, rest)) = args.split_first() else {
+            return String::new();
+        };
+        let mut rest = rest.iter();
+        let decoded = word::ansi_c(format);
+        let mut out = String::with_capacity(decoded.len());
+        let mut chars = decoded.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('%') => out.push('%'),
+                Some(_) => out.push_str(rest.next().map_or("", String::as_str)),
+                None => out.push('%'),
+            }
+        }
+        for leftover in rest {
+            out.push(' ');
+            out.push_str(leftover);
+        }
+        return out;
+    }
+    let flags: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| matches!(*a, "-n" | "-e" | "-E" | "-ne" | "-en"))
+        .collect();
+    let interpret = flags.iter().any(|f| f.contains('e'));
+    args[flags.len()..]
+        .iter()
+        .map(|a| {
+            if interpret {
+                word::ansi_c(a)
+            } else {
+                a.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The paths a pipeline stage prints, when it is one that prints its

@@ -24,29 +24,36 @@ pub struct Word {
 const MAX_BRACE_EXPANSIONS: usize = 64;
 
 /// The words a brace expansion stands for: `{/,}` is `/` and ``,
-/// `/{etc,usr}` is `/etc` and `/usr`. A word without one is itself.
-pub fn expand_braces(word: &Word) -> Vec<Word> {
+/// `/{etc,usr}` is `/etc` and `/usr`. A word without one is itself. The
+/// flag is false when the expansion yields more than
+/// `MAX_BRACE_EXPANSIONS` words, of which only that many are returned.
+pub fn expand_braces(word: &Word) -> (Vec<Word>, bool) {
     let mut texts = vec![word.text.clone()];
     let mut done = Vec::new();
+    let mut complete = true;
     while let Some(text) = texts.pop() {
         match split_first_brace(&text) {
-            Some((prefix, alternatives, suffix))
-                if done.len() + texts.len() < MAX_BRACE_EXPANSIONS =>
-            {
+            Some((prefix, alternatives, suffix)) => {
+                if done.len() + texts.len() + alternatives.len() > MAX_BRACE_EXPANSIONS {
+                    complete = false;
+                    break;
+                }
                 texts.extend(alternatives.iter().map(|a| format!("{prefix}{a}{suffix}")));
             }
-            _ => done.push(text),
+            None => done.push(text),
         }
     }
-    done.truncate(MAX_BRACE_EXPANSIONS);
-    done.into_iter()
+    complete &= texts.is_empty();
+    let words = done
+        .into_iter()
         .map(|text| Word {
             home_relative: word.home_relative
                 && (text.starts_with('~') || text.starts_with("$HOME")),
             text,
             ..word.clone()
         })
-        .collect()
+        .collect();
+    (words, complete)
 }
 
 /// `prefix{a,b,...}suffix` split at its first brace pair holding a comma at

@@ -15,6 +15,9 @@ pub(super) struct Unwrapped {
     pub privileged: bool,
     /// Further commands the program runs itself (`find -exec`).
     pub also_runs: Vec<Vec<Word>>,
+    /// Why the commands it runs were not all read: `find -exec find -exec
+    /// ...` nested past the analysis depth.
+    pub too_deep: Option<String>,
 }
 
 /// Options of a wrapper: those that take a value, and whether the first
@@ -158,6 +161,11 @@ fn spec(program: &str) -> Option<Spec> {
 }
 
 pub(super) fn unwrap(words: &[Word]) -> Unwrapped {
+    unwrap_at(words, 0)
+}
+
+/// [`unwrap`] of a command run `depth` levels inside `find -exec`s.
+fn unwrap_at(words: &[Word], depth: usize) -> Unwrapped {
     let mut out = Unwrapped::default();
     let mut i = 0;
     while let Some(word) = words.get(i) {
@@ -205,7 +213,16 @@ pub(super) fn unwrap(words: &[Word]) -> Unwrapped {
         .first()
         .is_some_and(|w| basename(&w.text) == "find")
     {
-        out.also_runs = find_exec(&out.argv);
+        if depth >= super::MAX_DEPTH {
+            out.too_deep = Some(format!(
+                "`find -exec` nests deeper than {} levels",
+                super::MAX_DEPTH
+            ));
+            return out;
+        }
+        let (runs, too_deep) = find_exec(&out.argv, depth + 1);
+        out.also_runs = runs;
+        out.too_deep = too_deep;
     }
     out
 }
@@ -235,8 +252,9 @@ fn plain(text: &str) -> Word {
     }
 }
 
-/// The commands of `find ... -exec CMD ... ;` (and `-execdir`, `-ok`, `-okdir`).
-fn find_exec(argv: &[Word]) -> Vec<Vec<Word>> {
+/// The commands of `find ... -exec CMD ... ;` (and `-execdir`, `-ok`,
+/// `-okdir`), with those a nested `find` among them runs.
+fn find_exec(argv: &[Word], depth: usize) -> (Vec<Vec<Word>>, Option<String>) {
     let mut runs = Vec::new();
     let mut i = 1;
     while i < argv.len() {
@@ -249,7 +267,11 @@ fn find_exec(argv: &[Word]) -> Vec<Vec<Word>> {
                 .find(|&j| matches!(argv[j].text.as_str(), ";" | "+"))
                 .unwrap_or(argv.len());
             if end > start {
-                let nested = unwrap(&argv[start..end]);
+                let nested = unwrap_at(&argv[start..end], depth);
+                if nested.too_deep.is_some() {
+                    return (runs, nested.too_deep);
+                }
+                runs.extend(nested.also_runs);
                 if !nested.argv.is_empty() {
                     runs.push(nested.argv);
                 }
@@ -259,7 +281,7 @@ fn find_exec(argv: &[Word]) -> Vec<Vec<Word>> {
             i += 1;
         }
     }
-    runs
+    (runs, None)
 }
 
 #[cfg(test)]

@@ -1,0 +1,225 @@
+//! Commands carried inside other commands' arguments.
+//!
+//! No list of programs that run their arguments can be complete: `find
+//! -exec`, `tmux new`, `ssh HOST`, `git -c alias.x=!CMD`, `vim -c '!CMD'`,
+//! `watch`, `parallel`, a debugger's `shell CMD`, a tar checkpoint action, a
+//! pager variable. So the analyser does not ask which programs do this.
+//! Every argument, option value and variable assignment that could be a
+//! command line is analysed as one, and so is the rest of every argument
+//! vector from where a shell or another program could start, and the text
+//! a here-document or here-string feeds a program (debuggers, database
+//! shells and `ftp` read their commands there); whatever risks
+//! they carry count for the step, with the program and argument as evidence.
+//!
+//! Such text may not be a command at all (a commit message, a search
+//! pattern), so it is analysed as a *possible* command: only what known
+//! programs certainly do counts, a parse error means it is not one, and a
+//! program only known at run time is not flagged for it. Programs that only
+//! print or search their arguments are not asked.
+
+use super::walk::{SHELLS, basename};
+use super::word::Word;
+
+/// Programs that never run their arguments: they print, compare or search
+/// them (`echo 'rm -rf ~'` prints the command; piped into a shell, the
+/// pipe is analysed as what runs).
+pub(super) const NEVER_RUNS: &[&str] = &[
+    "echo", "printf", "cat", "tee", "grep", "egrep", "fgrep", "rg", "ag", "ack", "test", "[", "[[",
+    ":", "true", "false",
+];
+
+/// How many times each separator (`=`, `!`, `:`) starts a candidate in one
+/// text, and how many quoted literals do. The whole text is always one, and
+/// separators and literals beyond these are inside it.
+const PER_SEPARATOR: usize = 4;
+const LITERALS: usize = 16;
+
+/// How many program-like operands of one argument vector are each taken as
+/// the start of a command (`ssh -p 22 HOST CMD`, `docker exec -u U C CMD`),
+/// besides every shell named in it and the words after `--`.
+const OPERAND_STARTS: usize = 6;
+
+/// The texts inside one argument that could be a command line: the whole
+/// text, what follows each of its first `=`, `!` and `:` (option values,
+/// `alias.x=!cmd`, vim's `:!cmd`, `ProxyCommand=cmd`), and its quoted
+/// literals (`call system("cmd")`). Each is trimmed of leading white space,
+/// `:`, `+` and `|`, and kept only when it starts with a program-like word
+/// and goes on past it.
+pub(super) fn candidates<'a>(text: &'a str) -> Vec<&'a str> {
+    let mut found: Vec<&str> = Vec::new();
+    let keep = |candidate: &'a str, found: &mut Vec<&'a str>| {
+        let trimmed =
+            candidate.trim_start_matches(|c: char| c.is_whitespace() || ":+|".contains(c));
+        if could_be_command(trimmed) && !found.contains(&trimmed) {
+            found.push(trimmed);
+        }
+    };
+    keep(text, &mut found);
+    for separator in ['=', '!', ':'] {
+        for (at, _) in text.match_indices(separator).take(PER_SEPARATOR) {
+            keep(&text[at + 1..], &mut found);
+        }
+    }
+    for (start, end) in literal_spans(text).into_iter().take(LITERALS) {
+        keep(&text[start..end], &mut found);
+    }
+    found
+}
+
+/// Whether `text` starts like a command with something after its program.
+fn could_be_command(text: &str) -> bool {
+    let Some(end) = text.find(|c: char| c.is_whitespace() || ";|&<>".contains(c)) else {
+        return false;
+    };
+    program_like(&text[..end]) && !text[end..].trim().is_empty()
+}
+
+/// Whether `word` could name a program: a name or path, with a letter, and
+/// none of the characters that make it an option, an assignment, an
+/// address or a URL.
+pub(super) fn program_like(word: &str) -> bool {
+    let Some(first) = word.chars().next() else {
+        return false;
+    };
+    (first.is_ascii_alphabetic() || "/._~\\\"'".contains(first))
+        && !word.starts_with("//")
+        && word.chars().any(|c| c.is_ascii_alphabetic())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./+~\\\"'-".contains(c))
+}
+
+/// Byte spans of the quoted literals in `text`, without their quotes.
+fn literal_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut chars = text.char_indices();
+    while let Some((start, quote)) = chars.next() {
+        if !matches!(quote, '\'' | '"' | '`') {
+            continue;
+        }
+        let mut escaped = false;
+        for (at, c) in chars.by_ref() {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == quote {
+                spans.push((start + 1, at));
+                break;
+            }
+        }
+    }
+    spans
+}
+
+/// Where, in an argument vector (program first), another command may start:
+/// every shell it names (`... sh -c X`, wherever it stands), the word after
+/// `--`, and its first program-like operands (`ssh HOST rm -rf /`,
+/// `firejail rm -rf ~`, a debugger's `shell rm -rf ~`). Positions are
+/// ascending and at least 1.
+pub(super) fn command_starts(argv: &[Word]) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut operands = 0;
+    let mut after_dashes = false;
+    for (k, word) in argv.iter().enumerate().skip(1) {
+        let text = word.text.as_str();
+        if text == "--" {
+            after_dashes = true;
+            continue;
+        }
+        let dashed = std::mem::take(&mut after_dashes);
+        let shell = SHELLS.contains(&basename(text));
+        let operand = !text.starts_with('-') && program_like(text) && operands < OPERAND_STARTS;
+        if shell || operand || dashed {
+            starts.push(k);
+        }
+        if !text.starts_with('-') {
+            operands += 1;
+        }
+    }
+    starts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<Word> {
+        s.split_whitespace()
+            .map(|t| Word {
+                text: t.to_string(),
+                ..Word::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn candidates_are_found_after_separators_and_in_literals() {
+        assert_eq!(candidates("rm -rf ~"), ["rm -rf ~"]);
+        assert_eq!(candidates("alias.x=!rm -rf ~"), ["rm -rf ~"]);
+        assert_eq!(
+            candidates("--checkpoint-action=exec=rm -rf ~"),
+            ["rm -rf ~"]
+        );
+        assert_eq!(
+            candidates(":!cat ~/.aws/credentials"),
+            ["cat ~/.aws/credentials"]
+        );
+        assert_eq!(candidates(r#"(shell-command "rm -rf ~")"#), ["rm -rf ~"]);
+        assert_eq!(candidates("| rm -rf ~ %s"), ["rm -rf ~ %s"]);
+        assert!(
+            candidates("src/main.rs").is_empty(),
+            "one word is not a command line"
+        );
+        assert!(candidates("https://x.example/a b").is_empty());
+        assert_eq!(
+            candidates("fix: the build"),
+            ["the build"],
+            "a candidate, nothing more"
+        );
+        assert!(candidates("").is_empty());
+    }
+
+    #[test]
+    fn program_like_words() {
+        for word in [
+            "rm",
+            "/bin/sh",
+            "./run.sh",
+            "python3.12",
+            "\"rm\"",
+            ".shell",
+            "x86_64-gcc",
+        ] {
+            assert!(program_like(word), "{word}");
+        }
+        for word in [
+            "-rf",
+            "2222",
+            "deploy@prod",
+            "a=b",
+            "node:20",
+            "https://x",
+            "$X",
+            "%s",
+            "",
+        ] {
+            assert!(!program_like(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn commands_start_at_shells_dashes_and_first_operands() {
+        let at = |s: &str| command_starts(&words(s));
+        assert_eq!(at("ssh -p 2222 deploy@prod rm -rf /etc"), [4, 6]);
+        assert_eq!(at("kubectl exec -it web-0 -- rm -rf /etc"), [1, 3, 5, 7]);
+        assert_eq!(at("start-stop-daemon --exec /bin/sh -- -c x"), [2, 4, 5]);
+        assert_eq!(at("chmod 600 key"), [2]);
+        let many = at("x a b c d e f g h i");
+        assert_eq!(many.len(), OPERAND_STARTS, "bounded: {many:?}");
+        assert!(
+            at("x a b c d e f g h sh").contains(&9),
+            "a shell counts wherever it stands"
+        );
+    }
+}
