@@ -1,6 +1,10 @@
 //! Policy test corpora under the built-in packs: the development corpus
-//! (`tests/corpus/dev.jsonl`) and the project's own cases
-//! (`tests/corpus/own.jsonl`: evasions, benign look-alikes, every risk tag).
+//! (`tests/corpus/dev.jsonl`), the project's own cases
+//! (`tests/corpus/own.jsonl`: evasions, benign look-alikes, every risk tag)
+//! and the command-runner families (`tests/corpus/runners.jsonl`: commands
+//! inside other commands' arguments, inline code in many languages, reverse
+//! shells, encoded and Unicode-disguised forms, tool results and bounds,
+//! each with ordinary work by the same programs).
 
 use sondera_harness::corpus::{CaseOutcome, CorpusRunner, parse_cases, stats};
 use sondera_policy::PolicyEngine;
@@ -60,6 +64,31 @@ async fn own_corpus_passes() {
         outcomes.len() >= 100,
         "the own corpus has {} cases",
         outcomes.len()
+    );
+    let failed = failures(&outcomes);
+    assert!(
+        failed.is_empty(),
+        "{} failing:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+#[tokio::test]
+async fn runners_corpus_passes() {
+    let outcomes = run(
+        "runners.jsonl",
+        include_str!("../../../tests/corpus/runners.jsonl"),
+    )
+    .await;
+    let blocks = outcomes
+        .iter()
+        .filter(|o| o.case.expect.expects_block())
+        .count();
+    let allows = outcomes.len() - blocks;
+    assert!(
+        blocks >= 150 && allows >= 150,
+        "{blocks} evasions, {allows} look-alikes"
     );
     let failed = failures(&outcomes);
     assert!(
