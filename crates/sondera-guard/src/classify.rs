@@ -9,7 +9,7 @@
 //! built before it, never re-decided from the result.
 
 use serde_json::{Map, Value};
-use sondera_model::{FileOperationKind, Payload};
+use sondera_model::{FileOperationKind, Payload, PendingCall};
 
 const FILE_READ: &[&str] = &[
     "read",
@@ -312,6 +312,71 @@ fn request_body(args: &Map<String, Value>) -> Option<String> {
 fn first_string<'a>(args: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a str> {
     keys.iter()
         .find_map(|key| args.get(*key)?.as_str().filter(|s| !s.trim().is_empty()))
+}
+
+/// The payload an event arriving from any client is judged as: a generic
+/// tool call that [`classify_tool_call`] puts in a narrower class (a `bash`
+/// call with a command is a shell command), and the generic output of a
+/// call that was so classified (`pending`) as the matching observation.
+/// `None` when the payload is already what it would be classified as.
+///
+/// Every way in (a harness server, `sondera adjudicate`, a custom
+/// integration) applies this, so sending a shell command as a generic call
+/// downgrades nothing.
+pub fn reclassify(payload: &Payload, pending: Option<&PendingCall>) -> Option<Payload> {
+    match payload {
+        Payload::ToolCall {
+            call_id,
+            tool,
+            arguments,
+        } => {
+            let classified = classify_tool_call(call_id, tool, arguments);
+            (!matches!(classified, Payload::ToolCall { .. })).then_some(classified)
+        }
+        Payload::ToolOutput {
+            call_id,
+            output,
+            error,
+            ..
+        } => {
+            let action = pending_action(pending?)?;
+            let outcome = match (output, error) {
+                (Value::Null, Some(error)) => ToolOutcome::Raised(error),
+                _ => ToolOutcome::Returned(output),
+            };
+            let observation = observation_for(&action, outcome);
+            (observation.call_id() == Some(call_id.as_str())).then_some(observation)
+        }
+        _ => None,
+    }
+}
+
+/// The action a pending call of a class other than a generic tool call
+/// stands for, as far as its observation needs it.
+fn pending_action(call: &PendingCall) -> Option<Payload> {
+    let call_id = call.call_id.clone();
+    Some(match call.kind.as_str() {
+        "shell_command" => Payload::ShellCommand {
+            call_id,
+            command: call.target.clone(),
+            working_dir: None,
+        },
+        "web_fetch" => Payload::WebFetch {
+            call_id,
+            url: call.target.clone(),
+            prompt: String::new(),
+            method: None,
+            body: None,
+        },
+        "file_operation" => Payload::FileOperation {
+            call_id,
+            operation: FileOperationKind::Read,
+            path: call.target.clone(),
+            content: None,
+            old_content: None,
+        },
+        _ => return None,
+    })
 }
 
 /// What a tool returned: its result object, or the error it raised.

@@ -30,6 +30,8 @@ pub mod secrets;
 mod shape;
 pub mod shell;
 
-pub use classify::{ToolOutcome, classify_tool_call, fold_tool_name, observation_for};
+pub use classify::{
+    ToolOutcome, classify_tool_call, fold_tool_name, observation_for, reclassify, visible_ascii,
+};
 pub use json::{path_arguments, search_patterns};
 pub use shape::action_shape;

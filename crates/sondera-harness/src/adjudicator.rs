@@ -1,6 +1,7 @@
 //! The embedded governance core: judges any event of any trajectory and
 //! records it, keeping each trajectory's state.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -187,6 +188,8 @@ impl Adjudicator {
             });
         }
         let engine = self.engine();
+        let event = as_judged(event, &cursor.state);
+        let event = event.as_ref();
         let (verdict, governed) = judge_step(&engine, &mut cursor.state, event);
         let status = cursor.status.after(&event.payload);
         self.store
@@ -206,6 +209,27 @@ impl Adjudicator {
         cursor.status = status;
         cursor.next_seq += 1;
         Ok(recorded)
+    }
+}
+
+/// `event` as it is judged and recorded: with a generic tool call (or its
+/// output) in the class the detectors give it, whoever sent it (see
+/// [`sondera_guard::reclassify`]).
+pub(crate) fn as_judged<'e>(event: &'e Event, state: &TrajectoryState) -> Cow<'e, Event> {
+    let pending = event.payload.call_id().and_then(|id| state.pending(id));
+    match sondera_guard::reclassify(&event.payload, pending) {
+        Some(payload) => Cow::Owned(Event {
+            event_id: event.event_id.clone(),
+            trajectory_id: event.trajectory_id.clone(),
+            agent: event.agent.clone(),
+            timestamp: event.timestamp,
+            payload,
+            actor: event.actor.clone(),
+            causality: event.causality.clone(),
+            execution: event.execution.clone(),
+            provider_call_id: event.provider_call_id.clone(),
+        }),
+        None => Cow::Borrowed(event),
     }
 }
 

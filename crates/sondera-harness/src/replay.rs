@@ -15,7 +15,7 @@ use sondera_model::{Decision, TrajectoryState};
 use sondera_policy::PolicyEngine;
 use sondera_store::{PageRequest, StoreError, TrajectoryDetail, TrajectoryFilter, TrajectoryStore};
 
-use crate::adjudicator::judge_step;
+use crate::adjudicator::{as_judged, judge_step};
 
 /// Which recorded trajectories to replay.
 #[derive(Debug, Clone, Default)]
@@ -93,7 +93,8 @@ fn replay_one(candidate: &PolicyEngine, detail: &TrajectoryDetail, report: &mut 
     report.trajectories += 1;
     let mut state = TrajectoryState::default();
     for stored in &detail.events {
-        let (verdict, governed) = judge_step(candidate, &mut state, &stored.event);
+        let event = as_judged(&stored.event, &state);
+        let (verdict, governed) = judge_step(candidate, &mut state, &event);
         if !governed {
             continue;
         }

@@ -811,3 +811,30 @@ async fn standing_approvals_are_kept_by_the_server_per_tenant() {
         server.stop().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generic_call_is_judged_as_the_shell_command_it_carries() {
+    let server = start_default().await;
+    let mut harness = harness(server.grpc, Some(ACME));
+    harness.initialize(None, None).await.unwrap();
+    let generic = |call_id: &str, command: &str| Payload::ToolCall {
+        call_id: call_id.into(),
+        tool: "bash".into(),
+        arguments: serde_json::json!({ "command": command }),
+    };
+    let over_grpc = harness.event(generic("c1", "rm -rf ~")).unwrap();
+    let verdict = harness.adjudicate(over_grpc).await.unwrap();
+    assert_eq!(verdict.decision, Decision::Deny, "{verdict:?}");
+    let over_http = harness.event(generic("c2", "cat ~/.aws/credentials")).unwrap();
+    let response = http(
+        server.http,
+        "POST",
+        "/v1/adjudicate",
+        Some(ACME),
+        Some(&over_http.to_json()),
+    )
+    .await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    assert_eq!(response.json()["decision"], "deny", "{}", response.body);
+    server.stop().await;
+}
