@@ -183,6 +183,40 @@ impl Tool for RecordingTool {
     }
 }
 
+/// A tool that always fails with a fixed message.
+pub struct FailingTool {
+    name: String,
+    message: String,
+}
+
+impl FailingTool {
+    pub fn new(name: &str, message: &str) -> Arc<Self> {
+        Arc::new(Self {
+            name: name.into(),
+            message: message.into(),
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for FailingTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        "A tool that fails"
+    }
+
+    fn parameters_schema(&self) -> Option<Value> {
+        Some(json!({"type": "object", "properties": {"command": {"type": "string"}}}))
+    }
+
+    async fn execute(&self, _ctx: Arc<dyn ToolContext>, _args: Value) -> adk_core::Result<Value> {
+        Err(adk_core::AdkError::tool(self.message.clone()))
+    }
+}
+
 /// Store failures on demand.
 #[derive(Debug, Default)]
 pub struct Failures {
