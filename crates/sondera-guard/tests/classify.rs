@@ -453,3 +453,142 @@ fn generic_execute_tools_are_not_shells() {
         Payload::ShellCommand { .. }
     ));
 }
+
+#[test]
+fn tool_names_are_compared_as_a_reader_sees_them() {
+    for name in [
+        "b\u{430}sh",
+        "\u{ff42}\u{ff41}\u{ff53}\u{ff48}",
+        "ba\u{200d}sh",
+        "BASH\u{ad}",
+    ] {
+        assert_eq!(fold_tool_name(name), "bash", "{name:?}");
+        assert!(
+            matches!(
+                classify(name, json!({"command": "ls"})),
+                Payload::ShellCommand { .. }
+            ),
+            "{name:?}"
+        );
+    }
+    assert_eq!(fold_tool_name("read\u{200b}_file"), "readfile");
+    assert_eq!(
+        sondera_guard::visible_ascii("m\u{fc}nchen"),
+        "m\u{fc}nchen",
+        "a letter with no ASCII look-alike stays"
+    );
+}
+
+#[test]
+fn every_string_of_a_result_is_read_whatever_its_key() {
+    let web = classify("web_fetch", json!({"url": "https://news.example"}));
+    for (result, code, text) in [
+        (
+            json!({"status": 200, "body": "from body"}),
+            200,
+            "from body",
+        ),
+        (json!({"statusCode": "404", "text": "gone"}), 404, "gone"),
+        (
+            json!({"html": "<p>x</p>", "meta": {"title": "T"}}),
+            200,
+            "T",
+        ),
+        (
+            json!({"error": "connection refused"}),
+            0,
+            "connection refused",
+        ),
+    ] {
+        match observation_for(&web, ToolOutcome::Returned(&result)) {
+            Payload::WebFetchOutput {
+                code: c, result: r, ..
+            } => {
+                assert_eq!(c, code, "{result}");
+                assert!(r.contains(text), "{result}: {r}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let shell = classify("bash", json!({"command": "make"}));
+    match observation_for(
+        &shell,
+        ToolOutcome::Returned(
+            &json!({"output": "ok", "logs": [{"line": "deep"}], "error": "failed"}),
+        ),
+    ) {
+        Payload::ShellCommandOutput {
+            exit_code,
+            stdout,
+            stderr,
+            ..
+        } => {
+            assert_eq!(exit_code, 1, "an error without a status is a failure");
+            assert!(stdout.contains("ok") && stdout.contains("deep"), "{stdout}");
+            assert_eq!(stderr, "failed");
+        }
+        other => panic!("{other:?}"),
+    }
+    let file = classify("read_file", json!({"path": "a"}));
+    match observation_for(
+        &file,
+        ToolOutcome::Returned(&json!({"data": {"lines": ["x", "y"]}})),
+    ) {
+        Payload::FileOperationResult {
+            content: Some(c), ..
+        } => assert_eq!(c, "x\ny"),
+        other => panic!("{other:?}"),
+    }
+    let generic = classify("lookup", json!({"id": 1}));
+    for failed in [
+        json!({"status": "error", "error_message": "no such order"}),
+        json!({"ok": false, "message": "no such order"}),
+        json!({"isError": true, "detail": "no such order"}),
+    ] {
+        match observation_for(&generic, ToolOutcome::Returned(&failed)) {
+            Payload::ToolOutput {
+                success: false,
+                error: Some(e),
+                ..
+            } => assert_eq!(e, "no such order", "{failed}"),
+            other => panic!("{failed}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn generic_calls_and_their_outputs_are_reclassified() {
+    let call = Payload::ToolCall {
+        call_id: "c".into(),
+        tool: "bash".into(),
+        arguments: json!({"command": "rm -rf ~"}),
+    };
+    let shell = sondera_guard::reclassify(&call, None).expect("a shell command");
+    assert!(matches!(shell, Payload::ShellCommand { ref command, .. } if command == "rm -rf ~"));
+    let generic = Payload::ToolCall {
+        call_id: "d".into(),
+        tool: "create_ticket".into(),
+        arguments: json!({"title": "x"}),
+    };
+    assert!(sondera_guard::reclassify(&generic, None).is_none());
+    let pending = sondera_model::PendingCall {
+        call_id: "c".into(),
+        target: "rm -rf ~".into(),
+        kind: "shell_command".into(),
+        operation: None,
+    };
+    let output = Payload::ToolOutput {
+        call_id: "c".into(),
+        success: false,
+        output: Value::Null,
+        error: Some("boom".into()),
+    };
+    match sondera_guard::reclassify(&output, Some(&pending)) {
+        Some(Payload::ShellCommandOutput {
+            exit_code: 1,
+            stderr,
+            ..
+        }) => assert_eq!(stderr, "boom"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -337,3 +337,77 @@ fn generic_tools_touching_credentials_escalate() {
     );
     assert_eq!(verdict(&engine, &local).decision, Decision::Allow);
 }
+
+#[test]
+fn nothing_an_event_carries_goes_unread() {
+    let engine = engine();
+    // A credential path behind thousands of other strings, or deep inside
+    // the arguments, was once past the scan bounds.
+    let mut many: Vec<serde_json::Value> =
+        (0..5000).map(|n| json!(format!("file-{n}.txt"))).collect();
+    many.push(json!("~/.aws/credentials"));
+    let wide = call("upload_files", json!({ "files": many }));
+    assert_decision(
+        &engine,
+        &wide,
+        Decision::Escalate,
+        "cred-tool-sensitive-path",
+    );
+    let mut deep = json!("/home/dev/.ssh/id_rsa");
+    for _ in 0..60 {
+        deep = serde_json::Value::Array(vec![deep]);
+    }
+    let nested = call("upload_files", json!({ "files": deep }));
+    assert_decision(
+        &engine,
+        &nested,
+        Decision::Escalate,
+        "cred-tool-sensitive-path",
+    );
+    // Text past the scan bound is a fact the packs escalate.
+    let huge = sondera_guard::content::MAX_SCAN_BYTES + 1;
+    let output = Event::new(
+        "traj-1",
+        &Agent::new("root-agent", "google-adk"),
+        Payload::ToolOutput {
+            call_id: "c1".into(),
+            success: true,
+            output: json!("a".repeat(huge)),
+            error: None,
+        },
+    );
+    assert_decision(&engine, &output, Decision::Escalate, "base-unread-content");
+}
+
+#[test]
+fn hosts_written_in_other_scripts_and_escapes_are_the_hosts_they_reach() {
+    let engine = engine();
+    for url in [
+        "http://\u{ff11}\u{ff16}\u{ff19}.\u{ff12}\u{ff15}\u{ff14}.\u{ff11}\u{ff16}\u{ff19}.\u{ff12}\u{ff15}\u{ff14}/latest/",
+        "http://%31%36%39.254.169.254/latest/",
+    ] {
+        assert_decision(
+            &engine,
+            &call("web_fetch", json!({ "url": url })),
+            Decision::Deny,
+            "egress-metadata-endpoint",
+        );
+        assert_decision(
+            &engine,
+            &bash(&format!("curl {url}")),
+            Decision::Deny,
+            "egress-metadata-endpoint",
+        );
+        assert_decision(
+            &engine,
+            &call("call_api", json!({ "endpoint": url })),
+            Decision::Deny,
+            "egress-metadata-endpoint",
+        );
+    }
+    let idn = verdict(
+        &engine,
+        &call("web_fetch", json!({"url": "https://m\u{fc}nchen.de/"})),
+    );
+    assert_eq!(idn.decision, Decision::Allow, "{:?}", idn.reason);
+}
