@@ -705,7 +705,8 @@ peg::parser! {
 
         rule number() -> i64 = sign:number_sign()? n:$(['0'..='9']+) {
             let sign = sign.unwrap_or(1);
-            let num: i64 = n.parse().unwrap();
+            // Sondera patch: digits past i64 saturate instead of panicking.
+            let num: i64 = n.parse().unwrap_or(i64::MAX);
             num * sign
         }
 
@@ -903,12 +904,14 @@ peg::parser! {
         rule tilde_expression_piece() -> WordPiece =
             "~" expr:tilde_expression() { WordPiece::TildeExpansion(expr) }
 
+        // Sondera patch: directory-stack indices past usize saturate
+        // (`~-99999999999999999999` panicked on overflow; found by fuzzing).
         rule tilde_expression() -> TildeExpr =
             &tilde_terminator() { TildeExpr::Home } /
             "+" &tilde_terminator() { TildeExpr::WorkingDir } /
-            plus:("+"?) n:$(['0'..='9']*) &tilde_terminator() { TildeExpr::NthDirFromTopOfDirStack { n: n.parse().unwrap(), plus_used: plus.is_some() } } /
+            plus:("+"?) n:$(['0'..='9']*) &tilde_terminator() { TildeExpr::NthDirFromTopOfDirStack { n: n.parse().unwrap_or(usize::MAX), plus_used: plus.is_some() } } /
             "-" &tilde_terminator() { TildeExpr::OldWorkingDir } /
-            "-" n:$(['0'..='9']*) &tilde_terminator() { TildeExpr::NthDirFromBottomOfDirStack { n: n.parse().unwrap() } } /
+            "-" n:$(['0'..='9']*) &tilde_terminator() { TildeExpr::NthDirFromBottomOfDirStack { n: n.parse().unwrap_or(usize::MAX) } } /
             user:$(portable_filename_char()*) &tilde_terminator() { TildeExpr::UserHome(user.to_owned()) }
 
         rule tilde_terminator() = ['/' | ':' | ';' | '}'] / ![_]

@@ -374,21 +374,24 @@ impl<'c> Walker<'c> {
 
     /// Decodes a word, analysing the commands its substitutions run.
     fn word(&mut self, raw: &str, depth: usize) -> Word {
-        match word::decode(raw, &self.options) {
-            Ok(w) => {
+        // The word parser is not ours either: a panic fails the command closed.
+        let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            word::decode(raw, &self.options)
+        }));
+        match decoded {
+            Ok(Ok(w)) => {
                 for sub in &w.substitutions {
                     self.source(sub, depth + 1);
                 }
-                w
+                return w;
             }
-            Err(e) => {
-                self.fail(format!("cannot read word `{}`: {e}", excerpt(raw)));
-                Word {
-                    text: raw.to_string(),
-                    dynamic: true,
-                    ..Word::default()
-                }
-            }
+            Ok(Err(e)) => self.fail(format!("cannot read word `{}`: {e}", excerpt(raw))),
+            Err(_) => self.exceed(format!("the word parser failed on `{}`", excerpt(raw))),
+        }
+        Word {
+            text: raw.to_string(),
+            dynamic: true,
+            ..Word::default()
         }
     }
 
@@ -719,18 +722,24 @@ impl<'c> Walker<'c> {
         depth: usize,
     ) {
         let prints_only = embedded::NEVER_RUNS.contains(&program);
-        if !prints_only {
-            for k in embedded::command_starts(argv) {
-                let origin = format!("`{program}` runs `{}`", excerpt(&joined(&argv[k..])));
-                let words = argv[k..].to_vec();
-                self.in_group(origin, |w| {
+        let starts = if prints_only {
+            Vec::new()
+        } else {
+            embedded::command_starts(argv)
+        };
+        if !starts.is_empty() {
+            // The commands its argument vector may hold from each start,
+            // read as one group.
+            let origin = format!("`{program}` runs part of its arguments");
+            self.in_group(origin, |w| {
+                for k in starts {
                     let start = Invocation {
                         depth: depth + 1,
                         ..Invocation::default()
                     };
-                    w.record_runs(start, &words);
-                });
-            }
+                    w.record_runs(start, &argv[k..]);
+                }
+            });
         }
         let stdin = stdin.filter(|_| !prints_only);
         let texts = words
@@ -790,14 +799,6 @@ struct Recorded {
     /// The here-document or here-string it reads.
     stdin: Option<String>,
     depth: usize,
-}
-
-fn joined(words: &[Word]) -> String {
-    words
-        .iter()
-        .map(|w| w.text.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// A redirection's descriptor beyond standard input, output and error
