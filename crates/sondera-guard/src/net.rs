@@ -507,8 +507,10 @@ pub fn hosts_in_text(text: &str) -> Vec<String> {
     let mut hosts = Vec::new();
     for (at, _) in text.match_indices("://") {
         let start = text[..at]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || "+-.".contains(*c)))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         if start == at {
             continue;
         }
@@ -678,6 +680,10 @@ mod tests {
         );
         assert_eq!(url_host("http://[::1]:8080/").as_deref(), Some("::1"));
         assert_eq!(url_host("not a url"), None);
+        // A scheme after a character wider than a byte (found by fuzzing:
+        // this once panicked on a char boundary).
+        assert_eq!(hosts_in_text("\u{fffd}http://a.example/"), ["a.example"]);
+        assert!(hosts_in_text("\u{e9}://x").is_empty());
         assert_eq!(
             hosts_in_text("post to https://a.example/x, then \"ftp://b.example\" and ://nothing"),
             ["a.example", "b.example"]
