@@ -122,10 +122,11 @@ static INTERPRETERS: &[Interpreter] = &[
 
 /// The interpreter `program` is, if it is one.
 pub(super) fn interpreter(program: &str) -> Option<&'static Interpreter> {
-    let lower = program.to_ascii_lowercase();
-    let bare = lower.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-    let bare = bare.strip_suffix(".exe").unwrap_or(bare);
-    INTERPRETERS.iter().find(|i| i.name == bare)
+    let program = program.strip_suffix(".exe").unwrap_or(program);
+    let bare = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+    INTERPRETERS
+        .iter()
+        .find(|i| i.name.eq_ignore_ascii_case(bare))
 }
 
 impl Interpreter {

@@ -321,17 +321,21 @@ pub(super) fn connected_shells(invocations: &[Invocation], out: &mut Vec<Risk>) 
         i.writes.iter().any(|w| dev_tcp(&w.text))
             || matches!(&i.stdin, Stdin::File(f) if dev_tcp(f))
     };
-    let socket_opened = invocations.iter().any(|i| opens_socket(i) || connects(i));
+    let networked = |i: &Invocation| connects(i) || listens(i);
+    let socket_opened = std::cell::OnceCell::new();
     for (n, i) in invocations.iter().enumerate() {
         let p = i.program.as_str();
-        let handed_a_shell = (connects(i) || listens(i)) && runs_a_shell(i);
-        let shell_on_socket =
-            is_shell(p) && (opens_socket(i) || (i.extra_descriptors && socket_opened));
+        let handed_a_shell = runs_a_shell(i) && networked(i);
+        let shell_on_socket = is_shell(p)
+            && (opens_socket(i)
+                || (i.extra_descriptors
+                    && *socket_opened.get_or_init(|| {
+                        invocations.iter().any(|i| opens_socket(i) || connects(i))
+                    })));
         let piped = |a: &Invocation, b: &Invocation| matches!(&b.stdin, Stdin::Pipe(from) if from.contains(&a.program));
         let joined = invocations.get(n + 1).is_some_and(|next| {
             piped(i, next)
-                && ((is_shell(p) && (connects(next) || listens(next)))
-                    || ((connects(i) || listens(i)) && is_shell(&next.program)))
+                && ((is_shell(p) && networked(next)) || (is_shell(&next.program) && networked(i)))
         });
         if handed_a_shell || shell_on_socket || joined {
             out.push(risk(

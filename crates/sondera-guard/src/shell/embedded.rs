@@ -40,8 +40,8 @@ const LITERALS: usize = 16;
 const OPERAND_STARTS: usize = 6;
 
 /// The texts inside one argument that could be a command line: the whole
-/// text, what follows each of its first `=`, `!` and `:` (option values,
-/// `alias.x=!cmd`, vim's `:!cmd`, `ProxyCommand=cmd`), and its quoted
+/// text, the rest of the line after each of its first `=`, `!` and `:`
+/// (option values, `alias.x=!cmd`, vim's `:!cmd`, `ProxyCommand=cmd`), and its quoted
 /// literals (`call system("cmd")`). Each is trimmed of leading white space,
 /// `:`, `+` and `|`, and kept only when it starts with a program-like word
 /// and goes on past it.
@@ -57,7 +57,10 @@ pub(super) fn candidates<'a>(text: &'a str) -> Vec<&'a str> {
     keep(text, &mut found);
     for separator in ['=', '!', ':'] {
         for (at, _) in text.match_indices(separator).take(PER_SEPARATOR) {
-            keep(&text[at + 1..], &mut found);
+            // An option's value or an escape runs to the end of its line;
+            // the lines after it are in the whole text.
+            let rest = &text[at + 1..];
+            keep(rest.split('\n').next().unwrap_or(rest), &mut found);
         }
     }
     for (start, end) in literal_spans(text).into_iter().take(LITERALS) {
