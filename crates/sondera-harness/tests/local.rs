@@ -562,13 +562,23 @@ async fn generic_calls_are_judged_in_the_class_the_detectors_give_them() {
         arguments,
     };
     let denied = h
-        .adjudicate(h.event(generic("c1", "bash", json!({"command": "rm -rf ~"}))).unwrap())
+        .adjudicate(
+            h.event(generic("c1", "bash", json!({"command": "rm -rf ~"})))
+                .unwrap(),
+        )
         .await
         .unwrap();
     assert_eq!(denied.decision, Decision::Deny, "{denied:?}");
-    assert!(denied.policy_ids().any(|p| p == "destructive-delete-outside-workspace"));
+    assert!(
+        denied
+            .policy_ids()
+            .any(|p| p == "destructive-delete-outside-workspace")
+    );
     let spoofed = h
-        .adjudicate(h.event(generic("c2", "b\u{430}sh", json!({"command": "ls"}))).unwrap())
+        .adjudicate(
+            h.event(generic("c2", "b\u{430}sh", json!({"command": "ls"})))
+                .unwrap(),
+        )
         .await
         .unwrap();
     assert_eq!(spoofed.decision, Decision::Allow);
@@ -587,10 +597,19 @@ async fn generic_calls_are_judged_in_the_class_the_detectors_give_them() {
         .unwrap();
     assert_ne!(output.decision, Decision::Allow, "{output:?}");
     let detail = store.trajectory_with_events(&id).await.unwrap().unwrap();
-    let kinds: Vec<&str> = detail.events.iter().map(|e| e.event.payload.kind()).collect();
+    let kinds: Vec<&str> = detail
+        .events
+        .iter()
+        .map(|e| e.event.payload.kind())
+        .collect();
     assert_eq!(
         kinds,
-        ["started", "shell_command", "shell_command", "shell_command_output"],
+        [
+            "started",
+            "shell_command",
+            "shell_command",
+            "shell_command_output"
+        ],
         "recorded as judged"
     );
 }

@@ -825,7 +825,9 @@ async fn a_generic_call_is_judged_as_the_shell_command_it_carries() {
     let over_grpc = harness.event(generic("c1", "rm -rf ~")).unwrap();
     let verdict = harness.adjudicate(over_grpc).await.unwrap();
     assert_eq!(verdict.decision, Decision::Deny, "{verdict:?}");
-    let over_http = harness.event(generic("c2", "cat ~/.aws/credentials")).unwrap();
+    let over_http = harness
+        .event(generic("c2", "cat ~/.aws/credentials"))
+        .unwrap();
     let response = http(
         server.http,
         "POST",
