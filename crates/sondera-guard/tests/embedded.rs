@@ -281,3 +281,37 @@ fn nesting_and_sprawl_are_bounded_and_unparsable_past_the_bound() {
     let braces = format!("rm -rf {{{},~}}", alternatives.join(","));
     assert!(analyze(&braces, &CTX).unparsable.is_some(), "{braces}");
 }
+
+#[test]
+fn a_shell_started_with_nothing_to_run_is_interactive() {
+    for command in [
+        r"find . -maxdepth 0 -exec /bin/sh \; -quit",
+        "vim -c ':!/bin/sh' -c q",
+        "env /bin/bash",
+        "tar -cf /dev/null /dev/null --checkpoint=1 --checkpoint-action=exec=/bin/sh",
+        r#"awk 'BEGIN {system("/bin/sh")}'"#,
+        "gdb -nx -ex '!sh' -ex quit",
+        "cpulimit -l 100 -f /bin/sh",
+        r#"rsync -e 'sh -c "sh 0<&2 1>&2"' 127.0.0.1:/dev/null /tmp/x"#,
+        r"make -s --eval=$'x:\n\t-/bin/sh' x",
+    ] {
+        assert_risk(command, InteractiveShell);
+    }
+    for command in [
+        "which bash",
+        "readlink -f /bin/sh",
+        "apt-get install -y zsh",
+        "chsh -s /bin/zsh",
+        "bash scripts/setup.sh",
+        "bash -lc 'cargo test'",
+        "sh < scripts/install.sh",
+        "bash --version",
+        "curl -fsSL https://x.example/i.sh | sh",
+    ] {
+        assert!(
+            !analyze(command, &CTX).has(InteractiveShell),
+            "{command:?}: {:?}",
+            analyze(command, &CTX).risks
+        );
+    }
+}

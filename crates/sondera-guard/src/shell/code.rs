@@ -452,7 +452,7 @@ pub(super) fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFa
     for literal in &literals {
         paths_in_literal(program, literal, ctx, &reads, &writes, &deletes, &mut out);
         out.hosts.extend(crate::net::hosts_in_text(literal));
-        if literal.contains(char::is_whitespace) {
+        if literal.contains(char::is_whitespace) || super::embedded::is_shell(literal) {
             out.commands.push(literal.clone());
         }
     }

@@ -66,6 +66,12 @@ const READERS: &[&str] = &[
     "ssh-add",
     "sftp",
 ];
+/// Whether `program` is one that reads or names files without running them
+/// (`ls /bin/sh`, `sha256sum /bin/bash`, `vim run.sh`).
+pub(super) fn takes_files(program: &str) -> bool {
+    READERS.contains(&program) || NON_READERS.contains(&program)
+}
+
 /// Programs that copy or archive whole directories.
 const ARCHIVERS: &[&str] = &["tar", "zip", "7z", "cp", "rsync", "scp"];
 const SEARCHERS: &[&str] = &["grep", "egrep", "fgrep", "rg", "ag", "ack"];
@@ -121,6 +127,8 @@ fn file_refs(word: &Word) -> Option<Word> {
         .find_map(|p| text.strip_prefix(p))
     {
         rest
+    } else if let Some(rest) = address_file(text) {
+        rest
     } else if text.starts_with('-') {
         return None;
     } else {
@@ -131,6 +139,16 @@ fn file_refs(word: &Word) -> Option<Word> {
         home_relative: word.home_relative && path.len() == text.len(),
         ..word.clone()
     })
+}
+
+/// The file of a socat-style address (`FILE:~/.ssh/id_rsa`,
+/// `OPEN:/etc/shadow,rdonly`).
+fn address_file(text: &str) -> Option<&str> {
+    let (kind, rest) = text.split_once(':')?;
+    ["file", "open", "gopen", "create", "pipe"]
+        .iter()
+        .any(|k| kind.eq_ignore_ascii_case(k))
+        .then(|| rest.split(',').next().unwrap_or(rest))
 }
 
 pub(super) fn assess(
@@ -714,7 +732,11 @@ fn is_upload(i: &Invocation) -> bool {
                 .any(|n| a == n || a.starts_with(&format!("{n}=")))
         })
     };
-    let piped_in = matches!(i.stdin, Stdin::Pipe(_) | Stdin::File(_));
+    let piped_in = match &i.stdin {
+        Stdin::Pipe(_) => true,
+        Stdin::File(file) => !super::risks::is_null_device(file),
+        Stdin::Inherited | Stdin::Text(_) => false,
+    };
     match p {
         "curl" => {
             flag(&[
@@ -744,6 +766,8 @@ fn is_upload(i: &Invocation) -> bool {
         "ssh" => piped_in,
         "ftp" | "tftp" => true,
         _ if SOCKETS.contains(&p) => piped_in,
+        // Any other program that connects somewhere sends what it reads.
+        _ if piped_in && connects(i) => true,
         _ => !cloud_upload_sources(i).is_empty(),
     }
 }

@@ -47,26 +47,42 @@ const OPERAND_STARTS: usize = 6;
 /// and goes on past it.
 pub(super) fn candidates<'a>(text: &'a str) -> Vec<&'a str> {
     let mut found: Vec<&str> = Vec::new();
-    let keep = |candidate: &'a str, found: &mut Vec<&'a str>| {
-        let trimmed =
-            candidate.trim_start_matches(|c: char| c.is_whitespace() || ":+|".contains(c));
-        if could_be_command(trimmed) && !found.contains(&trimmed) {
+    // Inside a text, a shell alone is a command too (`exec=/bin/sh`,
+    // `:!sh`); a whole argument that only names one (`apt install zsh`) is not.
+    let keep = |candidate: &'a str, found: &mut Vec<&'a str>, inside: bool| {
+        // Inside, a line may also start with make's `-` or `@`.
+        let lead = if inside { ":+|;&-@" } else { ":+|;&" };
+        let trimmed = candidate.trim_start_matches(|c: char| c.is_whitespace() || lead.contains(c));
+        let lone_shell = inside && is_shell(trimmed.trim_end());
+        if (lone_shell || could_be_command(trimmed)) && !found.contains(&trimmed) {
             found.push(trimmed);
         }
     };
-    keep(text, &mut found);
+    keep(text, &mut found, false);
+    // The lines after the first of a text that is not a command line may be
+    // (a make recipe in `--eval=...`, a script in an option).
+    if found.is_empty()
+        && let Some((_, rest)) = text.split_once('\n')
+    {
+        keep(rest, &mut found, true);
+    }
     for separator in ['=', '!', ':'] {
         for (at, _) in text.match_indices(separator).take(PER_SEPARATOR) {
             // An option's value or an escape runs to the end of its line;
             // the lines after it are in the whole text.
             let rest = &text[at + 1..];
-            keep(rest.split('\n').next().unwrap_or(rest), &mut found);
+            keep(rest.split('\n').next().unwrap_or(rest), &mut found, true);
         }
     }
     for (start, end) in literal_spans(text).into_iter().take(LITERALS) {
-        keep(&text[start..end], &mut found);
+        keep(&text[start..end], &mut found, true);
     }
     found
+}
+
+/// Whether `word` names a shell (`sh`, `/bin/bash`).
+pub(super) fn is_shell(word: &str) -> bool {
+    SHELLS.contains(&basename(word))
 }
 
 /// Whether `text` starts like a command with something after its program.
@@ -120,7 +136,7 @@ fn literal_spans(text: &str) -> Vec<(usize, usize)> {
 /// `--`, and its first program-like operands (`ssh HOST rm -rf /`,
 /// `firejail rm -rf ~`, a debugger's `shell rm -rf ~`). Positions are
 /// ascending and at least 1.
-pub(super) fn command_starts(argv: &[Word]) -> Vec<usize> {
+pub(super) fn command_starts(argv: &[Word], takes_files: bool) -> Vec<usize> {
     let mut starts = Vec::new();
     let mut operands = 0;
     let mut after_dashes = false;
@@ -131,8 +147,20 @@ pub(super) fn command_starts(argv: &[Word]) -> Vec<usize> {
             continue;
         }
         let dashed = std::mem::take(&mut after_dashes);
-        let shell = SHELLS.contains(&basename(text));
-        let operand = !text.starts_with('-') && program_like(text) && operands < OPERAND_STARTS;
+        // A shell that ends the vector with nothing to run counts when named
+        // by its path (`cpulimit -f /bin/sh`), not by name (`apt install
+        // zsh`), as the value of a shell-setting option (`chsh -s /bin/zsh`)
+        // or as a file a program reads or names (`readlink -f /bin/sh`).
+        let sets_shell = k > 1 && matches!(argv[k - 1].text.as_str(), "-s" | "--shell");
+        let named_shell_alone = is_shell(text)
+            && k + 1 == argv.len()
+            && (!text.contains('/') || sets_shell || takes_files);
+        let shell = is_shell(text) && !named_shell_alone;
+        // A program alone runs nothing the analyser could flag but a shell.
+        let operand = !text.starts_with('-')
+            && program_like(text)
+            && operands < OPERAND_STARTS
+            && k + 1 < argv.len();
         if shell || operand || dashed {
             starts.push(k);
         }
@@ -213,16 +241,37 @@ mod tests {
 
     #[test]
     fn commands_start_at_shells_dashes_and_first_operands() {
-        let at = |s: &str| command_starts(&words(s));
-        assert_eq!(at("ssh -p 2222 deploy@prod rm -rf /etc"), [4, 6]);
-        assert_eq!(at("kubectl exec -it web-0 -- rm -rf /etc"), [1, 3, 5, 7]);
-        assert_eq!(at("start-stop-daemon --exec /bin/sh -- -c x"), [2, 4, 5]);
-        assert_eq!(at("chmod 600 key"), [2]);
+        let at = |s: &str| command_starts(&words(s), false);
+        assert_eq!(at("ssh -p 2222 deploy@prod rm -rf /etc"), [4]);
+        assert_eq!(at("kubectl exec -it web-0 -- rm -rf /etc"), [1, 3, 5]);
+        assert_eq!(at("start-stop-daemon --exec /bin/sh -- -c x"), [2, 4]);
+        assert!(
+            at("chmod 600 key").is_empty(),
+            "a lone last word runs nothing"
+        );
         let many = at("x a b c d e f g h i");
         assert_eq!(many.len(), OPERAND_STARTS, "bounded: {many:?}");
         assert!(
-            at("x a b c d e f g h sh").contains(&9),
+            at("x a b c d e f g h sh -c y").contains(&9),
             "a shell counts wherever it stands"
+        );
+        assert_eq!(
+            at("cpulimit -l 100 -f /bin/sh"),
+            [4],
+            "a shell's path at the end"
+        );
+        assert_eq!(
+            at("apt-get install -y zsh"),
+            [1],
+            "not a shell's name at the end"
+        );
+        assert!(
+            at("chsh -s /bin/zsh").is_empty(),
+            "a shell-setting option's value"
+        );
+        assert!(
+            command_starts(&words("readlink -f /bin/sh"), true).is_empty(),
+            "a file a program reads"
         );
     }
 }

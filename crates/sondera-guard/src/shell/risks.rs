@@ -60,6 +60,10 @@ pub enum RiskKind {
     Persistence,
     /// The command hides what it is: NUL or other control bytes.
     Obfuscated,
+    /// A shell started with nothing to run (`find -exec /bin/sh`, `vim -c
+    /// ':!sh'`, `env /bin/sh`): it reads its commands from whoever holds its
+    /// input, the shape of an escape rather than of work.
+    InteractiveShell,
 }
 
 impl RiskKind {
@@ -92,6 +96,7 @@ impl RiskKind {
             Self::UntrustedPackageSource => "untrusted_package_source",
             Self::Persistence => "persistence",
             Self::Obfuscated => "obfuscated",
+            Self::InteractiveShell => "interactive_shell",
         }
     }
 }
@@ -577,7 +582,7 @@ fn disk(i: &Invocation, out: &mut Vec<Risk>) {
     }
 }
 
-fn is_null_device(path: &str) -> bool {
+pub(super) fn is_null_device(path: &str) -> bool {
     matches!(
         path,
         "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero"
@@ -612,7 +617,40 @@ fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     }
 }
 
+/// Options after which a shell runs nothing (`bash --version`).
+const SHELL_INFO_OPTIONS: &[&str] = &["--version", "--help", "-h", "-V", "--rcfile"];
+
+/// A shell given no command, script, stream or here-document: interactive.
+fn interactive_shell(i: &Invocation, out: &mut Vec<Risk>) {
+    let program = i.program.as_str();
+    let runs_something = i.args.iter().any(|a| {
+        !a.starts_with('-')
+            || a.starts_with("-c")
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
+    }) || i
+        .args
+        .iter()
+        .any(|a| SHELL_INFO_OPTIONS.contains(&a.as_str()))
+        || !matches!(i.stdin, Stdin::Inherited)
+        || !i.process_substitutions.is_empty();
+    if SHELLS.contains(&program) && !runs_something {
+        let how = match i.wrappers.first() {
+            Some(wrapper) => format!(" through {wrapper}"),
+            None => String::new(),
+        };
+        out.push(risk(
+            RiskKind::InteractiveShell,
+            format!(
+                "{} {} starts an interactive shell{how}",
+                i.path,
+                i.args.join(" ")
+            ),
+        ));
+    }
+}
+
 fn shells(i: &Invocation, out: &mut Vec<Risk>) {
+    interactive_shell(i, out);
     let program = i.program.as_str();
     let sources_script = matches!(program, "source" | ".");
     let interpreter = super::code::runs_script(i);

@@ -725,7 +725,7 @@ impl<'c> Walker<'c> {
         let starts = if prints_only {
             Vec::new()
         } else {
-            embedded::command_starts(argv)
+            embedded::command_starts(argv, super::egress::takes_files(program))
         };
         if !starts.is_empty() {
             // The commands its argument vector may hold from each start,

@@ -690,9 +690,10 @@ peg::parser! {
             [Token::Word(w, num_loc) if w.chars().all(|c: char| c.is_ascii_digit())]
             &([Token::Operator(o, redir_loc) if
                     o.starts_with(['<', '>']) &&
-                    locations_are_contiguous(num_loc, redir_loc)]) {
-
-                w.parse().unwrap()
+                    locations_are_contiguous(num_loc, redir_loc)]) {?
+                // Sondera patch: a descriptor past IoFd fails to parse
+                // instead of panicking (found by fuzzing).
+                w.parse().or(Err("a file descriptor number that fits"))
             }
 
         //
