@@ -287,6 +287,16 @@ fn web_payload(call_id: &str, folded: &str, args: &Map<String, Value>) -> Option
                 .find_map(|v| v.as_str().filter(|s| !s.trim().is_empty()))
         })
     })?;
+    // A web tool given a `file:` URL reads a local file.
+    if let Some(path) = crate::json::file_url_path(url.trim()) {
+        return Some(Payload::FileOperation {
+            call_id: call_id.to_string(),
+            operation: FileOperationKind::Read,
+            path: path.to_string(),
+            content: None,
+            old_content: None,
+        });
+    }
     Some(Payload::WebFetch {
         call_id: call_id.to_string(),
         url: url.to_string(),

@@ -33,5 +33,5 @@ pub mod shell;
 pub use classify::{
     ToolOutcome, classify_tool_call, fold_tool_name, observation_for, reclassify, visible_ascii,
 };
-pub use json::{path_arguments, search_patterns};
+pub use json::{file_url_path, path_arguments, search_patterns};
 pub use shape::action_shape;

@@ -109,6 +109,97 @@ pub(crate) fn alphanumeric(text: &str) -> String {
 }
 
 /// A directory whose contents are credentials, copied or archived as a whole.
+/// Where credentials usually lie, relative to home (`~/`), the working
+/// directory (`./`) or the root: what a glob is checked against, since a
+/// pattern such as `~/.s*h/id_*` names files nobody wrote out. Every entry is
+/// a [`sensitive_path`] (a test keeps it so).
+pub const USUAL_LOCATIONS: &[&str] = &[
+    "~/.ssh/id_rsa",
+    "~/.ssh/id_ed25519",
+    "~/.ssh/id_ecdsa",
+    "~/.aws/credentials",
+    "~/.aws/config",
+    "~/.kube/config",
+    "~/.docker/config.json",
+    "~/.config/gcloud/credentials.db",
+    "~/.config/gh/hosts.yml",
+    "~/.azure/accessTokens.json",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.pgpass",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.vault-token",
+    "~/.gnupg/secring.gpg",
+    "~/.gnupg/private-keys-v1.d/key.key",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "./.env",
+    "/etc/shadow",
+];
+
+/// The kind of credential a glob pattern (absolute, as
+/// [`crate::shell::pattern`] makes it) can match at one of the
+/// [`USUAL_LOCATIONS`], if any.
+pub fn glob_reaches_secret(pattern: &str, home: &str, working_dir: &str) -> Option<&'static str> {
+    let matcher = glob_regex(pattern)?;
+    USUAL_LOCATIONS.iter().find_map(|location| {
+        let path = if let Some(rest) = location.strip_prefix("~/") {
+            format!("{}/{rest}", home.trim_end_matches('/'))
+        } else if let Some(rest) = location.strip_prefix("./") {
+            format!("{}/{rest}", working_dir.trim_end_matches('/'))
+        } else {
+            location.to_string()
+        };
+        matcher
+            .is_match(&path)
+            .then(|| sensitive_path(&path))
+            .flatten()
+    })
+}
+
+/// A shell glob (`*`, `?`, `[...]`) as an anchored regular expression,
+/// with the shell's rule that a name's leading `.` is matched only by a `.`
+/// written out (`*` does not match `.env`).
+fn glob_regex(pattern: &str) -> Option<regex::Regex> {
+    let mut out = String::from("^");
+    let mut chars = pattern.chars();
+    let mut name_start = true;
+    while let Some(c) = chars.next() {
+        match c {
+            '*' if name_start => out.push_str("(?:[^/.][^/]*)?"),
+            '*' => out.push_str("[^/]*"),
+            '?' if name_start => out.push_str("[^/.]"),
+            '?' => out.push_str("[^/]"),
+            '[' => {
+                let mut class = String::new();
+                for c in chars.by_ref() {
+                    if c == ']' {
+                        break;
+                    }
+                    class.push(c);
+                }
+                let (negated, members) = match class.strip_prefix(['!', '^']) {
+                    Some(rest) => (true, rest),
+                    None => (false, class.as_str()),
+                };
+                let members = regex::escape(members).replace("\\-", "-");
+                // A class matches neither `/` nor a name's leading `.`.
+                let excluded = if name_start { "/." } else { "/" };
+                if negated {
+                    out.push_str(&format!("[^{members}{excluded}]"));
+                } else {
+                    out.push_str(&format!("[{members}&&[^{excluded}]]"));
+                }
+            }
+            other => out.push_str(&regex::escape(&other.to_string())),
+        }
+        name_start = c == '/';
+    }
+    out.push('$');
+    regex::Regex::new(&out).ok()
+}
+
 pub fn credential_directory(path: &str) -> bool {
     let name = path.rsplit('/').find(|p| !p.is_empty()).unwrap_or_default();
     matches!(
@@ -134,6 +225,51 @@ fn is_dotenv(name: &str) -> bool {
     match name.strip_prefix(".env.") {
         Some(variant) => !variant.split('.').any(|part| TEMPLATES.contains(&part)),
         None => name.ends_with(".env") && !name.starts_with('.') && name != "example.env",
+    }
+}
+
+#[cfg(test)]
+mod usual_locations {
+    use super::*;
+
+    #[test]
+    fn every_usual_location_is_sensitive() {
+        for location in USUAL_LOCATIONS {
+            let path = location
+                .replacen('~', "/home/dev", 1)
+                .replacen("./", "/w/", 1);
+            assert!(sensitive_path(&path).is_some(), "{location}");
+        }
+    }
+
+    #[test]
+    fn globs_that_can_name_a_credential_file_are_found() {
+        for pattern in [
+            "/home/dev/.s*h/id_*",
+            "/home/dev/.aws/cred*",
+            "/etc/sha??w",
+            "/home/dev/.[s]sh/id_[!x]sa",
+            "/w/.e*",
+        ] {
+            assert!(
+                glob_reaches_secret(pattern, "/home/dev", "/w").is_some(),
+                "{pattern}"
+            );
+        }
+        for pattern in [
+            "/home/dev/src/*.rs",
+            "/etc/*.conf",
+            "/home/dev/.ssh/*.pub",
+            "/w/*",
+            "/w/?env",
+            "/home/dev/*/credentials",
+        ] {
+            assert_eq!(
+                glob_reaches_secret(pattern, "/home/dev", "/w"),
+                None,
+                "{pattern}"
+            );
+        }
     }
 }
 

@@ -592,3 +592,23 @@ fn generic_calls_and_their_outputs_are_reclassified() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_web_tool_given_a_file_url_reads_a_file() {
+    match classify(
+        "web_fetch",
+        json!({"url": "file:///home/dev/.aws/credentials"}),
+    ) {
+        Payload::FileOperation {
+            operation: Op::Read,
+            path,
+            ..
+        } => assert_eq!(path, "/home/dev/.aws/credentials"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        sondera_guard::path_arguments(&json!({"uri": "FILE://localhost/etc/shadow"})),
+        ["/etc/shadow"]
+    );
+    assert_eq!(sondera_guard::file_url_path("file://example.com/x"), None);
+}

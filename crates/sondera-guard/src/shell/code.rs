@@ -178,8 +178,15 @@ pub(super) fn inline_code(i: &Invocation, printed: Option<&str>) -> Option<Inlin
             let code = attached
                 .map(str::to_string)
                 .or_else(|| args.get(n + 1).cloned())?;
+            // Code only known when it runs (`python3 -c "$(curl ...)"`).
+            let built_at_run_time = attached.is_none()
+                && i.arg_words
+                    .get(n + 1)
+                    .is_some_and(|w| w.dynamic && !w.home_relative);
             return Some(if lang.encoded(option) {
                 InlineCode::Unread(format!("{} -EncodedCommand", i.program))
+            } else if built_at_run_time {
+                InlineCode::Unread(format!("{} {option} {code}", i.program))
             } else {
                 InlineCode::Text(code)
             });

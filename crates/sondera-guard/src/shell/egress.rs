@@ -118,6 +118,7 @@ fn risk(kind: RiskKind, evidence: String) -> Risk {
 /// Files an argument names: `@file` (curl), `name=@file`, `--post-file=file`, `if=file`.
 fn file_refs(word: &Word) -> Option<Word> {
     let text = word.text.as_str();
+    let text = crate::json::file_url_path(text).unwrap_or(text);
     let path = if let Some(rest) = text.strip_prefix('@') {
         rest
     } else if let Some((_, rest)) = text.split_once("=@") {
@@ -292,8 +293,22 @@ fn files_read(i: &Invocation) -> Vec<Word> {
         })
         .map(|(n, _)| n + 1)
         .collect();
+    // `ln -s SECRET here` puts a credential within reach of any reader;
+    // `git diff --no-index A B` prints both files.
+    let links_or_prints = (program == "ln"
+        && i.args.iter().any(|a| {
+            a.starts_with('-') && !a.starts_with("--") && a.contains('s') || a == "--symbolic"
+        }))
+        || (program == "git" && i.args.iter().any(|a| a == "--no-index"));
     let mut read: Vec<Word> = if in_place {
         Vec::new()
+    } else if links_or_prints {
+        i.arg_words
+            .iter()
+            .filter(|w| !w.text.starts_with('-'))
+            .take(if program == "ln" { 1 } else { usize::MAX })
+            .cloned()
+            .collect()
     } else if READERS.contains(&program) {
         i.arg_words
             .iter()
@@ -615,21 +630,30 @@ fn secret_reads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     }
     for word in named {
         let path = resolve(&word, ctx).path;
-        let every_file_in = |path: &str| {
-            resolve(&word, ctx).dynamic
-                && word.text.contains(['*', '?'])
-                && credential_directory(path)
+        // A glob is judged by what it can match (`~/.ssh/*` can match a
+        // private key, `~/.ssh/*.pub` cannot); a substitution cannot be.
+        let glob = || {
+            let globbed = word.text.contains(['*', '?', '['])
+                && !word.text.contains("$(")
+                && !word.text.contains("${");
+            globbed
+                .then(|| {
+                    let pattern = super::paths::pattern(&word, ctx);
+                    crate::secrets::glob_reaches_secret(&pattern, ctx.home, ctx.working_dir)
+                        .map(|kind| (pattern, kind))
+                })
+                .flatten()
         };
         if let Some(kind) = sensitive_path(&path) {
             out.push(risk(
                 RiskKind::SecretRead,
                 format!("{} reads {path} ({kind})", i.program),
             ));
-        } else if every_file_in(&path) {
+        } else if let Some((pattern, kind)) = glob() {
             out.push(risk(
                 RiskKind::SecretRead,
                 format!(
-                    "{} reads every file in the credential directory {path}",
+                    "{} reads {pattern}, which can match a {kind} file",
                     i.program
                 ),
             ));

@@ -24,7 +24,7 @@ pub mod word;
 mod wrappers;
 
 pub use crate::net::url_host;
-pub use paths::{ResolvedPath, resolve};
+pub use paths::{ResolvedPath, pattern, resolve};
 pub use risks::{Risk, RiskKind};
 pub use walk::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_INVOCATIONS, MAX_PARSED_BYTES};
 

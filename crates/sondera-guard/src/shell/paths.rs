@@ -33,7 +33,7 @@ pub fn resolve(word: &Word, context: &ShellContext<'_>) -> ResolvedPath {
     let glob_at = rest.find(['*', '?', '[']);
     let cut = [dynamic_at, glob_at].into_iter().flatten().min();
     let known = cut.map_or(rest, |i| &rest[..i]);
-    let path = normalise(&format!("{base}/{known}"));
+    let path = through_proc_root(normalise(&format!("{base}/{known}")));
     let root = normalise(context.workspace_root);
     let strictly_inside = path.starts_with(&format!("{}/", root.trim_end_matches('/')));
     // The root itself is inside only when named exactly: `rm -rf $ROOT/*` is not.
@@ -42,6 +42,43 @@ pub fn resolve(word: &Word, context: &ShellContext<'_>) -> ResolvedPath {
         path,
         inside_workspace: inside,
         dynamic: cut.is_some() || word.dynamic && !word.home_relative,
+    }
+}
+
+/// The word as a full pattern (home and working directory applied, globs
+/// kept): `~/.s*h/id_*` is `/home/dev/.s*h/id_*`.
+pub fn pattern(word: &Word, context: &ShellContext<'_>) -> String {
+    let text = &word.text;
+    let joined = if word.home_relative {
+        let rest = text
+            .strip_prefix("$HOME")
+            .or_else(|| text.strip_prefix('~'))
+            .unwrap_or(text);
+        format!("{}/{rest}", context.home)
+    } else if text.starts_with('/') {
+        text.clone()
+    } else {
+        format!("{}/{text}", context.working_dir)
+    };
+    through_proc_root(normalise(&joined))
+}
+
+/// `/proc/self/root/etc/shadow` (or any process's root) is `/etc/shadow`.
+fn through_proc_root(path: String) -> String {
+    let Some(rest) = path.strip_prefix("/proc/") else {
+        return path;
+    };
+    let Some((process, inside)) = rest.split_once('/') else {
+        return path;
+    };
+    let process_dir = process == "self"
+        || process == "thread-self"
+        || process.bytes().all(|b| b.is_ascii_digit());
+    match inside.strip_prefix("root") {
+        Some(under) if process_dir && (under.is_empty() || under.starts_with('/')) => {
+            normalise(&format!("/{under}"))
+        }
+        _ => path,
     }
 }
 

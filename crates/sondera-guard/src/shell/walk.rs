@@ -686,7 +686,7 @@ impl<'c> Walker<'c> {
             InlineCode::Unread(what) => {
                 self.code_risks.push(Risk {
                     kind: RiskKind::InlineCodeRisky,
-                    evidence: format!("{prefix}{what}: encoded code runs unread"),
+                    evidence: format!("{prefix}{what}: code that is not read runs"),
                 });
                 return;
             }
