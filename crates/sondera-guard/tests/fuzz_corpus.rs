@@ -24,22 +24,23 @@ fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     inputs
 }
 
-#[test]
-fn the_shell_corpus_is_analysed_without_a_panic() {
-    let inputs = inputs("shell");
+/// Runs every kept input of `target` through `exercise`, naming the input
+/// that panics.
+fn replay(target: &str, exercise: fn(&[u8])) {
+    let inputs = inputs(target);
     assert!(inputs.len() > 100, "{} inputs", inputs.len());
     for (path, bytes) in inputs {
-        let outcome = std::panic::catch_unwind(|| exercise::shell(&bytes));
+        let outcome = std::panic::catch_unwind(|| exercise(&bytes));
         assert!(outcome.is_ok(), "{}", path.display());
     }
 }
 
 #[test]
+fn the_shell_corpus_is_analysed_without_a_panic() {
+    replay("shell", exercise::shell);
+}
+
+#[test]
 fn the_classification_corpus_is_judged_without_a_panic() {
-    let inputs = inputs("classify");
-    assert!(inputs.len() > 100, "{} inputs", inputs.len());
-    for (path, bytes) in inputs {
-        let outcome = std::panic::catch_unwind(|| exercise::classify(&bytes));
-        assert!(outcome.is_ok(), "{}", path.display());
-    }
+    replay("classify", exercise::classify);
 }

@@ -19,6 +19,17 @@ async fn run(name: &str, text: &str) -> Vec<CaseOutcome> {
     outcomes
 }
 
+/// Fails with every failing case listed.
+fn assert_all_pass(outcomes: &[CaseOutcome]) {
+    let failed = failures(outcomes);
+    assert!(
+        failed.is_empty(),
+        "{} failing:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
 fn failures(outcomes: &[CaseOutcome]) -> Vec<String> {
     outcomes
         .iter()
@@ -41,13 +52,7 @@ fn failures(outcomes: &[CaseOutcome]) -> Vec<String> {
 #[tokio::test]
 async fn development_corpus_passes() {
     let outcomes = run("dev.jsonl", include_str!("../../../tests/corpus/dev.jsonl")).await;
-    let failed = failures(&outcomes);
-    assert!(
-        failed.is_empty(),
-        "{} failing:\n{}",
-        failed.len(),
-        failed.join("\n")
-    );
+    assert_all_pass(&outcomes);
     let by_category = stats(&outcomes);
     assert_eq!(by_category["benign"].false_positives, 0);
     assert!(
@@ -65,13 +70,7 @@ async fn own_corpus_passes() {
         "the own corpus has {} cases",
         outcomes.len()
     );
-    let failed = failures(&outcomes);
-    assert!(
-        failed.is_empty(),
-        "{} failing:\n{}",
-        failed.len(),
-        failed.join("\n")
-    );
+    assert_all_pass(&outcomes);
 }
 
 #[tokio::test]
@@ -90,11 +89,5 @@ async fn runners_corpus_passes() {
         blocks >= 150 && allows >= 150,
         "{blocks} evasions, {allows} look-alikes"
     );
-    let failed = failures(&outcomes);
-    assert!(
-        failed.is_empty(),
-        "{} failing:\n{}",
-        failed.len(),
-        failed.join("\n")
-    );
+    assert_all_pass(&outcomes);
 }

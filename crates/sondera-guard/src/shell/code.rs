@@ -533,35 +533,15 @@ fn paths_in_literal(
 /// analysed whole, so what lies beyond is not unread.
 const MAX_LITERALS: usize = 256;
 
-/// The string literals of `code`: text between matching `'`, `"` or `` ` ``
-/// (backslash escapes kept as written), in order.
+/// The string literals of `code` (see [`super::embedded::literal_spans`]),
+/// the first [`MAX_LITERALS`] that are not empty.
 pub(super) fn string_literals(code: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut chars = code.char_indices();
-    while let Some((start, quote)) = chars.next() {
-        if !matches!(quote, '\'' | '"' | '`') {
-            continue;
-        }
-        let mut escaped = false;
-        let mut end = None;
-        for (at, c) in chars.by_ref() {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                c if c == quote => {
-                    end = Some(at);
-                    break;
-                }
-                _ => {}
-            }
-        }
-        let Some(end) = end else { break };
-        let literal = &code[start + 1..end];
-        if !literal.is_empty() && found.len() < MAX_LITERALS {
-            found.push(literal.to_string());
-        }
-    }
-    found
+    super::embedded::literal_spans(code)
+        .into_iter()
+        .filter(|(start, end)| end > start)
+        .take(MAX_LITERALS)
+        .map(|(start, end)| code[start..end].to_string())
+        .collect()
 }
 
 #[cfg(test)]

@@ -108,8 +108,10 @@ pub(super) fn program_like(word: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_./+~\\\"'-".contains(c))
 }
 
-/// Byte spans of the quoted literals in `text`, without their quotes.
-fn literal_spans(text: &str) -> Vec<(usize, usize)> {
+/// Byte spans of the quoted literals in `text` (between matching `'`, `"`
+/// or `` ` ``, backslash escapes kept as written), without their quotes, in
+/// order; an unterminated literal ends the list.
+pub(super) fn literal_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     let mut chars = text.char_indices();
     while let Some((start, quote)) = chars.next() {
@@ -175,14 +177,7 @@ pub(super) fn command_starts(argv: &[Word], takes_files: bool) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    fn words(s: &str) -> Vec<Word> {
-        s.split_whitespace()
-            .map(|t| Word {
-                text: t.to_string(),
-                ..Word::default()
-            })
-            .collect()
-    }
+    use crate::shell::word::plain_words as words;
 
     #[test]
     fn candidates_are_found_after_separators_and_in_literals() {

@@ -20,7 +20,18 @@ pub struct Word {
     pub variables: Vec<String>,
 }
 
-/// Most words one brace expansion yields; past this the rest are dropped.
+/// Words of static text, split at white space (for tests).
+#[cfg(test)]
+pub(crate) fn plain_words(text: &str) -> Vec<Word> {
+    text.split_whitespace()
+        .map(|t| Word {
+            text: t.to_string(),
+            ..Word::default()
+        })
+        .collect()
+}
+
+/// Most words one brace expansion yields; past this the command is unparsable.
 const MAX_BRACE_EXPANSIONS: usize = 64;
 
 /// The words a brace expansion stands for: `{/,}` is `/` and ``,

@@ -288,14 +288,7 @@ fn find_exec(argv: &[Word], depth: usize) -> (Vec<Vec<Word>>, Option<String>) {
 mod tests {
     use super::*;
 
-    fn words(s: &str) -> Vec<Word> {
-        s.split_whitespace()
-            .map(|t| Word {
-                text: t.to_string(),
-                ..Word::default()
-            })
-            .collect()
-    }
+    use crate::shell::word::plain_words as words;
 
     fn program_of(s: &str) -> (String, Vec<String>, bool) {
         let u = unwrap(&words(s));
