@@ -3,7 +3,7 @@
 //! interpreter, shells wired to any connecting program, bounds that make the
 //! command unparsable rather than unread, and bytes bash would not show.
 
-use sondera_guard::shell::{MAX_PARSED_BYTES, RiskKind, RiskKind::*, ShellContext, analyze};
+use sondera_guard::shell::{PARSE_ALLOWANCE_BYTES, RiskKind, RiskKind::*, ShellContext, analyze};
 
 const CTX: ShellContext<'static> = ShellContext {
     working_dir: "/workspace/project",
@@ -272,7 +272,7 @@ fn nesting_and_sprawl_are_bounded_and_unparsable_past_the_bound() {
         analysis
             .unparsable
             .as_deref()
-            .is_some_and(|why| why.contains(&MAX_PARSED_BYTES.to_string())),
+            .is_some_and(|why| why.contains(&PARSE_ALLOWANCE_BYTES.to_string())),
         "{:?}",
         analysis.unparsable
     );

@@ -26,7 +26,9 @@ mod wrappers;
 pub use crate::net::url_host;
 pub use paths::{ResolvedPath, pattern, resolve};
 pub use risks::{Risk, RiskKind};
-pub use walk::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_INVOCATIONS, MAX_PARSED_BYTES};
+pub use walk::{
+    MAX_COMMAND_BYTES, MAX_DEPTH, MAX_INVOCATIONS, PARSE_ALLOWANCE_BYTES, parse_budget,
+};
 
 use word::Word;
 
@@ -176,8 +178,8 @@ fn distinct<T: Eq + std::hash::Hash + Clone>(items: impl Iterator<Item = T>) -> 
 
 /// Analyses `command` as run in `context`.
 pub fn analyze(command: &str, context: &ShellContext<'_>) -> ShellAnalysis {
-    let mut walker = walk::Walker::new(*context);
     let read = as_bash_reads(command);
+    let mut walker = walk::Walker::new(*context, read.len());
     if read.len() > MAX_COMMAND_BYTES {
         walker.analysis.unparsable = Some(format!(
             "command is {} bytes, longer than the {MAX_COMMAND_BYTES}-byte limit",

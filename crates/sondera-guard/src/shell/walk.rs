@@ -23,11 +23,18 @@ pub const MAX_INVOCATIONS: usize = 4096;
 /// Deepest nesting of brackets parsed; the parser recurses on them, so deeper
 /// input is refused before parsing rather than risking the stack.
 pub const MAX_BRACKET_DEPTH: usize = 64;
-/// Most bytes parsed in one analysis: the command, the nested shells, `eval`
-/// texts and substitutions it runs, and the commands found in its
-/// arguments. Each parse is linear in its length, so this bounds the cost of
-/// any command however it nests; past it the command is unparsable.
-pub const MAX_PARSED_BYTES: usize = 2 * MAX_COMMAND_BYTES;
+/// Bytes parsed in one analysis beyond twice the command's own length: the
+/// command, the nested shells, `eval` texts and substitutions it runs, and
+/// the commands found in its arguments are all charged against
+/// [`parse_budget`]. Each parse is linear in its length, so this bounds the
+/// cost of any command however it nests; past it the command is unparsable.
+pub const PARSE_ALLOWANCE_BYTES: usize = 8 * 1024;
+
+/// How many bytes may be parsed in analysing a command of `len` bytes.
+pub fn parse_budget(len: usize) -> usize {
+    2 * len + PARSE_ALLOWANCE_BYTES
+}
+
 /// Most commands found inside arguments of one command.
 const MAX_EMBEDDED: usize = 4 * MAX_INVOCATIONS;
 
@@ -51,7 +58,7 @@ fn bracket_depth(source: &str) -> usize {
 pub(super) struct Walker<'c> {
     options: ParserOptions,
     context: ShellContext<'c>,
-    /// Bytes that may still be parsed (see [`MAX_PARSED_BYTES`]).
+    /// Bytes that may still be parsed (see [`parse_budget`]).
     budget: usize,
     pub(super) analysis: ShellAnalysis,
     /// Commands that may run inside others' arguments, each group with who
@@ -84,11 +91,11 @@ enum ParseFailure {
 pub(super) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "busybox"];
 
 impl<'c> Walker<'c> {
-    pub(super) fn new(context: ShellContext<'c>) -> Self {
+    pub(super) fn new(context: ShellContext<'c>, command_len: usize) -> Self {
         Self {
             options: ParserOptions::default(),
             context,
-            budget: MAX_PARSED_BYTES,
+            budget: parse_budget(command_len),
             analysis: ShellAnalysis::default(),
             embedded: Vec::new(),
             group: None,
@@ -164,7 +171,7 @@ impl<'c> Walker<'c> {
     fn parse(&mut self, source: &str) -> Result<Program, ParseFailure> {
         if source.len() > self.budget {
             return Err(ParseFailure::Bound(format!(
-                "the command and the commands nested in it come to more than {MAX_PARSED_BYTES} bytes"
+                "the commands nested in this one come to more than twice its length plus {PARSE_ALLOWANCE_BYTES} bytes"
             )));
         }
         self.budget -= source.len();
