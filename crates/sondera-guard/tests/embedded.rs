@@ -343,3 +343,14 @@ fn credential_files_reached_indirectly_are_still_read() {
         assert_clean(command, &[SecretRead]);
     }
 }
+
+#[test]
+fn files_in_the_workspace_root_and_generated_keys_are_ordinary() {
+    assert_clean("rm -f *.pyc", &[DeleteOutsideWorkspace]);
+    assert_risk("rm -rf *", DeleteOutsideWorkspace);
+    assert_clean(
+        "ssh-keygen -t ed25519 -C dev@example.com -f ~/.ssh/id_ed25519_work -N ''",
+        &[SecretRead],
+    );
+    assert_risk("ssh-keygen -y -f ~/.ssh/id_ed25519", SecretRead);
+}

@@ -280,7 +280,14 @@ fn files_read(i: &Invocation) -> Vec<Word> {
             .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('i')),
         _ => false,
     };
-    // Values of options naming what a program writes (`-o FILE`, `-keyout FILE`).
+    // Values of options naming what a program writes (`-o FILE`, `-keyout
+    // FILE`; the key file `ssh-keygen -t TYPE -f FILE` generates).
+    let generates_key = program == "ssh-keygen"
+        && i.args.iter().any(|a| a == "-t")
+        && !i
+            .args
+            .iter()
+            .any(|a| matches!(a.as_str(), "-y" | "-l" | "-e" | "-p" | "-c"));
     let outputs: Vec<usize> = i
         .arg_words
         .iter()
@@ -289,7 +296,7 @@ fn files_read(i: &Invocation) -> Vec<Word> {
             matches!(
                 w.text.as_str(),
                 "-o" | "-O" | "-out" | "-keyout" | "--output" | "--output-document"
-            )
+            ) || (generates_key && w.text == "-f")
         })
         .map(|(n, _)| n + 1)
         .collect();

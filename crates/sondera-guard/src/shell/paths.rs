@@ -36,8 +36,12 @@ pub fn resolve(word: &Word, context: &ShellContext<'_>) -> ResolvedPath {
     let path = through_proc_root(normalise(&format!("{base}/{known}")));
     let root = normalise(context.workspace_root);
     let strictly_inside = path.starts_with(&format!("{}/", root.trim_end_matches('/')));
-    // The root itself is inside only when named exactly: `rm -rf $ROOT/*` is not.
-    let inside = strictly_inside || (path == root && cut.is_none());
+    // The root itself is inside only when named exactly: `rm -rf $ROOT/*`
+    // is not, but a glob for some of its files (`rm -f *.pyc`) is.
+    let names_files = glob_at.is_some_and(|at| {
+        dynamic_at.is_none_or(|d| d > at) && rest[at..].contains(|c: char| !"*?[]/".contains(c))
+    });
+    let inside = strictly_inside || (path == root && (cut.is_none() || names_files));
     ResolvedPath {
         path,
         inside_workspace: inside,
