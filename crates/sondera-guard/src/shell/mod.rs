@@ -82,7 +82,7 @@ pub struct Invocation {
     pub writes: Vec<Word>,
     /// Programs of process substitutions among its arguments.
     pub process_substitutions: Vec<Vec<String>>,
-    /// Variables assigned for it (`X=1 cmd`).
+    /// Names of the variables assigned for it (`X=1 cmd`, `env X=1 cmd`).
     pub assignments: Vec<String>,
     /// 0 at top level, +1 inside each nested shell, `eval` or substitution.
     pub depth: usize,

@@ -29,7 +29,10 @@ pub fn resolve(word: &Word, context: &ShellContext<'_>) -> ResolvedPath {
         (context.working_dir, text.as_str())
     };
     // Past an expansion the path is unknown: keep what precedes it.
-    let dynamic_at = rest.find("${...}").or_else(|| rest.find("$(..."));
+    let dynamic_at = ["${...}", "$(...", "$HOME"]
+        .iter()
+        .filter_map(|marker| rest.find(marker))
+        .min();
     let glob_at = rest.find(['*', '?', '[']);
     let cut = [dynamic_at, glob_at].into_iter().flatten().min();
     let known = cut.map_or(rest, |i| &rest[..i]);

@@ -279,6 +279,7 @@ fn invocation_risks(
     packages(i, out);
     package_config_writes(i, ctx, out);
     persistence(i, ctx, out);
+    library_injection(i, out);
 }
 
 fn packages(i: &Invocation, out: &mut Vec<Risk>) {
@@ -419,17 +420,12 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let enables = schedules
         || (p == "systemctl" && i.args.iter().any(|a| a == "enable"))
         || (p == "launchctl" && i.args.iter().any(|a| a == "load" || a == "bootstrap"));
+    let attached: Vec<super::word::Word> = attached_outputs(i).collect();
     let written: Vec<String> = i
         .writes
         .iter()
-        .chain(if matches!(p, "tee" | "cp" | "mv" | "install" | "ln") {
-            i.arg_words
-                .iter()
-                .filter(|w| !w.text.starts_with('-'))
-                .collect::<Vec<_>>()
-        } else {
-            Vec::new()
-        })
+        .chain(files_written(i))
+        .chain(&attached)
         .map(|w| resolve(w, ctx).path)
         .filter(|path| crate::persistence::persistence_target(path, ctx.home).is_some())
         .collect();
@@ -441,6 +437,89 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     }
     for path in written {
         out.push(risk(RiskKind::Persistence, format!("{p} writes {path}")));
+    }
+}
+
+/// Files a program writes through its arguments: the operands of copiers and
+/// linkers, files edited in place (`sed -i`, `perl -pi`), and the value of an
+/// output option (`curl -o FILE`, `wget -O FILE`, `--output=FILE`).
+fn files_written(i: &Invocation) -> Vec<&super::word::Word> {
+    let p = i.program.as_str();
+    let in_place = (p == "sed"
+        && i.args
+            .iter()
+            .any(|a| a.starts_with("-i") || a.starts_with("--in-place")))
+        || (p == "perl"
+            && i.args
+                .iter()
+                .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('i')));
+    let mut written: Vec<&super::word::Word> =
+        if in_place || matches!(p, "tee" | "cp" | "mv" | "install" | "ln" | "rsync" | "scp") {
+            operands(i).collect()
+        } else {
+            Vec::new()
+        };
+    let words = &i.arg_words;
+    for (n, w) in words.iter().enumerate() {
+        let t = w.text.as_str();
+        // `-o FILE`, and a cluster ending in it (`-sSLo FILE`, `-qO FILE`).
+        let short = t.starts_with('-')
+            && !t.starts_with("--")
+            && t.ends_with(['o', 'O'])
+            && t[1..].chars().all(|c| c.is_ascii_alphabetic());
+        if (short || matches!(t, "--output" | "--output-document"))
+            && let Some(value) = words.get(n + 1)
+        {
+            written.push(value);
+        }
+    }
+    written
+}
+
+/// Paths given as `--output=FILE` or `--output-document=FILE`.
+fn attached_outputs(i: &Invocation) -> impl Iterator<Item = super::word::Word> + '_ {
+    i.arg_words.iter().filter_map(|w| {
+        let path = ["--output=", "--output-document="]
+            .iter()
+            .find_map(|p| w.text.strip_prefix(p))?;
+        Some(super::word::Word {
+            text: path.to_string(),
+            home_relative: path.starts_with('~') || path.starts_with("$HOME"),
+            ..w.clone()
+        })
+    })
+}
+
+/// Variables that make every program the command runs load other code
+/// (`LD_PRELOAD=./x.so ls`, `export LD_PRELOAD=...`).
+const LOADER_VARIABLES: &[&str] = &["LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"];
+
+fn library_injection(i: &Invocation, out: &mut Vec<Risk>) {
+    let set_for_it = i
+        .assignments
+        .iter()
+        .find(|a| LOADER_VARIABLES.contains(&a.as_str()));
+    let exported = matches!(i.program.as_str(), "export" | "env" | "declare" | "typeset")
+        .then(|| {
+            i.args.iter().find(|a| {
+                LOADER_VARIABLES
+                    .iter()
+                    .any(|v| a.strip_prefix(v).is_some_and(|rest| rest.starts_with('=')))
+            })
+        })
+        .flatten();
+    let named = set_for_it.or(exported);
+    if named.is_some() {
+        out.push(risk(
+            RiskKind::InlineCodeRisky,
+            format!(
+                "{}: a loader variable injects a library into what runs",
+                std::iter::once(i.program.as_str())
+                    .chain(i.args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        ));
     }
 }
 

@@ -1,9 +1,9 @@
 //! From a parsed command to the simple commands it runs.
 
 use brush_parser::ast::{
-    Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, ExtendedTestExpr,
-    IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, Pipeline, Program, RedirectList,
-    SimpleCommand,
+    AssignmentName, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList,
+    ExtendedTestExpr, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, Pipeline, Program,
+    RedirectList, SimpleCommand,
 };
 use brush_parser::{Parser, ParserOptions};
 
@@ -461,9 +461,11 @@ impl<'c> Walker<'c> {
                 let w = self.word(&raw.value, depth);
                 match assigned {
                     Some(assigned) => {
-                        invocation
-                            .assignments
-                            .push(format!("{:?}", assignment.name));
+                        let name = match &assignment.name {
+                            AssignmentName::VariableName(name)
+                            | AssignmentName::ArrayElementName(name, _) => name.clone(),
+                        };
+                        invocation.assignments.push(name);
                         assigned.push(w);
                     }
                     None => words.push(w),
@@ -587,6 +589,7 @@ impl<'c> Walker<'c> {
         }
         invocation.wrappers = unwrapped.wrappers;
         invocation.privileged = unwrapped.privileged;
+        invocation.assignments.extend(unwrapped.assignments);
         let depth = invocation.depth;
         let Some(program) = unwrapped.argv.first() else {
             // A wrapper with nothing to run (`sudo -v`, `env`): keep the wrapper itself.

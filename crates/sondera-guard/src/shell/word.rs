@@ -134,6 +134,12 @@ fn append(out: &mut Word, piece: &WordPieceWithSource, first: bool) {
             if first && piece.start_index == 0 && is_plain_home(expr) {
                 out.text.push_str("$HOME");
                 out.home_relative = true;
+            } else if is_plain_home(expr) {
+                // Quoted (`"$HOME"/x`) or within a word (`--output=$HOME/x`),
+                // home keeps its name, so the path can still be read.
+                out.home_relative |= out.text.is_empty();
+                out.dynamic |= !out.home_relative;
+                out.text.push_str("$HOME");
             } else {
                 out.text.push_str("${...}");
                 out.dynamic = true;

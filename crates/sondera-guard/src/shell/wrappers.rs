@@ -13,6 +13,8 @@ pub(super) struct Unwrapped {
     pub wrappers: Vec<String>,
     /// Run through `sudo` or `doas`.
     pub privileged: bool,
+    /// Variables a wrapper sets for the program (`env X=1 cmd`).
+    pub assignments: Vec<String>,
     /// Further commands the program runs itself (`find -exec`).
     pub also_runs: Vec<Vec<Word>>,
     /// Why the commands it runs were not all read: `find -exec find -exec
@@ -190,6 +192,8 @@ fn unwrap_at(words: &[Word], depth: usize) -> Unwrapped {
                 return out;
             }
             if program == "env" && !a.starts_with('-') && a.contains('=') {
+                out.assignments
+                    .extend(a.split('=').next().map(str::to_string));
                 i += 1;
                 continue;
             }
