@@ -931,6 +931,11 @@ peg::parser! {
                 WordPiece::Text("$".to_owned())
             }
 
+        // Sondera patch: memoised, with `parameter()`. Each of the twenty
+        // alternatives below parses the parameter again, index included, so
+        // an index holding another `${...}` cost twenty times more per level
+        // (`${O[${O[${O[${O[${O[${}}}}}}` took 4 s; found by fuzzing).
+        #[cache]
         rule parameter_expression() -> ParameterExpr =
             indirect:parameter_indirection() parameter:parameter() test_type:parameter_test_type() "-" default_value:parameter_expression_word()? {
                 ParameterExpr::UseDefaultValues { parameter, indirect, test_type, default_value }
@@ -1041,6 +1046,7 @@ peg::parser! {
             p:variable_name() { Parameter::Named(p.to_owned()) }
 
         // N.B. The indexing syntax is not a standard sh-ism.
+        #[cache]
         pub(crate) rule parameter() -> Parameter =
             p:positional_parameter() { Parameter::Positional(p) } /
             p:special_parameter() { Parameter::Special(p) } /
