@@ -556,6 +556,14 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
         Some(self.cross_state.cursor.clone())
     }
 
+    /// Sondera patch: the character a peek promised, or an error when the
+    /// input ended after all (it did after a here-document inside `${`,
+    /// where this was an unwrap that panicked; found by fuzzing).
+    fn consume_peeked(&mut self) -> Result<char, TokenizerError> {
+        self.next_char()?
+            .ok_or(TokenizerError::UnterminatedExpansion)
+    }
+
     fn next_char(&mut self) -> Result<Option<char>, TokenizerError> {
         let c = self
             .char_reader
@@ -662,7 +670,7 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
                     if nesting_count == 0 {
                         break;
                     }
-                    state.append_char(self.next_char()?.unwrap());
+                    state.append_char(self.consume_peeked()?);
                 }
                 TokenEndReason::EndOfInput => {
                     return Err(TokenizerError::UnterminatedExpansion);
@@ -671,7 +679,7 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
             }
         }
 
-        state.append_char(self.next_char()?.unwrap());
+        state.append_char(self.consume_peeked()?);
         Ok(())
     }
 
@@ -921,14 +929,14 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
                             state.append_char('$');
 
                             // Consume the '(' and add it to the token.
-                            state.append_char(self.next_char()?.unwrap());
+                            state.append_char(self.consume_peeked()?);
 
                             // Check to see if this is possibly an arithmetic expression
                             // (i.e., one that starts with `$((`).
                             let (initial_nesting, is_arithmetic) =
                                 if matches!(self.peek_char()?, Some('(')) {
                                     // Consume the second '(' and add it to the token.
-                                    state.append_char(self.next_char()?.unwrap());
+                                    state.append_char(self.consume_peeked()?);
                                     (2, true)
                                 } else {
                                     (1, false)
@@ -950,7 +958,7 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
                             state.append_char('$');
 
                             // Consume the '[' and add it to the token.
-                            state.append_char(self.next_char()?.unwrap());
+                            state.append_char(self.consume_peeked()?);
 
                             // Keep track that we're in an arithmetic expression, since
                             // some text will be interpreted differently as a result.
@@ -966,7 +974,7 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
                             state.append_char('$');
 
                             // Consume the '{' and add it to the token.
-                            state.append_char(self.next_char()?.unwrap());
+                            state.append_char(self.consume_peeked()?);
 
                             let mut pending_here_doc_tokens = vec![];
                             let mut drain_here_doc_tokens = false;
@@ -1022,7 +1030,7 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
                                     TokenEndReason::SpecifiedTerminatingChar => {
                                         // We hit the end brace we were looking for but did not
                                         // yet consume it. Do so now.
-                                        state.append_char(self.next_char()?.unwrap());
+                                        state.append_char(self.consume_peeked()?);
                                         break;
                                     }
                                     TokenEndReason::EndOfInput => {
