@@ -5,11 +5,11 @@
 //! `watch`, `parallel`, a debugger's `shell CMD`, a tar checkpoint action, a
 //! pager variable. So the analyser does not ask which programs do this.
 //! Every argument, option value and variable assignment that could be a
-//! command line is analysed as one, and so is the rest of every argument
-//! vector from where a shell or another program could start, and the text
-//! a here-document or here-string feeds a program (debuggers, database
-//! shells and `ftp` read their commands there); whatever risks
-//! they carry count for the step, with the program and argument as evidence.
+//! command line is analysed as one; so is the rest of every argument vector
+//! from where a shell or another program could start, and the text a
+//! here-document or here-string feeds a program (debuggers, database shells
+//! and `ftp` read their commands there). Whatever risks they carry count
+//! for the step, with the program and argument as evidence.
 //!
 //! Such text may not be a command at all (a commit message, a search
 //! pattern), so it is analysed as a *possible* command: only what known
@@ -40,11 +40,12 @@ const LITERALS: usize = 16;
 const OPERAND_STARTS: usize = 6;
 
 /// The texts inside one argument that could be a command line: the whole
-/// text, the rest of the line after each of its first `=`, `!` and `:`
-/// (option values, `alias.x=!cmd`, vim's `:!cmd`, `ProxyCommand=cmd`), and its quoted
-/// literals (`call system("cmd")`). Each is trimmed of leading white space,
-/// `:`, `+` and `|`, and kept only when it starts with a program-like word
-/// and goes on past it.
+/// text (or, when it is not one, its lines after the first), the rest of
+/// the line after each of its first `=`, `!` and `:` (option values,
+/// `alias.x=!cmd`, vim's `:!cmd`, `ProxyCommand=cmd`), and its quoted
+/// literals (`call system("cmd")`). Each is trimmed of leading white space
+/// and separators, and kept when it starts with a program-like word and
+/// goes on past it, or, inside the text, when it names a shell alone.
 pub(super) fn candidates<'a>(text: &'a str) -> Vec<&'a str> {
     let mut found: Vec<&str> = Vec::new();
     // Inside a text, a shell alone is a command too (`exec=/bin/sh`,
