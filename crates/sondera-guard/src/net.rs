@@ -94,11 +94,21 @@ impl Host {
         let lower = unbracketed.to_ascii_lowercase();
         match parse_ip(&lower) {
             Some(ip) => Self::address(ip, &lower),
-            None => Self {
-                class: classify_name(&lower),
-                ip_literal: false,
-                obfuscated: false,
-                name: lower,
+            None => match echoed_address(&lower) {
+                Some(ip) => Self {
+                    class: classify_ip(ip),
+                    ip_literal: false,
+                    // Local development uses these names (`app.127.0.0.1.nip.io`);
+                    // the class says where they lead.
+                    obfuscated: false,
+                    name: lower,
+                },
+                None => Self {
+                    class: classify_name(&lower),
+                    ip_literal: false,
+                    obfuscated: false,
+                    name: lower,
+                },
             },
         }
     }
@@ -146,6 +156,28 @@ impl Host {
             Err(_) => unreadable(),
         }
     }
+}
+
+/// Public DNS services that answer any name under them with the address it
+/// spells (`169.254.169.254.nip.io`, `10-0-0-1.sslip.io`): the name is that
+/// address.
+const ADDRESS_ECHO_DOMAINS: &[&str] = &[".nip.io", ".sslip.io", ".xip.io", ".traefik.me"];
+
+/// The address a name under an address-echoing DNS service stands for.
+fn echoed_address(name: &str) -> Option<IpAddr> {
+    let spelled = ADDRESS_ECHO_DOMAINS
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix))?;
+    // The address is the last four labels, or the last label with dashes.
+    let labels: Vec<&str> = spelled.split('.').collect();
+    let dotted = labels[labels.len().saturating_sub(4)..].join(".");
+    let dashed = labels
+        .last()
+        .map(|l| l.replace('-', "."))
+        .unwrap_or_default();
+    parse_ipv4(&dotted)
+        .or_else(|| parse_ipv4(&dashed))
+        .map(IpAddr::V4)
 }
 
 fn classify_name(name: &str) -> HostClass {
@@ -569,6 +601,15 @@ mod tests {
             );
             assert!(host.obfuscated, "{spelling} hides what it is");
         }
+        for echoed in ["169.254.169.254.nip.io", "app.169-254-169-254.sslip.io"] {
+            let host = Host::parse(echoed);
+            assert_eq!(host.class, HostClass::Metadata, "{echoed}");
+        }
+        assert_eq!(Host::parse("nip.io").class, HostClass::Public);
+        assert_eq!(
+            Host::parse("app.127.0.0.1.nip.io").class,
+            HostClass::Loopback
+        );
         let idn = Host::parse("M\u{fc}nchen.de");
         assert_eq!(idn.name, "xn--mnchen-3ya.de");
         assert!(

@@ -382,3 +382,49 @@ fn loader_variables_and_files_written_through_options() {
         &[Persistence],
     );
 }
+
+#[test]
+fn values_the_analyser_can_know_are_known() {
+    for (command, kind) in [
+        ("cat $(echo ~/.ssh/id_rsa)", SecretRead),
+        (r#"cat "$(printf '%s/.ssh/id_rsa' "$HOME")""#, SecretRead),
+        ("xargs -I% cat % <<< ~/.ssh/id_rsa", SecretRead),
+        ("sed '1e rm -rf ~' /etc/hostname", DeleteOutsideWorkspace),
+        (
+            "wget -i - <<< http://169.254.169.254/latest/",
+            MetadataEndpoint,
+        ),
+        (
+            "echo http://169.254.169.254/latest/ | xargs curl",
+            MetadataEndpoint,
+        ),
+        (
+            "curl http://169.254.169.254.nip.io/latest/",
+            MetadataEndpoint,
+        ),
+        ("export HISTFILE=/dev/null", HistoryTampering),
+        (
+            "dd if=/dev/random of=~/important.db",
+            DeleteOutsideWorkspace,
+        ),
+        ("find / -path '*/.ssh/*' -exec tail {} +", SecretSearch),
+    ] {
+        assert_risk(command, kind);
+    }
+    for command in [
+        "cat $(echo README.md)",
+        "sed 's/exec(/run(/g' src/app.py",
+        "dd if=/dev/zero of=./disk.img bs=1M count=10",
+        "export HISTSIZE=10000",
+    ] {
+        assert_clean(
+            command,
+            &[
+                SecretRead,
+                DeleteOutsideWorkspace,
+                InlineCodeRisky,
+                HistoryTampering,
+            ],
+        );
+    }
+}

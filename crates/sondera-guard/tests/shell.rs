@@ -85,8 +85,10 @@ fn evasions_do_not_hide_the_program() {
         ("env rm -rf /", DeleteOutsideWorkspace),
         ("timeout 10 rm -rf /", DeleteOutsideWorkspace),
         ("echo hi\nrm -rf ~", DeleteOutsideWorkspace),
-        ("$(echo rm) -rf /", DynamicProgram),
-        ("`echo rm` -rf /", DynamicProgram),
+        // What a static `echo` prints is known: the program is `rm`.
+        ("$(echo rm) -rf /", DeleteOutsideWorkspace),
+        ("`echo rm` -rf /", DeleteOutsideWorkspace),
+        ("$(which rm) -rf /", DynamicProgram),
         ("bash <<< 'rm -rf /'", DeleteOutsideWorkspace),
         (
             "sudo -u root bash -c \"sh -c 'rm -rf /etc'\"",

@@ -90,6 +90,10 @@ static INTERPRETERS: &[Interpreter] = &[
         program_operand: true,
         ..lang("nawk", &[], false)
     },
+    Interpreter {
+        program_operand: true,
+        ..lang("sed", &["-e", "--expression"], false)
+    },
     lang("tclsh", &[], true),
     lang("wish", &[], true),
     lang("expect", &["-c"], true),
@@ -306,6 +310,22 @@ const RAW_SOCKETS: &[&str] = &[
     "bun.connect",
     "tcpclient",
 ];
+/// Calls that decode text that may be code.
+const DECODES: &[&str] = &[
+    "base64",
+    "b64decode",
+    "atob(",
+    "unhexlify",
+    "fromhex",
+    "fromcharcode",
+    "from_base64",
+    "decode(",
+    "unpack(",
+    "rot13",
+    "zlib",
+    "gzip",
+];
+
 /// Calls and modules that reach the network.
 const NETWORK: &[&str] = &[
     "urlopen",
@@ -409,6 +429,11 @@ pub(super) struct CodeFacts {
 
 /// Reads `code`, run by `program`, in `ctx`.
 pub(super) fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFacts {
+    if program == "sed" {
+        let mut out = CodeFacts::default();
+        sed_facts(code, &mut out);
+        return out;
+    }
     let lower = code.to_ascii_lowercase();
     let found = |markers: &[&'static str]| -> Vec<&'static str> {
         markers
@@ -426,6 +451,17 @@ pub(super) fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFa
         RiskKind::InlineCode,
         format!("{program} runs inline code"),
     ));
+    // Code that decodes more code and evaluates it runs what nobody read.
+    let evaluates_decoded = ["eval", "exec(", "compile(", "function("]
+        .iter()
+        .any(|m| lower.contains(m))
+        && DECODES.iter().any(|m| lower.contains(m));
+    if evaluates_decoded {
+        out.risks.push(risk(
+            RiskKind::InlineCodeRisky,
+            format!("{program} inline code evaluates code it decodes"),
+        ));
+    }
     let risky: Vec<&str> = [&spawns, &sockets, &network, &deletes]
         .into_iter()
         .flatten()
@@ -466,6 +502,63 @@ pub(super) fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFa
     out.hosts.extend(crate::net::hosts_in_text(code));
     out.commands.push(code.to_string());
     out
+}
+
+/// What a sed script does: GNU sed runs commands, through `e COMMAND` and
+/// through the `e` flag of `s///e`. Its patterns are data, not calls, so
+/// nothing else of it is read as code.
+fn sed_facts(script: &str, out: &mut CodeFacts) {
+    static E_COMMAND: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?m)(?:^|[0-9$;{}/!])\s*e\s+([^;\n}]+)")
+            .expect("sed command pattern compiles")
+    });
+    let mut runs = substitutions_execute(script);
+    for found in E_COMMAND.captures_iter(script) {
+        runs = true;
+        out.commands.push(found[1].trim().to_string());
+    }
+    if runs {
+        out.risks.push(Risk {
+            kind: RiskKind::InlineCodeRisky,
+            evidence: "sed runs a command from its script".to_string(),
+        });
+    }
+}
+
+/// Whether some `s` command of a sed script carries the `e` flag.
+fn substitutions_execute(script: &str) -> bool {
+    let chars: Vec<char> = script.chars().collect();
+    let mut at = 0;
+    while at + 1 < chars.len() {
+        let starts = chars[at] == 's'
+            && (at == 0 || !chars[at - 1].is_alphanumeric())
+            && !chars[at + 1].is_alphanumeric()
+            && !chars[at + 1].is_whitespace();
+        if !starts {
+            at += 1;
+            continue;
+        }
+        let delimiter = chars[at + 1];
+        let mut parts = 0;
+        let mut i = at + 2;
+        while i < chars.len() && parts < 2 {
+            match chars[i] {
+                '\\' => i += 1,
+                c if c == delimiter => parts += 1,
+                _ => {}
+            }
+            i += 1;
+        }
+        let flags: String = chars[i.min(chars.len())..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        if parts == 2 && flags.contains('e') {
+            return true;
+        }
+        at = i.max(at + 1);
+    }
+    false
 }
 
 /// What a string literal of the code names, when it is a path: a credential
@@ -563,6 +656,27 @@ mod tests {
         }
         for program in ["pythonic", "nodemon", "rustc", "make"] {
             assert!(interpreter(program).is_none(), "{program}");
+        }
+    }
+
+    #[test]
+    fn sed_scripts_that_run_commands() {
+        for script in ["1e rm -rf ~", "s/x/y/e", "/a/e id", "s|a|b|ge", "$ e date"] {
+            let mut out = CodeFacts::default();
+            sed_facts(script, &mut out);
+            assert!(!out.risks.is_empty(), "{script}");
+        }
+        for script in [
+            "s/exec(/run(/g",
+            "p",
+            "1,10p",
+            "s/e/E/g",
+            "/^e /d",
+            "s/a/b/",
+        ] {
+            let mut out = CodeFacts::default();
+            sed_facts(script, &mut out);
+            assert!(out.risks.is_empty(), "{script}");
         }
     }
 

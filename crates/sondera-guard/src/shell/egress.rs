@@ -73,7 +73,7 @@ pub(super) fn takes_files(program: &str) -> bool {
 }
 
 /// Programs that copy or archive whole directories.
-const ARCHIVERS: &[&str] = &["tar", "zip", "7z", "cp", "rsync", "scp"];
+const ARCHIVERS: &[&str] = &["tar", "zip", "7z", "cp", "mv", "rsync", "scp"];
 const SEARCHERS: &[&str] = &["grep", "egrep", "fgrep", "rg", "ag", "ack"];
 /// Names `find` and `locate` look for when they hunt for keys and secrets,
 /// compared with letters and digits only.
@@ -337,6 +337,18 @@ fn files_read(i: &Invocation) -> Vec<Word> {
             .map(|(_, w)| w.clone())
             .collect()
     };
+    if i.args_from_stdin && (READERS.contains(&program) || !NON_READERS.contains(&program)) {
+        // What xargs hands over: the paths an earlier stage prints, or the
+        // words of a here-string (`xargs cat <<< ~/.ssh/id_rsa`).
+        read.extend(i.piped_operands.iter().cloned());
+        if let Stdin::Text(text) = &i.stdin {
+            read.extend(text.split_whitespace().map(|t| Word {
+                text: t.to_string(),
+                home_relative: t.starts_with('~') || t.starts_with("$HOME"),
+                ..Word::default()
+            }));
+        }
+    }
     if COPIERS.contains(&program) {
         let destination = i.arg_words.iter().rposition(|w| !w.text.starts_with('-'));
         if let Some(last) = destination.and_then(|d| i.arg_words.get(d)) {
@@ -679,6 +691,7 @@ fn key_file_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) 
     let hunting = |pattern: &str| {
         let name = alphanumeric(pattern.rsplit('/').next().unwrap_or(pattern));
         SECRET_FILE_NAMES.iter().any(|s| name.contains(s))
+            || pattern.split('/').any(credential_directory)
     };
     let (searched, roots): (Vec<&String>, Vec<&Word>) = match i.program.as_str() {
         "find" => (
@@ -1048,6 +1061,14 @@ fn destinations(i: &Invocation) -> Vec<String> {
         .collect();
     if !network {
         return hosts;
+    }
+    // URLs read from a here-string or here-document (`wget -i - <<< URL`)
+    // or handed over by xargs (`echo URL | xargs curl`).
+    if let Stdin::Text(text) = &i.stdin {
+        hosts.extend(crate::net::hosts_in_text(text));
+    }
+    for operand in &i.piped_operands {
+        hosts.extend(url_host(&operand.text));
     }
     let http_client = HTTP_CLIENTS.contains(&p);
     for (n, arg) in operands(i).enumerate() {

@@ -411,7 +411,7 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             .any(|a| matches!(a.as_str(), "-l" | "-r" | "-e"))
         && (i.args.iter().any(|a| a == "-")
             || i.args.iter().any(|a| !a.starts_with('-'))
-            || matches!(i.stdin, Stdin::Pipe(_)));
+            || matches!(i.stdin, Stdin::Pipe(_) | Stdin::Text(_)));
     let schedules = matches!(p, "at" | "batch")
         && !i
             .args
@@ -566,6 +566,12 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
                 .map(|(_, w)| w)
                 .collect()
         }
+        // `dd of=FILE` overwrites FILE (devices are disk overwrites).
+        "dd" => i
+            .arg_words
+            .iter()
+            .filter(|w| w.text.starts_with("of=") && !w.text.starts_with("of=/dev/"))
+            .collect(),
         // `> FILE`, `: > FILE`, `true > FILE`: the file is emptied
         // (devices such as /dev/null are not files).
         ":" | "true" if i.args.is_empty() => i
@@ -594,6 +600,22 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
     }
     let mut expanded = Vec::new();
     for target in targets {
+        let value = target
+            .text
+            .strip_prefix("of=")
+            .filter(|_| i.program == "dd");
+        let owned;
+        let target = match value {
+            Some(path) => {
+                owned = super::word::Word {
+                    text: path.to_string(),
+                    home_relative: path.starts_with('~') || path.starts_with("$HOME"),
+                    ..target.clone()
+                };
+                &owned
+            }
+            None => target,
+        };
         let (words, complete) = super::word::expand_braces(target);
         if !complete {
             out.push(risk(
@@ -967,6 +989,15 @@ fn history(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         || (matches!(p, "rm" | "shred" | "truncate" | "unlink")
             && operands(i).any(touches_history))
         || (p == "unset" && i.args.iter().any(|a| a == "HISTFILE"))
+        || (matches!(p, "export" | "declare" | "typeset" | "set")
+            && i.args.iter().any(|a| {
+                a.starts_with("HISTFILE=")
+                    || a == "HISTSIZE=0"
+                    || a == "HISTFILESIZE=0"
+                    || a == "+o" && i.args.iter().any(|b| b == "history")
+            }))
+        || i.assignments.iter().any(|a| a == "HISTFILE")
+        || (p == "ln" && operands(i).last().is_some_and(touches_history))
         || (p == "journalctl" && i.args.iter().any(|a| a.starts_with("--vacuum")))
         || i.writes.iter().any(touches_history);
     if clears {

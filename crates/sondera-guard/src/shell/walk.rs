@@ -386,9 +386,13 @@ impl<'c> Walker<'c> {
             word::decode(raw, &self.options)
         }));
         match decoded {
-            Ok(Ok(w)) => {
+            Ok(Ok(mut w)) => {
+                let before = self.active().len();
                 for sub in &w.substitutions {
                     self.source(sub, depth + 1);
+                }
+                if let Some(printed) = self.static_substitution(&w, before) {
+                    w = printed;
                 }
                 return w;
             }
@@ -400,6 +404,23 @@ impl<'c> Walker<'c> {
             dynamic: true,
             ..Word::default()
         }
+    }
+
+    /// A word that is one substitution of a lone `echo` or `printf` of
+    /// static words (`$(echo ~/.ssh/id_rsa)`) is what they print.
+    fn static_substitution(&mut self, word: &Word, before: usize) -> Option<Word> {
+        if word.text != "$(...)" || word.substitutions.len() != 1 {
+            return None;
+        }
+        let ran = &self.active()[before..];
+        let [only] = ran else { return None };
+        let text = printed_text(&[only])?;
+        let text = text.trim().to_string();
+        (!text.contains(char::is_whitespace)).then(|| Word {
+            home_relative: text.starts_with('~') || text.starts_with("$HOME"),
+            text,
+            ..Word::default()
+        })
     }
 
     fn simple(&mut self, simple: &SimpleCommand, depth: usize, stdin: Option<Stdin>) {
