@@ -508,6 +508,9 @@ pub(super) fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFa
 /// through the `e` flag of `s///e`. Its patterns are data, not calls, so
 /// nothing else of it is read as code.
 fn sed_facts(script: &str, out: &mut CodeFacts) {
+    if !script.contains('e') {
+        return;
+    }
     static E_COMMAND: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"(?m)(?:^|[0-9$;{}/!])\s*e\s+([^;\n}]+)")
             .expect("sed command pattern compiles")
