@@ -29,22 +29,32 @@ pub fn resolve(word: &Word, context: &ShellContext<'_>) -> ResolvedPath {
         (context.working_dir, text.as_str())
     };
     // Past an expansion the path is unknown: keep what precedes it.
-    let dynamic_at = ["${...}", "$(...", "$HOME"]
-        .iter()
-        .filter_map(|marker| rest.find(marker))
-        .min();
+    let dynamic_at = rest.match_indices('$').map(|(at, _)| at).find(|&at| {
+        let after = &rest[at..];
+        after.starts_with("${...}") || after.starts_with("$(...") || after.starts_with("$HOME")
+    });
     let glob_at = rest.find(['*', '?', '[']);
     let cut = [dynamic_at, glob_at].into_iter().flatten().min();
     let known = cut.map_or(rest, |i| &rest[..i]);
     let path = through_proc_root(normalise(&format!("{base}/{known}")));
-    let root = normalise(context.workspace_root);
-    let strictly_inside = path.starts_with(&format!("{}/", root.trim_end_matches('/')));
+    let root = context.workspace_root.trim_end_matches('/');
+    let root: std::borrow::Cow<'_, str> = if is_normal(root) {
+        std::borrow::Cow::Borrowed(root)
+    } else {
+        std::borrow::Cow::Owned(normalise(root))
+    };
+    let strictly_inside = path
+        .strip_prefix(root.trim_end_matches('/'))
+        .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1);
     // The root itself is inside only when named exactly: `rm -rf $ROOT/*`
     // is not, but a glob for some of its files (`rm -f *.pyc`) is.
-    let names_files = glob_at.is_some_and(|at| {
-        dynamic_at.is_none_or(|d| d > at) && rest[at..].contains(|c: char| !"*?[]/".contains(c))
-    });
-    let inside = strictly_inside || (path == root && (cut.is_none() || names_files));
+    let names_files = || {
+        glob_at.is_some_and(|at| {
+            dynamic_at.is_none_or(|d| d > at)
+                && rest[at..].contains(|c: char| !"*?[]/".contains(c))
+        })
+    };
+    let inside = strictly_inside || (path == *root && (cut.is_none() || names_files()));
     ResolvedPath {
         path,
         inside_workspace: inside,
@@ -87,6 +97,17 @@ fn through_proc_root(path: String) -> String {
         }
         _ => path,
     }
+}
+
+/// Whether `path` is already what [`normalise`] makes of it: absolute, with
+/// no empty, `.` or `..` part and no trailing slash (the root aside).
+fn is_normal(path: &str) -> bool {
+    path == "/"
+        || (path.starts_with('/')
+            && !path.ends_with('/')
+            && path[1..]
+                .split('/')
+                .all(|part| !part.is_empty() && part != "." && part != ".."))
 }
 
 fn normalise(path: &str) -> String {

@@ -724,6 +724,9 @@ const SHELL_INFO_OPTIONS: &[&str] = &["--version", "--help", "-h", "-V", "--rcfi
 /// A shell given no command, script, stream or here-document: interactive.
 fn interactive_shell(i: &Invocation, out: &mut Vec<Risk>) {
     let program = i.program.as_str();
+    if !SHELLS.contains(&program) {
+        return;
+    }
     let runs_something = i.args.iter().any(|a| {
         !a.starts_with('-')
             || a.starts_with("-c")
@@ -734,7 +737,7 @@ fn interactive_shell(i: &Invocation, out: &mut Vec<Risk>) {
         .any(|a| SHELL_INFO_OPTIONS.contains(&a.as_str()))
         || !matches!(i.stdin, Stdin::Inherited)
         || !i.process_substitutions.is_empty();
-    if SHELLS.contains(&program) && !runs_something {
+    if !runs_something {
         let how = match i.wrappers.first() {
             Some(wrapper) => format!(" through {wrapper}"),
             None => String::new(),
