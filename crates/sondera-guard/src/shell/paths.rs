@@ -50,8 +50,7 @@ pub fn resolve(word: &Word, context: &ShellContext<'_>) -> ResolvedPath {
     // is not, but a glob for some of its files (`rm -f *.pyc`) is.
     let names_files = || {
         glob_at.is_some_and(|at| {
-            dynamic_at.is_none_or(|d| d > at)
-                && rest[at..].contains(|c: char| !"*?[]/".contains(c))
+            dynamic_at.is_none_or(|d| d > at) && rest[at..].contains(|c: char| !"*?[]/".contains(c))
         })
     };
     let inside = strictly_inside || (path == *root && (cut.is_none() || names_files()));
