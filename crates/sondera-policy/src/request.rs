@@ -592,11 +592,7 @@ impl Workspace {
 
     /// `path` made absolute against the workspace root and home, lexically.
     pub fn resolve(&self, path: &str) -> String {
-        let word = shell::word::Word {
-            text: path.to_string(),
-            home_relative: path.starts_with('~') || path.starts_with("$HOME"),
-            ..Default::default()
-        };
+        let word = shell::word::Word::path(path);
         let context = ShellContext {
             working_dir: &self.root,
             workspace_root: &self.root,

@@ -580,7 +580,7 @@ fn paths_in_literal(
     if text.contains(char::is_whitespace) || text.contains("://") || !text.contains('/') {
         return;
     }
-    let home_relative = text.starts_with('~') || text.starts_with("$HOME");
+    let home_relative = super::word::starts_at_home(text);
     // A path joined onto the home directory at run time
     // (`os.homedir() + "/.aws/credentials"`) is named by its tail.
     let word = Word {

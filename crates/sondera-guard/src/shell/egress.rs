@@ -342,11 +342,7 @@ fn files_read(i: &Invocation) -> Vec<Word> {
         // words of a here-string (`xargs cat <<< ~/.ssh/id_rsa`).
         read.extend(i.piped_operands.iter().cloned());
         if let Stdin::Text(text) = &i.stdin {
-            read.extend(text.split_whitespace().map(|t| Word {
-                text: t.to_string(),
-                home_relative: t.starts_with('~') || t.starts_with("$HOME"),
-                ..Word::default()
-            }));
+            read.extend(text.split_whitespace().map(Word::path));
         }
     }
     if COPIERS.contains(&program) {
@@ -641,11 +637,7 @@ fn secret_dumps(i: &Invocation, out: &mut Vec<Risk>) {
 fn secret_reads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let mut named = files_read(i);
     if let Stdin::File(path) = &i.stdin {
-        named.push(Word {
-            text: path.clone(),
-            home_relative: path.starts_with('~') || path.starts_with("$HOME"),
-            ..Word::default()
-        });
+        named.push(Word::path(path.as_str()));
     }
     for word in named {
         let path = resolve(&word, ctx).path;

@@ -134,7 +134,7 @@ mod tests {
     };
 
     fn at(text: &str) -> ResolvedPath {
-        let home_relative = text.starts_with('~') || text.starts_with("$HOME");
+        let home_relative = crate::shell::word::starts_at_home(text);
         resolve(
             &Word {
                 text: text.into(),

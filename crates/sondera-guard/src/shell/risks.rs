@@ -484,7 +484,7 @@ fn attached_outputs(i: &Invocation) -> impl Iterator<Item = super::word::Word> +
             .find_map(|p| w.text.strip_prefix(p))?;
         Some(super::word::Word {
             text: path.to_string(),
-            home_relative: path.starts_with('~') || path.starts_with("$HOME"),
+            home_relative: super::word::starts_at_home(path),
             ..w.clone()
         })
     })
@@ -609,7 +609,7 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
             Some(path) => {
                 owned = super::word::Word {
                     text: path.to_string(),
-                    home_relative: path.starts_with('~') || path.starts_with("$HOME"),
+                    home_relative: super::word::starts_at_home(path),
                     ..target.clone()
                 };
                 &owned

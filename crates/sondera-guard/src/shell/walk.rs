@@ -416,11 +416,7 @@ impl<'c> Walker<'c> {
         let [only] = ran else { return None };
         let text = printed_text(&[only])?;
         let text = text.trim().to_string();
-        (!text.contains(char::is_whitespace)).then(|| Word {
-            home_relative: text.starts_with('~') || text.starts_with("$HOME"),
-            text,
-            ..Word::default()
-        })
+        (!text.contains(char::is_whitespace)).then(|| Word::path(text))
     }
 
     fn simple(&mut self, simple: &SimpleCommand, depth: usize, stdin: Option<Stdin>) {

@@ -20,6 +20,23 @@ pub struct Word {
     pub variables: Vec<String>,
 }
 
+impl Word {
+    /// A word of static text used as a path (see [`starts_at_home`]).
+    pub fn path(text: impl Into<String>) -> Self {
+        let text = text.into();
+        Self {
+            home_relative: starts_at_home(&text),
+            text,
+            ..Self::default()
+        }
+    }
+}
+
+/// Whether static text names a path below home: it starts with `~` or `$HOME`.
+pub fn starts_at_home(text: &str) -> bool {
+    text.starts_with('~') || text.starts_with("$HOME")
+}
+
 /// Words of static text, split at white space (for tests).
 #[cfg(test)]
 pub(crate) fn plain_words(text: &str) -> Vec<Word> {
@@ -58,8 +75,7 @@ pub fn expand_braces(word: &Word) -> (Vec<Word>, bool) {
     let words = done
         .into_iter()
         .map(|text| Word {
-            home_relative: word.home_relative
-                && (text.starts_with('~') || text.starts_with("$HOME")),
+            home_relative: word.home_relative && starts_at_home(&text),
             text,
             ..word.clone()
         })
