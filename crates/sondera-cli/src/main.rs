@@ -425,9 +425,8 @@ fn data_dir_or_default(dir: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
     if let Some(dir) = dir {
         return Ok(dir.clone());
     }
-    let home = std::env::var_os("HOME")
-        .ok_or_else(|| anyhow::anyhow!("HOME is not set: give the data directory or store"))?;
-    Ok(PathBuf::from(home).join(".sondera").join("data"))
+    sondera_harness::default_data_dir()
+        .ok_or_else(|| anyhow::anyhow!("HOME is not set: give the data directory or store"))
 }
 
 /// Where recorded trajectories are read from: a local data directory, or a

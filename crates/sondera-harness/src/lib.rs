@@ -28,7 +28,7 @@ pub mod replay;
 mod scope;
 
 pub use adjudicator::{Adjudicator, Recorded};
-pub use local::{LocalHarness, LocalHarnessBuilder};
+pub use local::{LocalHarness, LocalHarnessBuilder, default_data_dir};
 pub use records::RemoteRecords;
 pub use remote::{RemoteConfig, RemoteHarness};
 pub use scope::{Backend, ScopedHarness};

@@ -33,6 +33,13 @@ use crate::{Adjudicator, HarnessError};
 /// ```
 pub type LocalHarness = ScopedHarness<Arc<Adjudicator>>;
 
+/// The data directory used when none is given: `~/.sondera/data`, or
+/// `None` when `HOME` is not set.
+pub fn default_data_dir() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    Some(PathBuf::from(home).join(".sondera").join("data"))
+}
+
 /// Where a [`LocalHarness`] keeps trajectories.
 #[derive(Debug)]
 enum StoreChoice {

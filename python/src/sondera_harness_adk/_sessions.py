@@ -1,0 +1,249 @@
+"""Session scopes: one trajectory scope per (app, user, session).
+
+An invocation leases its session's scope while it runs. Idle scopes are
+ended and evicted least-recently-used when the plugin is full; a scope
+whose trajectory could not be started or ended is quarantined (it judges
+nothing) until an eviction or ``close()`` ends it. Registry changes happen
+between awaits, so they are atomic on the event loop; each scope's harness
+calls are serialised by the scope's own lock, never by a lock other
+sessions wait on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sondera_harness_adk._tree import AgentTree
+from sondera_harness_adk.abc import Harness
+
+SessionKey = tuple[str, str, str]
+
+
+class PluginError(Exception):
+    """The plugin refused or stopped a step; the step is blocked."""
+
+
+def describe(key: SessionKey) -> str:
+    app, user, session = key
+    return f"{app}/{user}/{session}"
+
+
+class Phase(enum.Enum):
+    FRESH = "fresh"
+    OPEN = "open"
+    ENDING = "ending"
+    QUARANTINED = "quarantined"
+
+
+@dataclass
+class PendingTool:
+    """A tool call between its before- and after-tool callbacks."""
+
+    action: Any
+    provider_call_id: str | None
+    runs: bool
+
+
+@dataclass
+class Invocation:
+    """What one invocation has seen, for matching its steps to each other."""
+
+    blocked: str | None = None
+    """Why the run must not go on (its user message was blocked)."""
+    last_user_prompt: str | None = None
+    last_assistant_prompt: str | None = None
+    pending: dict[str, list[PendingTool]] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Scope:
+    key: SessionKey
+    harness: Harness
+    tree: AgentTree
+    last_used: int
+    phase: Phase = Phase.FRESH
+    quarantine_reason: str = ""
+    leases: dict[str, Invocation] = field(default_factory=dict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    session_grants: list[dict[str, Any]] = field(default_factory=list)
+
+    def check_usable(self) -> None:
+        if self.phase is Phase.QUARANTINED:
+            raise PluginError(
+                f"session {describe(self.key)} is quarantined ({self.quarantine_reason}); it "
+                "judges nothing until an eviction or close() ends its trajectory"
+            )
+
+    def invocation(self, invocation_id: str) -> Invocation:
+        state = self.leases.get(invocation_id)
+        if state is None:
+            raise PluginError(
+                f"invocation {invocation_id} of session {describe(self.key)} holds no lease: "
+                "agent, model and tool steps are judged only inside a running invocation"
+            )
+        return state
+
+
+class CloseError(PluginError):
+    """``close()`` did not finish; see the message for what is left."""
+
+
+class Sessions:
+    """All session scopes of one plugin."""
+
+    def __init__(self, capacity: int, issue: Callable[[], Harness]) -> None:
+        self.capacity = capacity
+        self._issue = issue
+        self._scopes: dict[SessionKey, Scope] = {}
+        self._clock = itertools.count(1)
+        self._closing = False
+        self._settled: asyncio.Event | None = None
+
+    def scope(self, key: SessionKey) -> Scope | None:
+        return self._scopes.get(key)
+
+    def __len__(self) -> int:
+        return len(self._scopes)
+
+    def active_leases(self) -> list[tuple[SessionKey, str]]:
+        return sorted((s.key, inv) for s in self._scopes.values() for inv in s.leases)
+
+    def _leases_text(self) -> str:
+        return ", ".join(f"{describe(k)} invocation {i}" for k, i in self.active_leases())
+
+    async def _wait_settled(self) -> None:
+        if self._settled is None:
+            self._settled = asyncio.Event()
+        await self._settled.wait()
+
+    def _notify_settled(self) -> None:
+        if self._settled is not None:
+            self._settled.set()
+            self._settled = None
+
+    async def acquire(self, key: SessionKey, invocation_id: str, tree: AgentTree) -> Scope:
+        """Takes (or confirms) ``invocation_id``'s lease on ``key``'s scope,
+        creating the scope and starting its trajectory when needed."""
+        while True:
+            if self._closing:
+                raise PluginError("the Sondera plugin is closing and accepts no new invocations")
+            scope = self._scopes.get(key)
+            if scope is not None:
+                if scope.tree.root_name != tree.root_name:
+                    raise PluginError(
+                        f"session {describe(key)} is governed as the agent tree rooted at "
+                        f"`{scope.tree.root_name}`, but this invocation runs "
+                        f"`{tree.root_name}`; a session keeps its agent tree"
+                    )
+                if scope.phase is Phase.ENDING:
+                    await self._wait_settled()
+                    continue
+                scope.check_usable()
+                scope.last_used = next(self._clock)
+                scope.leases.setdefault(invocation_id, Invocation())
+                await self._start(scope, invocation_id)
+                return scope
+            if len(self._scopes) >= self.capacity:
+                await self._make_room()
+                continue
+            scope = Scope(key, self._issue(), tree, next(self._clock))
+            scope.leases[invocation_id] = Invocation()
+            self._scopes[key] = scope
+            await self._start(scope, invocation_id)
+            return scope
+
+    async def _make_room(self) -> None:
+        idle = [
+            s for s in self._scopes.values() if not s.leases and s.phase is not Phase.ENDING
+        ]
+        if idle:
+            victim = min(idle, key=lambda s: s.last_used)
+            victim.phase = Phase.ENDING
+            error = await self._end(victim)
+            if error is not None:
+                raise PluginError(
+                    f"could not end the trajectory of idle session {describe(victim.key)} "
+                    f"to make room: {error}"
+                ) from error
+            return
+        if any(s.phase is Phase.ENDING for s in self._scopes.values()):
+            await self._wait_settled()
+            return
+        raise PluginError(
+            f"all {self.capacity} session scopes are in use by running invocations "
+            f"({self._leases_text()}); raise max_session_scopes or let a run finish"
+        )
+
+    async def _start(self, scope: Scope, invocation_id: str) -> None:
+        if scope.phase is not Phase.FRESH:
+            return
+        async with scope.lock:
+            if scope.phase is not Phase.FRESH:
+                return
+            try:
+                await scope.harness.initialize(
+                    agent=scope.tree.principal, session_id=scope.key[2]
+                )
+            except Exception as error:
+                scope.leases.pop(invocation_id, None)
+                trajectory = scope.harness.trajectory_id
+                if trajectory is not None:
+                    scope.phase = Phase.QUARANTINED
+                    scope.quarantine_reason = f"starting trajectory {trajectory} failed: {error}"
+                elif not scope.leases:
+                    del self._scopes[scope.key]
+                raise PluginError(
+                    f"could not start the trajectory of session {describe(scope.key)}: {error}"
+                ) from error
+            scope.phase = Phase.OPEN
+
+    async def _end(self, scope: Scope) -> Exception | None:
+        """Ends ``scope``'s trajectory (it is marked ending) and removes it; on
+        failure it stays, quarantined, for a later eviction or close."""
+        error: Exception | None = None
+        async with scope.lock:
+            if scope.harness.trajectory_id is not None:
+                try:
+                    await scope.harness.finalize()
+                except Exception as failure:
+                    error = failure
+        if error is None:
+            self._scopes.pop(scope.key, None)
+        else:
+            scope.phase = Phase.QUARANTINED
+            scope.quarantine_reason = f"ending its trajectory failed: {error}"
+        self._notify_settled()
+        return error
+
+    def release(self, key: SessionKey, invocation_id: str) -> None:
+        scope = self._scopes.get(key)
+        if scope is not None:
+            scope.leases.pop(invocation_id, None)
+
+    async def close(self) -> None:
+        """Finalizes every idle scope and stops taking work. Refused, changing
+        nothing, while invocations hold leases."""
+        if self.active_leases():
+            raise CloseError(
+                f"cannot close while invocations hold leases: {self._leases_text()}; "
+                "let them finish, then close again"
+            )
+        self._closing = True
+        idle = [s for s in self._scopes.values() if s.phase is not Phase.ENDING]
+        for scope in idle:
+            scope.phase = Phase.ENDING
+        results = await asyncio.gather(*(self._end(s) for s in idle))
+        failures = sorted(
+            (describe(s.key), e) for s, e in zip(idle, results, strict=True) if e is not None
+        )
+        if failures:
+            lines = "".join(f"\n- {key}: {error}" for key, error in failures)
+            raise CloseError(
+                f"{len(failures)} session trajectories could not be ended and stay "
+                f"quarantined for a retry:{lines}"
+            )

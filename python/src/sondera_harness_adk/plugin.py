@@ -1,0 +1,717 @@
+"""``SonderaHarnessPlugin``: every ADK callback point, judged by a harness.
+
+What each gate judges, and what a verdict does to the step:
+
+- the user's message (a user prompt, by the person): blocked, it is replaced
+  by the reason and the run stops before the model is called;
+- what the model is about to read (its newest text not judged yet in this
+  invocation) and what it answered: blocked, the model is not called or its
+  answer (calls and all) is replaced by the reason;
+- each tool call before it runs, classified as the narrowest action it fits:
+  denied, the tool does not run and the model reads the reason; escalated,
+  a standing approval, ADK's tool confirmation, the ``approver`` or the
+  escalation mode settles it (:mod:`sondera_harness_adk.escalation`);
+- each result or tool error, as the observation of the call it answers.
+
+Nothing is allowed because the harness failed: an error or a timeout blocks
+the step with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.tools.agent_tool import AgentTool
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types as genai_types
+
+from sondera_harness_adk import _native
+from sondera_harness_adk._sessions import (
+    Invocation,
+    PendingTool,
+    PluginError,
+    Scope,
+    SessionKey,
+    Sessions,
+)
+from sondera_harness_adk._tree import AgentTree, analyse
+from sondera_harness_adk.abc import Harness
+from sondera_harness_adk.escalation import (
+    Approval,
+    ApprovalDecision,
+    ApprovalRequest,
+    Approver,
+    EscalationMode,
+)
+from sondera_harness_adk.model import (
+    Actor,
+    Adjudicated,
+    Agent,
+    Decision,
+    Event,
+    EventPayload,
+    ExecutionAttribution,
+    Prompt,
+    admit_provider_call_id,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["SonderaHarnessPlugin"]
+
+
+@dataclass(frozen=True)
+class _Caller:
+    """The tool call an agent run as a tool (``AgentTool``) serves."""
+
+    key: SessionKey
+    agent: str
+    chain: tuple[str, ...]
+
+
+# Set for the duration of an allowed AgentTool call: the child runner ADK
+# starts inside it runs in the same task, so its steps join the caller's
+# trajectory instead of starting one of their own.
+_CALLER: contextvars.ContextVar[_Caller | None] = contextvars.ContextVar(
+    "sondera_agent_tool_caller", default=None
+)
+
+
+def _text_of(content: genai_types.Content | None) -> str:
+    """The text a content carries: text parts, and code and its output."""
+    if content is None or not content.parts:
+        return ""
+    pieces: list[str] = []
+    for part in content.parts:
+        if part.text and not part.thought:
+            pieces.append(part.text)
+        elif part.executable_code is not None and part.executable_code.code:
+            pieces.append(part.executable_code.code)
+        elif part.code_execution_result is not None and part.code_execution_result.output:
+            pieces.append(part.code_execution_result.output)
+    return "\n".join(pieces)
+
+
+def _blocked(message: str) -> dict[str, Any]:
+    return {"error": message}
+
+
+def _pending_key(tool: str, call_id: str | None, args: dict[str, Any]) -> str:
+    if call_id:
+        return call_id
+    return f"{tool}:{json.dumps(args, sort_keys=True, default=str)}"
+
+
+class SonderaHarnessPlugin(BasePlugin):
+    """Sondera Harness governance for ADK agents, through any :class:`Harness`.
+
+    Give exactly one of ``harness`` (each session gets ``harness.new_scope()``)
+    and ``harness_factory`` (called once per session for a fresh harness).
+    ``max_session_scopes`` bounds the sessions kept open; idle ones are ended
+    least-recently-used. ``escalation`` chooses how escalated tool calls are
+    settled (ADK tool confirmation by default, ``ASK`` when an ``approver``
+    is given); ``timeout`` bounds every harness call, in seconds.
+    """
+
+    def __init__(
+        self,
+        harness: Harness | None = None,
+        *,
+        harness_factory: Callable[[], Harness] | None = None,
+        max_session_scopes: int = 256,
+        logger_instance: logging.Logger | None = None,
+        approver: Approver | None = None,
+        escalation: EscalationMode | None = None,
+        timeout: float | None = None,
+        name: str = "sondera_harness",
+    ) -> None:
+        super().__init__(name=name)
+        if (harness is None) == (harness_factory is None):
+            raise TypeError("give exactly one of harness= and harness_factory=")
+        if max_session_scopes < 1:
+            raise ValueError("max_session_scopes must be at least 1")
+        if timeout is not None and timeout <= 0:
+            raise ValueError("timeout must be a positive number of seconds")
+        if escalation is EscalationMode.ASK and approver is None:
+            raise ValueError("escalation=EscalationMode.ASK needs an approver=")
+        self._logger = logger_instance or logger
+        self._seed = harness
+        self._factory = harness_factory
+        self._approver = approver
+        self._escalation = escalation or (
+            EscalationMode.ASK if approver is not None else EscalationMode.CONFIRM
+        )
+        self._timeout = timeout
+        self._trees: dict[int, tuple[BaseAgent, AgentTree]] = {}
+        self._linked: dict[SessionKey, SessionKey] = {}
+        self._refused: dict[str, str] = {}
+        self._standing: dict[str, list[dict[str, Any]]] = {}
+        self._issued: list[Harness] = []
+        self._last: Scope | None = None
+        if harness is not None:
+            if harness.trajectory_id is not None:
+                raise ValueError(
+                    f"the given harness already holds trajectory {harness.trajectory_id}; "
+                    "pass an uninitialised one"
+                )
+            self._spare: Harness | None = harness.new_scope()
+        else:
+            self._spare = None
+        self._sessions = Sessions(max_session_scopes, self._issue)
+
+    # -- diagnostics -------------------------------------------------------
+
+    @property
+    def harness(self) -> Harness:
+        """The harness given at construction (the factory's first harness when
+        built with one)."""
+        if self._seed is not None:
+            return self._seed
+        return self._issued[0] if self._issued else self._issue_from_factory(keep=False)
+
+    @property
+    def trajectory_id(self) -> str | None:
+        """The trajectory of the most recently used session."""
+        return self._last.harness.trajectory_id if self._last else None
+
+    @property
+    def agent(self) -> Agent | None:
+        """The principal of the most recently used session."""
+        return self._last.tree.principal if self._last else None
+
+    @property
+    def session_scopes(self) -> int:
+        """How many session scopes are open."""
+        return len(self._sessions)
+
+    def active_leases(self) -> list[tuple[SessionKey, str]]:
+        """The (session, invocation) leases held by running invocations."""
+        return self._sessions.active_leases()
+
+    # -- scopes --------------------------------------------------------------
+
+    def _issue(self) -> Harness:
+        if self._spare is not None:
+            harness, self._spare = self._spare, None
+            return harness
+        if self._seed is not None:
+            return self._seed.new_scope()
+        return self._issue_from_factory(keep=True)
+
+    def _issue_from_factory(self, *, keep: bool) -> Harness:
+        assert self._factory is not None
+        harness = self._factory()
+        if not isinstance(harness, Harness):
+            raise PluginError(
+                f"the harness factory returned {type(harness).__name__}, not a Harness"
+            )
+        if any(h is harness for h in self._issued):
+            raise PluginError(
+                "the harness factory returned a harness already issued to a session; "
+                "return a new scope for every call"
+            )
+        if harness.trajectory_id is not None:
+            raise PluginError(
+                "the harness factory returned a harness that already holds trajectory "
+                f"{harness.trajectory_id}; return an uninitialised scope"
+            )
+        if keep:
+            self._issued.append(harness)
+            if len(self._issued) > 4 * self._sessions.capacity:
+                live = {id(s.harness) for s in self._sessions_scopes()}
+                self._issued = [h for h in self._issued if id(h) in live] + [harness]
+        return harness
+
+    def _sessions_scopes(self) -> list[Scope]:
+        return [s for k, _ in self._sessions.active_leases() if (s := self._sessions.scope(k))]
+
+    def _tree(self, root: BaseAgent) -> AgentTree:
+        known = self._trees.get(id(root))
+        if known is not None and known[0] is root:
+            return known[1]
+        tree = analyse(root)
+        self._trees[id(root)] = (root, tree)
+        return tree
+
+    @staticmethod
+    def _own_key(ic: InvocationContext) -> SessionKey:
+        return (ic.app_name, ic.user_id, ic.session.id)
+
+    def _key(self, ctx: CallbackContext) -> SessionKey:
+        own = (ctx.session.app_name, ctx.user_id, ctx.session.id)
+        return self._linked.get(own, own)
+
+    async def _lease(self, ic: InvocationContext) -> Scope:
+        own = self._own_key(ic)
+        caller = _CALLER.get()
+        agent = ic.agent
+        if caller is not None and own not in self._linked:
+            parent = self._sessions.scope(caller.key)
+            node = parent.tree.node(agent.name) if parent else None
+            if node is not None and node.agent_tool_parent is not None:
+                self._linked[own] = caller.key
+        key = self._linked.get(own, own)
+        if key != own:
+            parent = self._sessions.scope(key)
+            if parent is None:
+                raise PluginError(f"the caller's session {key} is no longer open")
+            return await self._sessions.acquire(key, ic.invocation_id, parent.tree)
+        if not isinstance(agent, BaseAgent):
+            raise PluginError(f"cannot govern {type(agent).__name__}: not an ADK agent")
+        scope = await self._sessions.acquire(key, ic.invocation_id, self._tree(agent))
+        self._last = scope
+        return scope
+
+    def _leased(self, ctx: CallbackContext) -> tuple[Scope, Invocation]:
+        key = self._key(ctx)
+        scope = self._sessions.scope(key)
+        if scope is None:
+            raise PluginError(
+                f"invocation {ctx.invocation_id} of session {'/'.join(key)} holds no lease: "
+                "agent, model and tool steps are judged only inside a running invocation"
+            )
+        return scope, scope.invocation(ctx.invocation_id)
+
+    # -- judging -------------------------------------------------------------
+
+    async def _call(self, step: str, work: Awaitable[Any]) -> Any:
+        try:
+            if self._timeout is None:
+                return await work
+            return await asyncio.wait_for(work, self._timeout)
+        except TimeoutError:
+            raise PluginError(
+                f"Sondera Harness could not judge {step}, so it was blocked: the harness did "
+                f"not answer within {self._timeout}s; the step may have been recorded"
+            ) from None
+        except PluginError:
+            raise
+        except Exception as error:
+            raise PluginError(
+                f"Sondera Harness could not judge {step}, so it was blocked: {error}"
+            ) from error
+
+    async def _judge(
+        self,
+        scope: Scope,
+        agent_name: str,
+        step: str,
+        payload: EventPayload,
+        *,
+        actor: Actor | None = None,
+        provider_call_id: str | None = None,
+    ) -> Adjudicated:
+        scope.check_usable()
+        node = scope.tree.node(agent_name)
+        if node is None:
+            raise PluginError(
+                f"agent `{agent_name}` is not part of the agent tree rooted at "
+                f"`{scope.tree.root_name}` that this session is governed as"
+            )
+        async with scope.lock:
+            trajectory_id = scope.harness.trajectory_id
+            if trajectory_id is None:
+                raise PluginError(
+                    f"Sondera Harness could not judge {step}, so it was blocked: the session "
+                    "has no trajectory"
+                )
+            event = Event(
+                scope.tree.principal,
+                trajectory_id,
+                payload,
+                actor=actor,
+                execution=ExecutionAttribution(agent_name=node.name, agent_path=list(node.path)),
+                provider_call_id=provider_call_id,
+            )
+            verdict: Adjudicated = await self._call(step, scope.harness.adjudicate(event))
+            return verdict
+
+    # -- run hooks -----------------------------------------------------------
+
+    async def on_user_message_callback(
+        self, *, invocation_context: InvocationContext, user_message: genai_types.Content
+    ) -> genai_types.Content | None:
+        """The user's message, judged as the person's prompt."""
+        ic = invocation_context
+        try:
+            scope = await self._lease(ic)
+            state = scope.invocation(ic.invocation_id)
+            text = _text_of(user_message)
+            if not text:
+                return None
+            verdict = await self._judge(
+                scope,
+                ic.agent.name,
+                "the user message",
+                Prompt.user(text),
+                actor=Actor.human(ic.user_id),
+            )
+        except PluginError as error:
+            return self._refuse(ic, str(error))
+        if verdict.is_allowed:
+            state.last_user_prompt = text
+            return None
+        message = verdict.deny_message()
+        state.blocked = message
+        state.last_user_prompt = message
+        return genai_types.Content(role="user", parts=[genai_types.Part(text=message)])
+
+    def _refuse(self, ic: InvocationContext, message: str) -> genai_types.Content:
+        self._logger.warning("%s", message)
+        self._refused[ic.invocation_id] = message
+        return genai_types.Content(role="user", parts=[genai_types.Part(text=message)])
+
+    async def before_run_callback(
+        self, *, invocation_context: InvocationContext
+    ) -> genai_types.Content | None:
+        """Leases the session's scope; halts a run whose message was blocked."""
+        ic = invocation_context
+        refused = self._refused.pop(ic.invocation_id, None)
+        if refused is None:
+            try:
+                scope = await self._lease(ic)
+                refused = scope.invocation(ic.invocation_id).blocked
+            except PluginError as error:
+                refused = str(error)
+        if refused is None:
+            return None
+        return genai_types.Content(role="model", parts=[genai_types.Part(text=refused)])
+
+    async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
+        """Releases the invocation's lease."""
+        self._end_run(invocation_context)
+
+    async def on_run_error_callback(
+        self, *, invocation_context: InvocationContext, error: Exception
+    ) -> None:
+        """A run that failed is over too: its lease is released."""
+        self._end_run(invocation_context)
+
+    def _end_run(self, ic: InvocationContext) -> None:
+        own = self._own_key(ic)
+        key = self._linked.pop(own, own)
+        self._refused.pop(ic.invocation_id, None)
+        self._sessions.release(key, ic.invocation_id)
+
+    async def close(self) -> None:
+        """Ends every idle session's trajectory. Refused, changing nothing,
+        while invocations hold leases; scopes that cannot be ended stay
+        quarantined and are retried by the next ``close()``."""
+        await self._sessions.close()
+
+    # -- model gates ---------------------------------------------------------
+
+    async def before_model_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        """The newest text the model is about to read, unless already judged."""
+        try:
+            scope, state = self._leased(callback_context)
+            newest = next(
+                (
+                    (content.role, text)
+                    for content in reversed(llm_request.contents or [])
+                    if (text := _text_of(content))
+                ),
+                None,
+            )
+            if newest is None:
+                return None
+            role, text = newest
+            assistant = role in ("model", "assistant")
+            seen = state.last_assistant_prompt if assistant else state.last_user_prompt
+            if seen == text:
+                return None
+            prompt = Prompt.assistant(text) if assistant else Prompt.user(text)
+            verdict = await self._judge(
+                scope, callback_context.agent_name, "the model input", prompt
+            )
+        except PluginError as error:
+            return self._model_says(str(error))
+        if assistant:
+            state.last_assistant_prompt = text
+        else:
+            state.last_user_prompt = text
+        return None if verdict.is_allowed else self._model_says(verdict.deny_message())
+
+    @staticmethod
+    def _model_says(message: str) -> LlmResponse:
+        return LlmResponse(
+            content=genai_types.Content(role="model", parts=[genai_types.Part(text=message)]),
+            turn_complete=True,
+        )
+
+    async def after_model_callback(
+        self, *, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        """The model's answer, judged as an assistant prompt; replaced, calls
+        and all, when blocked."""
+        if llm_response.partial:
+            return None
+        try:
+            scope, state = self._leased(callback_context)
+            text = _text_of(llm_response.content)
+            if not text or text == state.last_assistant_prompt:
+                return None
+            verdict = await self._judge(
+                scope, callback_context.agent_name, "the model response", Prompt.assistant(text)
+            )
+        except PluginError as error:
+            return self._model_says(str(error))
+        if verdict.is_allowed:
+            state.last_assistant_prompt = text
+            return None
+        message = verdict.deny_message()
+        state.last_assistant_prompt = message
+        return self._model_says(message)
+
+    # -- tool gates ----------------------------------------------------------
+
+    async def before_tool_callback(
+        self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        """A tool call, before it runs: allowed, denied or escalated."""
+        call_id = admit_provider_call_id("adk", tool_context.function_call_id)
+        key = _pending_key(tool.name, call_id, tool_args)
+        try:
+            scope, state = self._leased(tool_context)
+        except PluginError as error:
+            return _blocked(str(error))
+        try:
+            action = _native.classify_tool_call(tool.name, tool_args, call_id)
+            verdict = await self._judge(
+                scope, tool_context.agent_name, "the tool call", action, provider_call_id=call_id
+            )
+            if verdict.decision == Decision.ESCALATE:
+                runs, message = await self._escalate(
+                    scope, tool, tool_args, tool_context, action, verdict, call_id
+                )
+            else:
+                runs, message = verdict.is_allowed, verdict.deny_message()
+        except PluginError as error:
+            runs, message, action = False, str(error), None
+        state.pending.setdefault(key, []).append(PendingTool(action, call_id, runs))
+        if not runs:
+            return _blocked(message)
+        if isinstance(tool, AgentTool):
+            caller = _CALLER.get()
+            chain = (*caller.chain, tool_context.agent_name) if caller else (tool_context.agent_name,)
+            _CALLER.set(_Caller(scope.key, tool.agent.name, chain))
+        return None
+
+    def _take_pending(self, tool: BaseTool, args: dict[str, Any], ctx: ToolContext) -> PendingTool:
+        call_id = admit_provider_call_id("adk", ctx.function_call_id)
+        _, state = self._leased(ctx)
+        calls = state.pending.get(_pending_key(tool.name, call_id, args))
+        if not calls:
+            raise PluginError(
+                f"after-tool for `{tool.name}` does not match any call judged before it ran; "
+                "its result was withheld"
+            )
+        return calls.pop(0)
+
+    async def after_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any] | None,
+    ) -> dict[str, Any] | None:
+        """A tool's result, judged as the observation of its call."""
+        return await self._observe(tool, tool_args, tool_context, result=result, error=None)
+
+    async def on_tool_error_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        error: Exception,
+    ) -> dict[str, Any] | None:
+        """A tool that raised: its error is judged as the call's observation."""
+        return await self._observe(tool, tool_args, tool_context, result=None, error=str(error))
+
+    async def _observe(
+        self,
+        tool: BaseTool,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        *,
+        result: Any,
+        error: str | None,
+    ) -> dict[str, Any] | None:
+        try:
+            pending = self._take_pending(tool, args, ctx)
+            if not pending.runs:
+                return None
+            scope, _ = self._leased(ctx)
+            if error is not None:
+                observation = _native.observation_for(pending.action, error=error)
+            else:
+                observation = _native.observation_for(pending.action, result=result)
+            verdict = await self._judge(
+                scope,
+                ctx.agent_name,
+                "the tool result",
+                observation,
+                provider_call_id=pending.provider_call_id,
+            )
+        except PluginError as failure:
+            return _blocked(str(failure))
+        return None if verdict.is_allowed else _blocked(verdict.deny_message())
+
+    # -- escalation ----------------------------------------------------------
+
+    async def _escalate(
+        self,
+        scope: Scope,
+        tool: BaseTool,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        action: EventPayload,
+        verdict: Adjudicated,
+        call_id: str | None,
+    ) -> tuple[bool, str]:
+        shape = _native.action_shape(action)
+        caller = _CALLER.get()
+        request = ApprovalRequest(
+            session=scope.key,
+            agent=ctx.agent_name,
+            tool=tool.name,
+            arguments=args,
+            function_call_id=call_id,
+            action=action,
+            verdict=verdict,
+            shape=shape,
+            shape_text=_native.describe_shape(shape) if shape is not None else None,
+            parent_agents=caller.chain if caller else (),
+        )
+        if shape is not None:
+            grant = await self._granted(scope, shape)
+            if grant is not None:
+                reason = (
+                    f"covered by a standing approval ({grant['scope']}) for "
+                    f"{_native.describe_shape(grant['shape'])}"
+                )
+                by = grant.get("granted_by") or {"kind": "system", "id": "sondera-adk"}
+                await self._record(scope, request, True, reason, Actor.from_dict(by))
+                return True, ""
+        decision = await self._decide(request, ctx, caller)
+        if decision is None:
+            return False, (
+                f"{verdict.deny_message()}\nWaiting for the user's confirmation: the call runs "
+                "once it is approved."
+            )
+        approval, by, reason = decision
+        if approval.grant_scope is not None:
+            if shape is None:
+                reason += "; kept for this call only, since it has no shape that can be trusted again"
+            else:
+                await self._grant(scope, shape, approval.grant_scope, by)
+                reason += f"; covers {_native.describe_shape(shape)}"
+        approved = approval is not Approval.DENY
+        await self._record(scope, request, approved, reason, by)
+        return approved, "" if approved else f"{verdict.deny_message()}\n{reason}"
+
+    async def _decide(
+        self, request: ApprovalRequest, ctx: ToolContext, caller: _Caller | None
+    ) -> tuple[Approval, Actor, str] | None:
+        """Who settles the escalation and how; ``None`` while ADK's tool
+        confirmation is pending."""
+        system = Actor.system("sondera-adk")
+        mode = self._escalation
+        if mode is EscalationMode.YOLO:
+            return Approval.ONCE, system, "escalation allowed without asking (YOLO)"
+        if mode is EscalationMode.DENY:
+            return Approval.DENY, system, "escalation denied: nobody is asked in this run"
+        if mode is EscalationMode.ASK:
+            assert self._approver is not None
+            try:
+                answer = self._approver(request)
+                decided: ApprovalDecision = await answer if inspect.isawaitable(answer) else answer
+            except Exception as error:
+                raise PluginError(
+                    f"asking for approval failed, so the step was blocked: {error}"
+                ) from error
+            phrase = f"{decided.approval.phrase} by {decided.decided_by.id}"
+            return decided.approval, decided.decided_by, phrase
+        if caller is not None:
+            return Approval.DENY, system, (
+                f"escalation denied: `{request.agent}` runs as a tool of `{caller.chain[-1]}` "
+                "and nobody can be asked from inside it (configure an approver)"
+            )
+        confirmation = ctx.tool_confirmation
+        if confirmation is None:
+            ctx.request_confirmation(
+                hint=request.question(),
+                payload={"grant": "once", "choices": ["once", "session", "always"]},
+            )
+            return None
+        person = Actor.human(ctx.user_id)
+        if not confirmation.confirmed:
+            return Approval.DENY, person, f"denied by {ctx.user_id}"
+        payload = confirmation.payload if isinstance(confirmation.payload, dict) else {}
+        try:
+            approval = Approval(str(payload.get("grant", "once")))
+        except ValueError:
+            approval = Approval.ONCE
+        if approval is Approval.DENY:
+            approval = Approval.ONCE
+        return approval, person, f"{approval.phrase} by {ctx.user_id}"
+
+    async def _granted(self, scope: Scope, shape: dict[str, Any]) -> dict[str, Any] | None:
+        granted = getattr(scope.harness, "granted", None)
+        if callable(granted):
+            async with scope.lock:
+                found: dict[str, Any] | None = await self._call("standing approvals", granted(shape))
+                return found
+        agent_grants = self._standing.get(scope.tree.principal.id, [])
+        for grant in [*scope.session_grants, *agent_grants]:
+            if _native.shape_covers(grant["shape"], shape):
+                return grant
+        return None
+
+    async def _grant(self, scope: Scope, shape: dict[str, Any], grant_scope: str, by: Actor) -> None:
+        grant_fn = getattr(scope.harness, "grant", None)
+        if callable(grant_fn):
+            async with scope.lock:
+                await self._call("the standing approval", grant_fn(shape, grant_scope, by))
+            return
+        grant = {"shape": shape, "scope": grant_scope, "granted_by": by.to_dict()}
+        if grant_scope == "session":
+            scope.session_grants.append(grant)
+        else:
+            self._standing.setdefault(scope.tree.principal.id, []).append(grant)
+
+    async def _record(
+        self, scope: Scope, request: ApprovalRequest, approved: bool, reason: str, by: Actor
+    ) -> None:
+        decision = Adjudicated(
+            Decision.ALLOW if approved else Decision.DENY,
+            mode=request.verdict.mode,
+            reason=reason,
+            metadata=request.verdict.metadata,
+        )
+        await self._judge(
+            scope,
+            request.agent,
+            "the escalation decision",
+            decision,
+            actor=by,
+            provider_call_id=request.function_call_id,
+        )

@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.runners import InMemoryRunner
+from google.genai import types
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from scripted import ScriptedLlm, Turn  # noqa: E402
+
+from sondera_harness_adk import SonderaHarnessPlugin  # noqa: E402
+from sondera_harness_adk.harness import LocalHarness  # noqa: E402
+
+
+def bash(command: str) -> dict[str, Any]:
+    """Run a shell command in the workspace."""
+    return {"stdout": f"ran: {command}", "exit_code": 0}
+
+
+def read_file(path: str) -> dict[str, Any]:
+    """Read a file."""
+    return {"content": f"contents of {path}"}
+
+
+def coder(script: list[Turn], **kwargs: Any) -> LlmAgent:
+    return LlmAgent(
+        name=kwargs.pop("name", "coder"),
+        model=ScriptedLlm(script=script),
+        instruction="You fix failing tests.",
+        tools=kwargs.pop("tools", [bash, read_file]),
+        **kwargs,
+    )
+
+
+class Run:
+    """One ADK turn's events, with helpers to read them."""
+
+    def __init__(self, events: list[Any]) -> None:
+        self.events = events
+
+    def responses(self, tool: str | None = None) -> list[dict[str, Any]]:
+        return [
+            p.function_response.response
+            for e in self.events
+            for p in (e.content.parts if e.content and e.content.parts else [])
+            if p.function_response and (tool is None or p.function_response.name == tool)
+        ]
+
+    def texts(self) -> list[str]:
+        return [
+            p.text
+            for e in self.events
+            for p in (e.content.parts if e.content and e.content.parts else [])
+            if p.text
+        ]
+
+    def confirmation_calls(self) -> list[Any]:
+        return [
+            p.function_call
+            for e in self.events
+            for p in (e.content.parts if e.content and e.content.parts else [])
+            if p.function_call and p.function_call.name == "adk_request_confirmation"
+        ]
+
+
+async def turn(
+    runner: InMemoryRunner,
+    session_id: str,
+    text: str | None = None,
+    *,
+    user: str = "alice",
+    message: types.Content | None = None,
+) -> Run:
+    content = message or types.Content(role="user", parts=[types.Part(text=text or "")])
+    events = [
+        e async for e in runner.run_async(user_id=user, session_id=session_id, new_message=content)
+    ]
+    return Run(events)
+
+
+@pytest.fixture
+def local() -> LocalHarness:
+    return LocalHarness(memory=True, workspace="/work/project", home="/home/alice")
+
+
+@pytest.fixture
+def governed(local: LocalHarness) -> Callable[..., Any]:
+    """``governed(agent, **plugin_options)`` -> (runner, plugin, new_session)."""
+
+    def build(agent: LlmAgent, **options: Any) -> tuple[InMemoryRunner, SonderaHarnessPlugin, Any]:
+        if "harness_factory" not in options:
+            options.setdefault("harness", local)
+        plugin = SonderaHarnessPlugin(**options)
+        runner = InMemoryRunner(agent=agent, app_name="app", plugins=[plugin])
+
+        async def new_session(user: str = "alice") -> str:
+            session = await runner.session_service.create_session(app_name="app", user_id=user)
+            return session.id
+
+        return runner, plugin, new_session
+
+    return build
+
+
+@pytest.fixture
+async def closing() -> AsyncIterator[list[InMemoryRunner]]:
+    runners: list[InMemoryRunner] = []
+    yield runners
+    for runner in runners:
+        await runner.close()

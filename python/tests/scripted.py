@@ -1,0 +1,53 @@
+"""A scripted ``BaseLlm``: answers from a list of turns, no network."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable
+from typing import Any
+
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+
+Turn = str | tuple[str, dict[str, Any]] | list[tuple[str, dict[str, Any]]]
+
+
+def _content(turn: Turn, index: int) -> types.Content:
+    if isinstance(turn, str):
+        return types.Content(role="model", parts=[types.Part(text=turn)])
+    calls = [turn] if isinstance(turn, tuple) else turn
+    return types.Content(
+        role="model",
+        parts=[
+            types.Part(
+                function_call=types.FunctionCall(name=name, args=args, id=f"call-{index}-{i}")
+            )
+            for i, (name, args) in enumerate(calls)
+        ],
+    )
+
+
+class ScriptedLlm(BaseLlm):
+    """Each model call takes the next turn: text, or function calls.
+
+    ``script`` may also be a callable that picks the turn from the request.
+    """
+
+    model: str = "scripted"
+    script: list[Turn] | Callable[[LlmRequest], Turn] = []
+    calls: int = 0
+    requests: list[LlmRequest] = []
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        self.requests.append(llm_request)
+        if callable(self.script):
+            turn = self.script(llm_request)
+        elif self.calls < len(self.script):
+            turn = self.script[self.calls]
+        else:
+            turn = "done"
+        self.calls += 1
+        yield LlmResponse(content=_content(turn, self.calls), turn_complete=True)
