@@ -1,0 +1,134 @@
+"""SonderaRemoteHarness against a real ``sondera serve`` started by the test."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import coder, turn
+from google.adk.runners import InMemoryRunner
+
+from sondera_harness_adk import SonderaHarnessPlugin
+from sondera_harness_adk.harness import HarnessError, SonderaRemoteHarness
+from sondera_harness_adk.model import Agent, Decision, Event, ShellCommand
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _sondera_binary() -> Path:
+    explicit = os.environ.get("SONDERA_BIN")
+    binary = Path(explicit) if explicit else REPO / "target" / "debug" / "sondera"
+    if not binary.exists():
+        pytest.fail(f"{binary} is missing: run `cargo build -p sondera-cli` (or set SONDERA_BIN)")
+    return binary
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    grpc, http = _free_port(), _free_port()
+    workdir = tmp_path_factory.mktemp("serve")
+    process = subprocess.Popen(
+        [
+            str(_sondera_binary()),
+            "serve",
+            "--grpc-addr",
+            f"127.0.0.1:{grpc}",
+            "--http-addr",
+            f"127.0.0.1:{http}",
+            "--store",
+            "memory",
+            "--workspace",
+            "/work/project",
+            "--home",
+            "/home/alice",
+        ],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", grpc), timeout=0.2):
+                break
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(process.stderr.read().decode() if process.stderr else "")
+            time.sleep(0.05)
+    yield f"127.0.0.1:{grpc}"
+    process.terminate()
+    process.wait(timeout=10)
+
+
+async def test_remote_harness_lifecycle(server: str) -> None:
+    harness = SonderaRemoteHarness(sondera_harness_endpoint=server)
+    agent = Agent("remote-agent", "google-adk")
+    await harness.initialize(agent=agent, session_id="s1")
+    assert harness.trajectory_id is not None
+    event = Event(agent, harness.trajectory_id, ShellCommand("rm -rf ~", call_id="c1"))
+    verdict = await harness.adjudicate(event)
+    assert verdict.decision == Decision.DENY
+    assert "destructive-delete-outside-workspace" in verdict.policy_ids
+    ok = Event(agent, harness.trajectory_id, ShellCommand("ls", call_id="c2"))
+    [allowed] = await harness.adjudicates([ok])
+    assert allowed.is_allowed
+    await harness.finalize(summary="done")
+    assert harness.trajectory_id is None
+    with pytest.raises(HarnessError, match="initialize or resume"):
+        await harness.adjudicate(ok)
+
+
+async def test_endpoint_from_the_environment(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SONDERA_HARNESS_ENDPOINT", server)
+    harness = SonderaRemoteHarness()
+    await harness.initialize(agent=Agent("env-agent", "google-adk"))
+    await harness.finalize()
+
+
+def test_no_endpoint_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("SONDERA_HARNESS_ENDPOINT", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(HarnessError, match="SONDERA_HARNESS_ENDPOINT"):
+        SonderaRemoteHarness()
+
+
+async def test_unreachable_server_blocks_the_step() -> None:
+    harness = SonderaRemoteHarness(sondera_harness_endpoint=f"127.0.0.1:{_free_port()}", timeout=2)
+    agent = coder([("bash", {"command": "ls"})])
+    plugin = SonderaHarnessPlugin(harness=harness)
+    runner = InMemoryRunner(agent=agent, app_name="app", plugins=[plugin])
+    session = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
+    run = await turn(runner, session, "list")
+    assert any("could not start the trajectory" in t for t in run.texts())
+    assert agent.model.calls == 0  # type: ignore[union-attr]
+
+
+async def test_quick_start_runs_unchanged(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SONDERA_HARNESS_ENDPOINT", server)
+    # The quick start of the package, as written.
+    from sondera_harness_adk import SonderaHarnessPlugin
+    from sondera_harness_adk.harness import SonderaRemoteHarness
+
+    agent = coder([("bash", {"command": "cat ~/.ssh/id_rsa"}), "ok"])
+    runner = InMemoryRunner(
+        agent=agent,
+        app_name="my-app",
+        plugins=[SonderaHarnessPlugin(harness=SonderaRemoteHarness())],
+    )
+    session = (await runner.session_service.create_session(app_name="my-app", user_id="u")).id
+    run = await turn(runner, session, "show me the key", user="u")
+    [result] = run.responses("bash")
+    assert "Sondera Harness blocked this step" in result["error"]
+    await runner.close()
