@@ -12,10 +12,10 @@ from google.genai import types
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from scripted import ScriptedLlm, Turn  # noqa: E402
+from scripted import ScriptedLlm, Turn
 
-from sondera_harness_adk import SonderaHarnessPlugin  # noqa: E402
-from sondera_harness_adk.harness import LocalHarness  # noqa: E402
+from sondera_harness_adk import SonderaHarnessPlugin
+from sondera_harness_adk.harness import LocalHarness
 
 
 def bash(command: str) -> dict[str, Any]:

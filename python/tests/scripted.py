@@ -9,6 +9,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
+from pydantic import Field
 
 Turn = str | tuple[str, dict[str, Any]] | list[tuple[str, dict[str, Any]]]
 
@@ -35,9 +36,9 @@ class ScriptedLlm(BaseLlm):
     """
 
     model: str = "scripted"
-    script: list[Turn] | Callable[[LlmRequest], Turn] = []
+    script: list[Turn] | Callable[[LlmRequest], Turn] = Field(default_factory=list)
     calls: int = 0
-    requests: list[LlmRequest] = []
+    requests: list[LlmRequest] = Field(default_factory=list)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False

@@ -84,7 +84,7 @@ def test_payload_constructors_follow_the_client() -> None:
 
 def test_classification_is_the_rust_classifier() -> None:
     assert isinstance(classify("bash", {"command": "ls"}), ShellCommand)
-    assert isinstance(classify("ｂａｓｈ", {"command": "ls"}), ShellCommand)
+    assert isinstance(classify("\uff42\uff41\uff53\uff48", {"command": "ls"}), ShellCommand)
     assert file_operation_for("read_file", {"path": "a.txt"}, None) is not None
     # The name alone is not enough: an issue tracker's `create` stays a tool call.
     assert file_operation_for("create", {"title": "bug", "body": "text"}, None) is None

@@ -42,7 +42,9 @@ class Recording(Harness):
     def trajectory_id(self) -> str | None:
         return self._trajectory_id or self.inner.trajectory_id
 
-    async def initialize(self, *, agent: Agent | None = None, session_id: str | None = None) -> None:
+    async def initialize(
+        self, *, agent: Agent | None = None, session_id: str | None = None
+    ) -> None:
         if self.fail_initialize_after_publish:
             self._trajectory_id = "maybe-started"
             raise ConnectionError("connection reset while sending started")
@@ -150,7 +152,9 @@ async def test_escalation_through_adk_tool_confirmation(confirmed: bool) -> None
     scope = plugin._sessions.scope(("app", "alice", session))
     assert scope is not None
     decisions = [
-        e for e in scope.harness.events if e.event_type == "adjudicated"  # type: ignore[attr-defined]
+        e
+        for e in scope.harness.events
+        if e.event_type == "adjudicated"  # type: ignore[attr-defined]
     ]
     assert len(decisions) == 1
     assert decisions[0].actor == Actor.human("alice")
@@ -184,7 +188,13 @@ async def test_approver_session_grant_covers_later_calls(governed: Any) -> None:
     ("mode", "runs"), [(EscalationMode.DENY, False), (EscalationMode.YOLO, True)]
 )
 async def test_unattended_and_yolo(governed: Any, mode: EscalationMode, runs: bool) -> None:
-    agent = coder([("bash", {"command": "git push --force origin main"}), ("bash", {"command": "rm -rf /"}), "ok"])
+    agent = coder(
+        [
+            ("bash", {"command": "git push --force origin main"}),
+            ("bash", {"command": "rm -rf /"}),
+            "ok",
+        ]
+    )
     runner, _, new_session = governed(agent, escalation=mode)
     run = await turn(runner, await new_session(), "push")
     escalated, hard_deny = run.responses("bash")
@@ -264,7 +274,9 @@ async def test_sessions_get_their_own_trajectories_and_eviction_is_lru(governed:
     a, b, c = await new_session(), await new_session(), await new_session("carol")
     await turn(runner, a, "one")
     await turn(runner, b, "two")
-    trajectories = {plugin._sessions.scope(("app", "alice", s)).harness.trajectory_id for s in (a, b)}
+    trajectories = {
+        plugin._sessions.scope(("app", "alice", s)).harness.trajectory_id for s in (a, b)
+    }
     assert len(trajectories) == 2
     await turn(runner, a, "one again")
     await turn(runner, c, "three", user="carol")
@@ -276,7 +288,9 @@ async def test_sessions_get_their_own_trajectories_and_eviction_is_lru(governed:
 
 @pytest.mark.parametrize("sessions", [2, 200])
 async def test_concurrent_sessions(governed: Any, sessions: int) -> None:
-    agent = coder(lambda request: ("bash", {"command": "ls"}) if len(request.contents) < 2 else "done")
+    agent = coder(
+        lambda request: ("bash", {"command": "ls"}) if len(request.contents) < 2 else "done"
+    )
     runner, plugin, new_session = governed(agent, max_session_scopes=sessions)
     ids = [await new_session(f"user{i}") for i in range(sessions)]
     runs = await asyncio.gather(
@@ -295,6 +309,7 @@ async def test_concurrent_sessions(governed: Any, sessions: int) -> None:
 
 async def test_close_refuses_while_a_run_holds_a_lease_and_changes_nothing(governed: Any) -> None:
     release = asyncio.Event()
+    refused = asyncio.Event()
     refusals: list[str] = []
 
     async def slow(command: str) -> dict[str, Any]:
@@ -303,6 +318,7 @@ async def test_close_refuses_while_a_run_holds_a_lease_and_changes_nothing(gover
             await plugin.close()
         except Exception as error:
             refusals.append(str(error))
+        refused.set()
         await release.wait()
         return {"ok": True}
 
@@ -310,8 +326,7 @@ async def test_close_refuses_while_a_run_holds_a_lease_and_changes_nothing(gover
     runner, plugin, new_session = governed(agent)
     session = await new_session()
     task = asyncio.create_task(turn(runner, session, "build"))
-    while not refusals:
-        await asyncio.sleep(0.01)
+    await refused.wait()
     release.set()
     run = await task
     assert "cannot close while invocations hold leases" in refusals[0]

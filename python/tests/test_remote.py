@@ -65,7 +65,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 break
         except OSError:
             if process.poll() is not None:
-                raise RuntimeError(process.stderr.read().decode() if process.stderr else "")
+                raise RuntimeError(
+                    process.stderr.read().decode() if process.stderr else ""
+                ) from None
             time.sleep(0.05)
     yield f"127.0.0.1:{grpc}"
     process.terminate()

@@ -158,9 +158,7 @@ class Sessions:
             return scope
 
     async def _make_room(self) -> None:
-        idle = [
-            s for s in self._scopes.values() if not s.leases and s.phase is not Phase.ENDING
-        ]
+        idle = [s for s in self._scopes.values() if not s.leases and s.phase is not Phase.ENDING]
         if idle:
             victim = min(idle, key=lambda s: s.last_used)
             victim.phase = Phase.ENDING
@@ -186,9 +184,7 @@ class Sessions:
             if scope.phase is not Phase.FRESH:
                 return
             try:
-                await scope.harness.initialize(
-                    agent=scope.tree.principal, session_id=scope.key[2]
-                )
+                await scope.harness.initialize(agent=scope.tree.principal, session_id=scope.key[2])
             except Exception as error:
                 scope.leases.pop(invocation_id, None)
                 trajectory = scope.harness.trajectory_id

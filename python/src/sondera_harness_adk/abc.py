@@ -51,7 +51,9 @@ class Harness(ABC):
         """Reattach to a recorded trajectory."""
 
     @abstractmethod
-    async def initialize(self, *, agent: Agent | None = None, session_id: str | None = None) -> None:
+    async def initialize(
+        self, *, agent: Agent | None = None, session_id: str | None = None
+    ) -> None:
         """Start a new trajectory."""
 
     @abstractmethod

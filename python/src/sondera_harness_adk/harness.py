@@ -40,7 +40,9 @@ class _NativeScope(Harness):
         scope._native = self._native.new_scope()
         return scope
 
-    async def initialize(self, *, agent: Agent | None = None, session_id: str | None = None) -> None:
+    async def initialize(
+        self, *, agent: Agent | None = None, session_id: str | None = None
+    ) -> None:
         await self._native.initialize(agent=agent, session_id=session_id)
 
     async def resume(self, trajectory_id: str, *, agent: Agent | None = None) -> None:

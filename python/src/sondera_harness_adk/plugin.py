@@ -106,6 +106,13 @@ def _text_of(content: genai_types.Content | None) -> str:
     return "\n".join(pieces)
 
 
+def _agent_of(ic: InvocationContext) -> BaseAgent:
+    agent = ic.agent
+    if not isinstance(agent, BaseAgent):
+        raise PluginError(f"cannot govern {type(agent).__name__}: not an ADK agent")
+    return agent
+
+
 def _blocked(message: str) -> dict[str, Any]:
     return {"error": message}
 
@@ -258,7 +265,7 @@ class SonderaHarnessPlugin(BasePlugin):
     async def _lease(self, ic: InvocationContext) -> Scope:
         own = self._own_key(ic)
         caller = _CALLER.get()
-        agent = ic.agent
+        agent = _agent_of(ic)
         if caller is not None and own not in self._linked:
             parent = self._sessions.scope(caller.key)
             node = parent.tree.node(agent.name) if parent else None
@@ -270,8 +277,6 @@ class SonderaHarnessPlugin(BasePlugin):
             if parent is None:
                 raise PluginError(f"the caller's session {key} is no longer open")
             return await self._sessions.acquire(key, ic.invocation_id, parent.tree)
-        if not isinstance(agent, BaseAgent):
-            raise PluginError(f"cannot govern {type(agent).__name__}: not an ADK agent")
         scope = await self._sessions.acquire(key, ic.invocation_id, self._tree(agent))
         self._last = scope
         return scope
@@ -355,7 +360,7 @@ class SonderaHarnessPlugin(BasePlugin):
                 return None
             verdict = await self._judge(
                 scope,
-                ic.agent.name,
+                _agent_of(ic).name,
                 "the user message",
                 Prompt.user(text),
                 actor=Actor.human(ic.user_id),
@@ -509,7 +514,9 @@ class SonderaHarnessPlugin(BasePlugin):
             return _blocked(message)
         if isinstance(tool, AgentTool):
             caller = _CALLER.get()
-            chain = (*caller.chain, tool_context.agent_name) if caller else (tool_context.agent_name,)
+            chain = (
+                (*caller.chain, tool_context.agent_name) if caller else (tool_context.agent_name,)
+            )
             _CALLER.set(_Caller(scope.key, tool.agent.name, chain))
         return None
 
@@ -620,7 +627,9 @@ class SonderaHarnessPlugin(BasePlugin):
         approval, by, reason = decision
         if approval.grant_scope is not None:
             if shape is None:
-                reason += "; kept for this call only, since it has no shape that can be trusted again"
+                reason += (
+                    "; kept for this call only, since it has no shape that can be trusted again"
+                )
             else:
                 await self._grant(scope, shape, approval.grant_scope, by)
                 reason += f"; covers {_native.describe_shape(shape)}"
@@ -651,9 +660,13 @@ class SonderaHarnessPlugin(BasePlugin):
             phrase = f"{decided.approval.phrase} by {decided.decided_by.id}"
             return decided.approval, decided.decided_by, phrase
         if caller is not None:
-            return Approval.DENY, system, (
-                f"escalation denied: `{request.agent}` runs as a tool of `{caller.chain[-1]}` "
-                "and nobody can be asked from inside it (configure an approver)"
+            return (
+                Approval.DENY,
+                system,
+                (
+                    f"escalation denied: `{request.agent}` runs as a tool of `{caller.chain[-1]}` "
+                    "and nobody can be asked from inside it (configure an approver)"
+                ),
             )
         confirmation = ctx.tool_confirmation
         if confirmation is None:
@@ -678,7 +691,9 @@ class SonderaHarnessPlugin(BasePlugin):
         granted = getattr(scope.harness, "granted", None)
         if callable(granted):
             async with scope.lock:
-                found: dict[str, Any] | None = await self._call("standing approvals", granted(shape))
+                found: dict[str, Any] | None = await self._call(
+                    "standing approvals", granted(shape)
+                )
                 return found
         agent_grants = self._standing.get(scope.tree.principal.id, [])
         for grant in [*scope.session_grants, *agent_grants]:
@@ -686,7 +701,9 @@ class SonderaHarnessPlugin(BasePlugin):
                 return grant
         return None
 
-    async def _grant(self, scope: Scope, shape: dict[str, Any], grant_scope: str, by: Actor) -> None:
+    async def _grant(
+        self, scope: Scope, shape: dict[str, Any], grant_scope: str, by: Actor
+    ) -> None:
         grant_fn = getattr(scope.harness, "grant", None)
         if callable(grant_fn):
             async with scope.lock:
