@@ -12,10 +12,9 @@ from google.genai import types
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from scripted import ScriptedLlm, Turn
-
 from sondera_harness_adk import SonderaHarnessPlugin
 from sondera_harness_adk.harness import LocalHarness
+from sondera_harness_adk.testing import ScriptedLlm, Turn
 
 
 def bash(command: str) -> dict[str, Any]:

@@ -11,13 +11,13 @@ from conftest import bash, coder, turn
 from google.adk.agents import LlmAgent
 from google.adk.tools.agent_tool import AgentTool
 from google.genai import types
-from scripted import ScriptedLlm
 
 from sondera_harness_adk import SonderaHarnessPlugin
 from sondera_harness_adk.abc import Harness, ScopeNotSupportedError
 from sondera_harness_adk.escalation import Approval, ApprovalDecision, EscalationMode
 from sondera_harness_adk.harness import LocalHarness
 from sondera_harness_adk.model import Actor, Adjudicated, Agent, Decision, Event
+from sondera_harness_adk.testing import ScriptedLlm
 
 
 class Recording(Harness):

@@ -21,7 +21,7 @@ AGENT_PY = textwrap.dedent(
     from google.adk.agents import LlmAgent
     from google.adk.apps import App
     from conftest import bash
-    from scripted import ScriptedLlm
+    from sondera_harness_adk.testing import ScriptedLlm
     from sondera_harness_adk import SonderaHarnessPlugin
     from sondera_harness_adk.harness import LocalHarness
 

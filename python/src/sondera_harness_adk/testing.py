@@ -1,4 +1,12 @@
-"""A scripted ``BaseLlm``: answers from a list of turns, no network."""
+"""Offline testing of governed agents: a scripted model.
+
+:class:`ScriptedLlm` is a ``BaseLlm`` that answers from a script instead of
+a model service, so an agent and its policies can be exercised with no
+network and no keys::
+
+    model = ScriptedLlm(script=[("bash", {"command": "ls"}), "done"])
+    agent = LlmAgent(name="coder", model=model, tools=[bash])
+"""
 
 from __future__ import annotations
 
@@ -10,6 +18,8 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from pydantic import Field
+
+__all__ = ["ScriptedLlm", "Turn"]
 
 Turn = str | tuple[str, dict[str, Any]] | list[tuple[str, dict[str, Any]]]
 
