@@ -130,7 +130,7 @@ impl NativeHarness {
                 .allowed_hosts(hosts)
                 .build()
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
-            let mut builder = LocalHarness::builder().engine(engine);
+            let mut builder = LocalHarness::builder().engine(engine).mode(mode);
             builder = match data_dir {
                 Some(dir) => builder.data_dir(dir),
                 None => builder.in_memory(),

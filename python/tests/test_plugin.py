@@ -397,3 +397,88 @@ async def test_escalation_inside_an_agent_tool_is_denied_when_nobody_can_be_aske
     assert decisions[0].event.decision == Decision.DENY
     assert "runs as a tool of `lead`" in decisions[0].event.reason
     await runner.close()
+
+
+async def test_workflow_agents_are_described_and_attributed() -> None:
+    from google.adk.agents import LoopAgent, ParallelAgent, SequentialAgent
+    from google.adk.runners import InMemoryRunner
+
+    def worker(name: str, command: str) -> LlmAgent:
+        return LlmAgent(
+            name=name,
+            model=ScriptedLlm(script=[("bash", {"command": command}), f"{name} done"]),
+            instruction=f"You are {name}.",
+            tools=[bash],
+        )
+
+    fan_out = ParallelAgent(
+        name="fan_out", sub_agents=[worker("lint", "ruff check ."), worker("test", "pytest")]
+    )
+    retry = LoopAgent(name="retry", sub_agents=[worker("build", "make")], max_iterations=1)
+    root = SequentialAgent(name="pipeline", sub_agents=[fan_out, retry])
+    recording = Recording()
+    plugin = SonderaHarnessPlugin(recording)
+    runner = InMemoryRunner(agent=root, app_name="app", plugins=[plugin])
+    session = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
+    await turn(runner, session, "ship it")
+    scope = plugin._sessions.scope(("app", "alice", session))
+    assert scope is not None
+    modes = {
+        d.name: (d.collaboration_mode, d.parent_path)
+        for d in scope.tree.principal.card.react_card.sub_agents
+    }
+    assert modes == {
+        "fan_out": ("sequential", ["pipeline"]),
+        "retry": ("sequential", ["pipeline"]),
+        "lint": ("parallel", ["pipeline", "fan_out"]),
+        "test": ("parallel", ["pipeline", "fan_out"]),
+        "build": ("loop", ["pipeline", "retry"]),
+    }
+    shell = [e for e in scope.harness.events if e.event_type == "shell_command"]  # type: ignore[attr-defined]
+    paths = sorted(tuple(e.execution.agent_path) for e in shell)
+    assert paths == [
+        ("pipeline", "fan_out", "lint"),
+        ("pipeline", "fan_out", "test"),
+        ("pipeline", "retry", "build"),
+    ]
+    assert all(e.agent.id == "pipeline" for e in scope.harness.events)  # type: ignore[attr-defined]
+    await runner.close()
+
+
+async def test_always_approval_through_confirmation_outlives_the_session(tmp_path: Any) -> None:
+    from google.adk.runners import InMemoryRunner
+
+    harness = LocalHarness(data_dir=tmp_path, workspace="/w", home="/home/alice")
+    agent = coder(
+        lambda request: (
+            "ok"
+            if any(p.function_response for c in request.contents for p in (c.parts or []))
+            else ("bash", {"command": "git push --force origin main"})
+        )
+    )
+    plugin = SonderaHarnessPlugin(harness)
+    runner = InMemoryRunner(agent=agent, app_name="app", plugins=[plugin])
+    first = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
+    asked = await turn(runner, first, "push")
+    [call] = asked.confirmation_calls()
+    answered = await _answer_confirmation(runner, first, call, True, grant="always")
+    assert answered.responses("bash") == [
+        {"stdout": "ran: git push --force origin main", "exit_code": 0}
+    ]
+    second = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
+    covered = await turn(runner, second, "push again")
+    assert covered.confirmation_calls() == []
+    assert covered.responses("bash") == [
+        {"stdout": "ran: git push --force origin main", "exit_code": 0}
+    ]
+    await runner.close()
+
+
+async def test_a_factory_must_return_fresh_harnesses(governed: Any) -> None:
+    shared = Recording()
+    agent = coder(["hi"])
+    runner, _, new_session = governed(agent, harness_factory=lambda: shared)
+    await turn(runner, await new_session(), "one")
+    run = await turn(runner, await new_session(), "two")
+    assert any("already issued to a session" in t for t in run.texts())
+    await runner.close()

@@ -484,6 +484,17 @@ class SonderaHarnessPlugin(BasePlugin):
         state.last_assistant_prompt = message
         return self._model_says(message)
 
+    async def on_model_error_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception
+    ) -> LlmResponse | None:
+        """A failed model call produced nothing to judge; ADK handles the error."""
+        self._logger.warning(
+            "model call of agent %s failed; ADK handles the error: %s",
+            callback_context.agent_name,
+            error,
+        )
+        return None
+
     # -- tool gates ----------------------------------------------------------
 
     async def before_tool_callback(
