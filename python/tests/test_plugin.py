@@ -368,6 +368,14 @@ async def test_card_and_attribution_across_agent_tools() -> None:
     assert all(e.agent.id == "lead" for e in events)
     shell = [e for e in events if e.event_type == "shell_command"]
     assert [e.execution.agent_path for e in shell] == [["lead", "researcher"]]
+    asked = [
+        e
+        for e in events
+        if e.event_type == "prompt"
+        and e.execution.agent_name == "researcher"
+        and e.event.role == "user"
+    ]
+    assert asked and all(e.actor == Actor.agent("lead") for e in asked)
     assert plugin.active_leases() == []
     await runner.close()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import itertools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,9 +96,12 @@ class CloseError(PluginError):
 class Sessions:
     """All session scopes of one plugin."""
 
-    def __init__(self, capacity: int, issue: Callable[[], Harness]) -> None:
+    def __init__(
+        self, capacity: int, issue: Callable[[], Harness], timeout: float | None = None
+    ) -> None:
         self.capacity = capacity
         self._issue = issue
+        self._timeout = timeout
         self._scopes: dict[SessionKey, Scope] = {}
         self._clock = itertools.count(1)
         self._closing = False
@@ -106,6 +109,22 @@ class Sessions:
 
     def scope(self, key: SessionKey) -> Scope | None:
         return self._scopes.get(key)
+
+    def holding(self, harness: Harness) -> bool:
+        """Whether a scope already holds ``harness``."""
+        return any(s.harness is harness for s in self._scopes.values())
+
+    async def _bounded(self, work: Awaitable[None]) -> None:
+        if self._timeout is None:
+            await work
+            return
+        try:
+            await asyncio.wait_for(work, self._timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"the harness did not answer within {self._timeout}s; the trajectory may "
+                "have changed"
+            ) from None
 
     def __len__(self) -> int:
         return len(self._scopes)
@@ -205,7 +224,7 @@ class Sessions:
         async with scope.lock:
             if scope.harness.trajectory_id is not None:
                 try:
-                    await scope.harness.finalize()
+                    await self._bounded(scope.harness.finalize())
                 except Exception as failure:
                     error = failure
         if error is None:

@@ -34,6 +34,7 @@ from sondera_harness_adk.model import (
 logger = logging.getLogger(__name__)
 
 PROVIDER = "google-adk"
+PLATFORM = "adk-python"
 TRANSFER_TOOL = "transfer_to_agent"
 
 
@@ -51,6 +52,9 @@ class Node:
 class AgentTree:
     root_name: str
     principal: Agent
+    """The root agent with its card: what the trajectory starts with."""
+    identity: Agent
+    """The root agent without its card: what every event names."""
     nodes: dict[str, Node]
 
     def node(self, name: str) -> Node | None:
@@ -171,5 +175,5 @@ def analyse(root: BaseAgent) -> AgentTree:
         tools=list(tools.values()),
         sub_agents=descriptors,
     )
-    principal = Agent(root.name, PROVIDER, platform="adk-python", card=card)
-    return AgentTree(root.name, principal, nodes)
+    principal = Agent(root.name, PROVIDER, platform=PLATFORM, card=card)
+    return AgentTree(root.name, principal, Agent(root.name, PROVIDER, platform=PLATFORM), nodes)

@@ -167,7 +167,7 @@ class SonderaHarnessPlugin(BasePlugin):
         self._linked: dict[SessionKey, SessionKey] = {}
         self._refused: dict[str, str] = {}
         self._standing: dict[str, list[dict[str, Any]]] = {}
-        self._issued: list[Harness] = []
+        self._first: Harness | None = None
         self._last: Scope | None = None
         if harness is not None:
             if harness.trajectory_id is not None:
@@ -178,17 +178,19 @@ class SonderaHarnessPlugin(BasePlugin):
             self._spare: Harness | None = harness.new_scope()
         else:
             self._spare = None
-        self._sessions = Sessions(max_session_scopes, self._issue)
+        self._sessions = Sessions(max_session_scopes, self._issue, timeout)
 
     # -- diagnostics -------------------------------------------------------
 
     @property
     def harness(self) -> Harness:
-        """The harness given at construction (the factory's first harness when
-        built with one)."""
+        """The harness given at construction; with a factory, the harness it
+        made for the first session."""
         if self._seed is not None:
             return self._seed
-        return self._issued[0] if self._issued else self._issue_from_factory(keep=False)
+        if self._first is None:
+            self._first = self._spare = self._issue_from_factory()
+        return self._first
 
     @property
     def trajectory_id(self) -> str | None:
@@ -217,16 +219,16 @@ class SonderaHarnessPlugin(BasePlugin):
             return harness
         if self._seed is not None:
             return self._seed.new_scope()
-        return self._issue_from_factory(keep=True)
+        return self._issue_from_factory()
 
-    def _issue_from_factory(self, *, keep: bool) -> Harness:
+    def _issue_from_factory(self) -> Harness:
         assert self._factory is not None
         harness = self._factory()
         if not isinstance(harness, Harness):
             raise PluginError(
                 f"the harness factory returned {type(harness).__name__}, not a Harness"
             )
-        if any(h is harness for h in self._issued):
+        if self._sessions.holding(harness) or harness is self._spare:
             raise PluginError(
                 "the harness factory returned a harness already issued to a session; "
                 "return a new scope for every call"
@@ -236,15 +238,7 @@ class SonderaHarnessPlugin(BasePlugin):
                 "the harness factory returned a harness that already holds trajectory "
                 f"{harness.trajectory_id}; return an uninitialised scope"
             )
-        if keep:
-            self._issued.append(harness)
-            if len(self._issued) > 4 * self._sessions.capacity:
-                live = {id(s.harness) for s in self._sessions_scopes()}
-                self._issued = [h for h in self._issued if id(h) in live] + [harness]
         return harness
-
-    def _sessions_scopes(self) -> list[Scope]:
-        return [s for k, _ in self._sessions.active_leases() if (s := self._sessions.scope(k))]
 
     def _tree(self, root: BaseAgent) -> AgentTree:
         known = self._trees.get(id(root))
@@ -335,7 +329,7 @@ class SonderaHarnessPlugin(BasePlugin):
                     "has no trajectory"
                 )
             event = Event(
-                scope.tree.principal,
+                scope.tree.identity,
                 trajectory_id,
                 payload,
                 actor=actor,
@@ -358,12 +352,10 @@ class SonderaHarnessPlugin(BasePlugin):
             text = _text_of(user_message)
             if not text:
                 return None
+            caller = _CALLER.get() if self._own_key(ic) in self._linked else None
+            actor = Actor.agent(caller.chain[-1]) if caller else Actor.human(ic.user_id)
             verdict = await self._judge(
-                scope,
-                _agent_of(ic).name,
-                "the user message",
-                Prompt.user(text),
-                actor=Actor.human(ic.user_id),
+                scope, _agent_of(ic).name, "the user message", Prompt.user(text), actor=actor
             )
         except PluginError as error:
             return self._refuse(ic, str(error))
