@@ -3,6 +3,7 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -14,9 +15,38 @@ pub(crate) fn to_py<'py, T: Serialize + ?Sized>(
     pythonize::pythonize(py, value).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// How deep Python data may nest to be read: what the JSON wire format's
+/// reader accepts, so whatever is accepted here can be read back, and far
+/// below what would exhaust the stack of the recursive conversion.
+pub(crate) const MAX_NESTING: usize = 128;
+
 /// Plain Python data read as a `T`; `what` names the value in the error.
 pub(crate) fn from_py<T: DeserializeOwned>(value: &Bound<'_, PyAny>, what: &str) -> PyResult<T> {
+    check_nesting(value, what)?;
     pythonize::depythonize(value).map_err(|e| PyValueError::new_err(format!("invalid {what}: {e}")))
+}
+
+/// Refuses data nested deeper than [`MAX_NESTING`], without recursing.
+fn check_nesting(value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    let mut stack = vec![(value.clone(), 1usize)];
+    while let Some((item, depth)) = stack.pop() {
+        let children: Vec<Bound<'_, PyAny>> = if let Ok(dict) = item.cast::<PyDict>() {
+            dict.values().iter().collect()
+        } else if let Ok(list) = item.cast::<PyList>() {
+            list.iter().collect()
+        } else if let Ok(tuple) = item.cast::<PyTuple>() {
+            tuple.iter().collect()
+        } else {
+            continue;
+        };
+        if depth > MAX_NESTING {
+            return Err(PyValueError::new_err(format!(
+                "invalid {what}: nested more than {MAX_NESTING} levels deep"
+            )));
+        }
+        stack.extend(children.into_iter().map(|child| (child, depth + 1)));
+    }
+    Ok(())
 }
 
 /// Python data as JSON, for fields the model keeps as free-form JSON.

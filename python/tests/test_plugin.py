@@ -148,7 +148,8 @@ async def test_escalation_through_adk_tool_confirmation(confirmed: bool) -> None
     if confirmed:
         assert result == {"stdout": "ran: git push --force origin main", "exit_code": 0}
     else:
-        assert "denied by alice" in result["error"]
+        assert result["error"].startswith("Sondera Harness blocked this step: denied by alice")
+        assert "requires approval" not in result["error"]
     scope = plugin._sessions.scope(("app", "alice", session))
     assert scope is not None
     decisions = [
@@ -490,3 +491,26 @@ async def test_a_factory_must_return_fresh_harnesses(governed: Any) -> None:
     run = await turn(runner, await new_session(), "two")
     assert any("already issued to a session" in t for t in run.texts())
     await runner.close()
+
+
+async def test_arguments_too_deep_to_read_are_blocked(governed: Any) -> None:
+    deep: dict[str, Any] = {"command": "ls"}
+    for _ in range(300):
+        deep = {"nested": deep}
+    agent = coder([("bash", deep), "done"])
+    runner, plugin, new_session = governed(agent)
+    run = await turn(runner, await new_session(), "go")
+    [result] = run.responses("bash")
+    assert "nested more than 128 levels deep" in result["error"]
+    assert plugin.active_leases() == []
+    await runner.close()
+
+
+def test_deep_data_is_refused_without_exhausting_the_stack() -> None:
+    from sondera_harness_adk import _native
+
+    with pytest.raises(ValueError, match="nested more than 128"):
+        deep: Any = []
+        for _ in range(100_000):
+            deep = [deep]
+        _native.classify_tool_call("bash", {"command": deep})

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -118,9 +117,10 @@ def _blocked(message: str) -> dict[str, Any]:
 
 
 def _pending_key(tool: str, call_id: str | None, args: dict[str, Any]) -> str:
-    if call_id:
-        return call_id
-    return f"{tool}:{json.dumps(args, sort_keys=True, default=str)}"
+    # ADK hands the before- and after-tool callbacks the same arguments
+    # object, so without a call id its identity pairs them (never its
+    # contents, which may be too deep to serialise).
+    return call_id or f"{tool}:{id(args)}"
 
 
 class SonderaHarnessPlugin(BasePlugin):
@@ -500,7 +500,7 @@ class SonderaHarnessPlugin(BasePlugin):
         except PluginError as error:
             return _blocked(str(error))
         try:
-            action = _native.classify_tool_call(tool.name, tool_args, call_id)
+            action = self._classify(tool.name, tool_args, call_id)
             verdict = await self._judge(
                 scope, tool_context.agent_name, "the tool call", action, provider_call_id=call_id
             )
@@ -522,6 +522,16 @@ class SonderaHarnessPlugin(BasePlugin):
             )
             _CALLER.set(_Caller(scope.key, tool.agent.name, chain))
         return None
+
+    @staticmethod
+    def _classify(tool: str, args: dict[str, Any], call_id: str | None) -> EventPayload:
+        try:
+            action: EventPayload = _native.classify_tool_call(tool, args, call_id)
+        except ValueError as error:
+            raise PluginError(
+                f"Sondera Harness could not judge the tool call, so it was blocked: {error}"
+            ) from error
+        return action
 
     def _take_pending(self, tool: BaseTool, args: dict[str, Any], ctx: ToolContext) -> PendingTool:
         call_id = admit_provider_call_id("adk", ctx.function_call_id)
@@ -570,10 +580,16 @@ class SonderaHarnessPlugin(BasePlugin):
             if not pending.runs:
                 return None
             scope, _ = self._leased(ctx)
-            if error is not None:
-                observation = _native.observation_for(pending.action, error=error)
-            else:
-                observation = _native.observation_for(pending.action, result=result)
+            try:
+                if error is not None:
+                    observation = _native.observation_for(pending.action, error=error)
+                else:
+                    observation = _native.observation_for(pending.action, result=result)
+            except ValueError as unreadable:
+                raise PluginError(
+                    "Sondera Harness could not judge the tool result, so it was withheld: "
+                    f"{unreadable}"
+                ) from unreadable
             verdict = await self._judge(
                 scope,
                 ctx.agent_name,
@@ -637,8 +653,8 @@ class SonderaHarnessPlugin(BasePlugin):
                 await self._grant(scope, shape, approval.grant_scope, by)
                 reason += f"; covers {_native.describe_shape(shape)}"
         approved = approval is not Approval.DENY
-        await self._record(scope, request, approved, reason, by)
-        return approved, "" if approved else f"{verdict.deny_message()}\n{reason}"
+        decision = await self._record(scope, request, approved, reason, by)
+        return approved, "" if approved else decision.deny_message()
 
     async def _decide(
         self, request: ApprovalRequest, ctx: ToolContext, caller: _Caller | None
@@ -720,7 +736,8 @@ class SonderaHarnessPlugin(BasePlugin):
 
     async def _record(
         self, scope: Scope, request: ApprovalRequest, approved: bool, reason: str, by: Actor
-    ) -> None:
+    ) -> Adjudicated:
+        """Records the decision on an escalation, with who made it."""
         decision = Adjudicated(
             Decision.ALLOW if approved else Decision.DENY,
             mode=request.verdict.mode,
@@ -735,3 +752,4 @@ class SonderaHarnessPlugin(BasePlugin):
             actor=by,
             provider_call_id=request.function_call_id,
         )
+        return decision
