@@ -637,13 +637,13 @@ class SonderaHarnessPlugin(BasePlugin):
                 by = grant.get("granted_by") or {"kind": "system", "id": "sondera-adk"}
                 await self._record(scope, request, True, reason, Actor.from_dict(by))
                 return True, ""
-        decision = await self._decide(request, ctx, caller)
-        if decision is None:
+        answer = await self._decide(request, ctx, caller)
+        if answer is None:
             return False, (
                 f"{verdict.deny_message()}\nWaiting for the user's confirmation: the call runs "
                 "once it is approved."
             )
-        approval, by, reason = decision
+        approval, by, reason = answer
         if approval.grant_scope is not None:
             if shape is None:
                 reason += (
@@ -653,8 +653,8 @@ class SonderaHarnessPlugin(BasePlugin):
                 await self._grant(scope, shape, approval.grant_scope, by)
                 reason += f"; covers {_native.describe_shape(shape)}"
         approved = approval is not Approval.DENY
-        decision = await self._record(scope, request, approved, reason, by)
-        return approved, "" if approved else decision.deny_message()
+        recorded = await self._record(scope, request, approved, reason, by)
+        return approved, "" if approved else recorded.deny_message()
 
     async def _decide(
         self, request: ApprovalRequest, ctx: ToolContext, caller: _Caller | None
