@@ -16,6 +16,7 @@ use sondera_policy::{HostAllowlist, PolicyEngine, Workspace};
 use tokio::sync::Mutex;
 
 use crate::HarnessError;
+use crate::awaitable::awaitable;
 use crate::convert::{from_py, to_py};
 use crate::model::{Actor, Adjudicated, Agent, Event};
 
@@ -66,7 +67,7 @@ impl NativeHarness {
     {
         let scope = self.scope.clone();
         let published = self.published.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        awaitable(py, async move {
             let mut harness = scope.lock().await;
             let result = work(&mut harness).await;
             if let Ok(mut p) = published.lock() {
@@ -317,7 +318,7 @@ impl NativeHarness {
     ) -> PyResult<Bound<'py, PyAny>> {
         let shape: model::ActionShape = from_py(shape, "action shape")?;
         let scope = self.scope.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        awaitable(py, async move {
             let grant = scope
                 .lock()
                 .await

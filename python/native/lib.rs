@@ -13,6 +13,7 @@
 //! The Python package wraps this module; it is not a public interface of
 //! its own.
 
+mod awaitable;
 mod convert;
 mod harness;
 mod model;
@@ -138,6 +139,7 @@ fn admit_provider_call_id(adapter: &str, value: Option<String>) -> PyResult<Opti
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     model::register(module)?;
     module.add_class::<harness::NativeHarness>()?;
+    module.add_class::<awaitable::Ready>()?;
     module.add("HarnessError", module.py().get_type::<HarnessError>())?;
     module.add_function(wrap_pyfunction!(classify_tool_call, module)?)?;
     module.add_function(wrap_pyfunction!(observation_for, module)?)?;
