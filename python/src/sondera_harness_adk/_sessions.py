@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import itertools
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,7 +65,6 @@ class Scope:
     key: SessionKey
     harness: Harness
     tree: AgentTree
-    last_used: int
     phase: Phase = Phase.FRESH
     quarantine_reason: str = ""
     leases: dict[str, Invocation] = field(default_factory=dict)
@@ -102,8 +101,8 @@ class Sessions:
         self.capacity = capacity
         self._issue = issue
         self._timeout = timeout
-        self._scopes: dict[SessionKey, Scope] = {}
-        self._clock = itertools.count(1)
+        # Least recently used first: an eviction takes the first idle scope.
+        self._scopes: OrderedDict[SessionKey, Scope] = OrderedDict()
         self._closing = False
         self._settled: asyncio.Event | None = None
 
@@ -163,32 +162,34 @@ class Sessions:
                     await self._wait_settled()
                     continue
                 scope.check_usable()
-                scope.last_used = next(self._clock)
+                self._scopes.move_to_end(key)
                 scope.leases.setdefault(invocation_id, Invocation())
                 await self._start(scope, invocation_id)
                 return scope
             if len(self._scopes) >= self.capacity:
                 await self._make_room()
                 continue
-            scope = Scope(key, self._issue(), tree, next(self._clock))
+            scope = Scope(key, self._issue(), tree)
             scope.leases[invocation_id] = Invocation()
             self._scopes[key] = scope
             await self._start(scope, invocation_id)
             return scope
 
     async def _make_room(self) -> None:
-        idle = [s for s in self._scopes.values() if not s.leases and s.phase is not Phase.ENDING]
-        if idle:
-            victim = min(idle, key=lambda s: s.last_used)
-            victim.phase = Phase.ENDING
-            error = await self._end(victim)
-            if error is not None:
-                raise PluginError(
-                    f"could not end the trajectory of idle session {describe(victim.key)} "
-                    f"to make room: {error}"
-                ) from error
-            return
-        if any(s.phase is Phase.ENDING for s in self._scopes.values()):
+        ending = False
+        for victim in self._scopes.values():
+            if victim.phase is Phase.ENDING:
+                ending = True
+            elif not victim.leases:
+                victim.phase = Phase.ENDING
+                error = await self._end(victim)
+                if error is not None:
+                    raise PluginError(
+                        f"could not end the trajectory of idle session {describe(victim.key)} "
+                        f"to make room: {error}"
+                    ) from error
+                return
+        if ending:
             await self._wait_settled()
             return
         raise PluginError(

@@ -10,6 +10,7 @@ custom agents) and the tools it owns.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from google.adk.tools.function_tool import FunctionTool
 
 from sondera_harness_adk.model import (
     Agent,
+    ExecutionAttribution,
     ReActAgentCard,
     ReActSubAgentDescriptor,
     Tool,
@@ -46,6 +48,11 @@ class Node:
     path: tuple[str, ...]
     agent_tool_parent: str | None = None
     """For an agent run as a tool, the agent whose tool it is."""
+
+    @functools.cached_property
+    def attribution(self) -> ExecutionAttribution:
+        """What the events this agent executes record about it."""
+        return ExecutionAttribution(agent_name=self.name, agent_path=list(self.path))
 
 
 @dataclass(frozen=True)

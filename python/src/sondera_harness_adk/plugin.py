@@ -63,7 +63,6 @@ from sondera_harness_adk.model import (
     Decision,
     Event,
     EventPayload,
-    ExecutionAttribution,
     Prompt,
     admit_provider_call_id,
 )
@@ -333,7 +332,7 @@ class SonderaHarnessPlugin(BasePlugin):
                 trajectory_id,
                 payload,
                 actor=actor,
-                execution=ExecutionAttribution(agent_name=node.name, agent_path=list(node.path)),
+                execution=node.attribution,
                 provider_call_id=provider_call_id,
             )
             verdict: Adjudicated = await self._call(step, scope.harness.adjudicate(event))
