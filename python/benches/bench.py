@@ -2,6 +2,8 @@
 
     python python/benches/bench.py adjudicate   # one adjudication through LocalHarness
     python python/benches/bench.py turn         # one ADK turn, with and without the plugin
+    python python/benches/bench.py plain N      # N turns without the plugin (for callgrind)
+    python python/benches/bench.py governed N   # N turns with it
 
 `adjudicate` times `await LocalHarness.adjudicate(event)` (built-in packs,
 in-memory store, one open trajectory) on the peer fixture's events; the same
@@ -106,7 +108,15 @@ async def turn(runs: int) -> None:
     print(f"turn with plugin:    {g:.0f} us median ({g / p:.2f}x)")
 
 
+async def turns_only(runs: int, governed: bool) -> None:
+    """Runs the turns and nothing else: for instruction counts under callgrind."""
+    await turns(runs, governed)
+
+
 if __name__ == "__main__":
     kind = sys.argv[1] if len(sys.argv) > 1 else "adjudicate"
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
-    asyncio.run({"adjudicate": adjudicate, "turn": turn}[kind](count))
+    if kind in ("plain", "governed"):
+        asyncio.run(turns_only(count, governed=kind == "governed"))
+    else:
+        asyncio.run({"adjudicate": adjudicate, "turn": turn}[kind](count))
