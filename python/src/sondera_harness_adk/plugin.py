@@ -445,35 +445,39 @@ class SonderaHarnessPlugin(BasePlugin):
         return None if verdict.is_allowed else self._model_says(verdict.deny_message())
 
     @staticmethod
-    def _model_says(message: str) -> LlmResponse:
+    def _model_says(message: str, *, partial: bool | None = None) -> LlmResponse:
         return LlmResponse(
             content=genai_types.Content(role="model", parts=[genai_types.Part(text=message)]),
-            turn_complete=True,
+            partial=partial,
+            turn_complete=None if partial else True,
         )
 
     async def after_model_callback(
         self, *, callback_context: CallbackContext, llm_response: LlmResponse
     ) -> LlmResponse | None:
         """The model's answer, judged as an assistant prompt; replaced, calls
-        and all, when blocked."""
-        if llm_response.partial:
-            return None
+        and all, when blocked. A streamed answer is judged chunk by chunk as
+        ADK streams it, so a blocked chunk never reaches the client, and then
+        whole."""
         try:
             scope, state = self._leased(callback_context)
             text = _text_of(llm_response.content)
             if not text or text == state.last_assistant_prompt:
                 return None
+            step = "the streamed model response" if llm_response.partial else "the model response"
             verdict = await self._judge(
-                scope, callback_context.agent_name, "the model response", Prompt.assistant(text)
+                scope, callback_context.agent_name, step, Prompt.assistant(text)
             )
         except PluginError as error:
-            return self._model_says(str(error))
+            return self._model_says(str(error), partial=llm_response.partial)
         if verdict.is_allowed:
-            state.last_assistant_prompt = text
+            if not llm_response.partial:
+                state.last_assistant_prompt = text
             return None
         message = verdict.deny_message()
-        state.last_assistant_prompt = message
-        return self._model_says(message)
+        if not llm_response.partial:
+            state.last_assistant_prompt = message
+        return self._model_says(message, partial=llm_response.partial)
 
     async def on_model_error_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception

@@ -43,6 +43,8 @@ class ScriptedLlm(BaseLlm):
     """Each model call takes the next turn: text, or function calls.
 
     ``script`` may also be a callable that picks the turn from the request.
+    When ADK streams (``StreamingMode.SSE``), a text turn arrives as one
+    partial chunk per line, then the whole text.
     """
 
     model: str = "scripted"
@@ -61,4 +63,7 @@ class ScriptedLlm(BaseLlm):
         else:
             turn = "done"
         self.calls += 1
+        if stream and isinstance(turn, str):
+            for line in turn.splitlines(keepends=True):
+                yield LlmResponse(content=_content(line, self.calls), partial=True)
         yield LlmResponse(content=_content(turn, self.calls), turn_complete=True)
