@@ -553,3 +553,40 @@ async def test_a_streamed_answer_is_judged_chunk_by_chunk(governed: Any) -> None
     assert final and all(t.startswith("Sondera Harness blocked this step") for t in final)
     assert plugin.active_leases() == []
     await runner.close()
+
+
+async def test_transfers_are_judged_and_the_sub_agent_attributed() -> None:
+    from google.adk.runners import InMemoryRunner
+
+    helper = LlmAgent(
+        name="billing",
+        description="Handles invoices.",
+        model=ScriptedLlm(script=[("bash", {"command": "ls invoices"}), "invoice sent"]),
+        instruction="You handle billing.",
+        tools=[bash],
+    )
+    root = LlmAgent(
+        name="frontdesk",
+        model=ScriptedLlm(script=[("transfer_to_agent", {"agent_name": "billing"})]),
+        instruction="Route requests.",
+        sub_agents=[helper],
+    )
+    recording = Recording()
+    plugin = SonderaHarnessPlugin(recording)
+    runner = InMemoryRunner(agent=root, app_name="app", plugins=[plugin])
+    session = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
+    await turn(runner, session, "send my invoice")
+    scope = plugin._sessions.scope(("app", "alice", session))
+    assert scope is not None
+    card = scope.tree.principal.card.react_card
+    assert "transfer_to_agent" in {t.name for t in card.tools}
+    [billing] = card.sub_agents
+    assert (billing.collaboration_mode, billing.description) == ("transfer", "Handles invoices.")
+    events = scope.harness.events  # type: ignore[attr-defined]
+    calls = [
+        (e.event.tool if e.event_type == "tool_call" else e.event.command, e.execution.agent_name)
+        for e in events
+        if e.event_type in ("tool_call", "shell_command")
+    ]
+    assert calls == [("transfer_to_agent", "frontdesk"), ("ls invoices", "billing")]
+    await runner.close()
