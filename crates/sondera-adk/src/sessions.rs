@@ -443,36 +443,28 @@ impl Sessions {
         active(&self.registry.lock())
     }
 
-    /// Stops taking new work and finalizes every idle scope.
+    /// Stops taking new work and finalizes every idle scope, waiting for
+    /// scopes an eviction is ending. Refused, changing nothing, while
+    /// invocations hold leases.
     pub(crate) async fn close(&self) -> Result<(), CloseError> {
-        let idle: Vec<Arc<SessionScope>> = {
-            let mut registry = self.registry.lock();
-            registry.closing = true;
-            let leases = active(&registry);
-            if !leases.is_empty() {
-                return Err(CloseError::LeasesActive(LeaseList(leases)));
-            }
-            registry
-                .scopes
-                .values()
-                .filter(|scope| {
-                    let mut state = scope.state.lock();
-                    if state.phase == Phase::Ending {
-                        return false;
-                    }
-                    state.phase = Phase::Ending;
-                    true
-                })
-                .cloned()
-                .collect()
-        };
+        let mut tried = std::collections::HashSet::new();
         let mut failures = Vec::new();
-        for scope in idle {
-            let result = end(&scope).await;
-            self.settle(&scope, &result);
-            if let Err(source) = result {
-                failures.push((scope.key.clone(), source));
+        loop {
+            let settled = self.settled.notified();
+            tokio::pin!(settled);
+            settled.as_mut().enable();
+            let (idle, ending) = self.begin_closing(&mut tried)?;
+            for scope in idle {
+                let result = end(&scope).await;
+                self.settle(&scope, &result);
+                if let Err(source) = result {
+                    failures.push((scope.key.clone(), source));
+                }
             }
+            if !ending {
+                break;
+            }
+            settled.await;
         }
         failures.sort_by(|a, b| a.0.cmp(&b.0));
         if failures.is_empty() {
@@ -480,6 +472,32 @@ impl Sessions {
         } else {
             Err(CloseError::Finalize(failures))
         }
+    }
+
+    /// Marks the registry closing unless leases are held, and takes the
+    /// idle scopes not yet tried; says whether an eviction is still ending one.
+    fn begin_closing(
+        &self,
+        tried: &mut std::collections::HashSet<SessionKey>,
+    ) -> Result<(Vec<Arc<SessionScope>>, bool), CloseError> {
+        let mut registry = self.registry.lock();
+        let leases = active(&registry);
+        if !leases.is_empty() {
+            return Err(CloseError::LeasesActive(LeaseList(leases)));
+        }
+        registry.closing = true;
+        let mut ending = false;
+        let mut idle = Vec::new();
+        for scope in registry.scopes.values() {
+            let mut state = scope.state.lock();
+            if state.phase == Phase::Ending {
+                ending = true;
+            } else if tried.insert(scope.key.clone()) {
+                state.phase = Phase::Ending;
+                idle.push(scope.clone());
+            }
+        }
+        Ok((idle, ending))
     }
 
     /// How many scopes exist, for tests and diagnostics.

@@ -287,20 +287,73 @@ async fn close_waits_for_running_invocations_and_then_ends_every_session() {
         }
         other => panic!("{other:?}"),
     }
-    let refused = fixture.turn("cy", "new", "hi").await;
-    assert!(refused.errors.join("").contains("closing"), "{refused:?}");
+    // A refused close changes nothing: new sessions start, and the running
+    // invocation goes on to its next step.
+    let accepted = fixture.turn("cy", "new", "hi").await;
+    assert!(accepted.errors.is_empty(), "{accepted:?}");
 
     gate.add_permits(1);
-    running.await.unwrap();
+    let finished = running.await.unwrap();
+    assert!(finished.errors.is_empty(), "{finished:?}");
     let a = fixture
         .sondera
         .trajectory_id(&Fixture::key("ana", "a"))
         .await
         .unwrap();
+    let new = fixture
+        .sondera
+        .trajectory_id(&Fixture::key("cy", "new"))
+        .await
+        .unwrap();
     fixture.sondera.close().await.unwrap();
     assert_eq!(fixture.sondera.session_scopes(), 0);
-    assert_eq!(status(&fixture, &idle).await, TrajectoryStatus::Completed);
+    for trajectory in [idle, a, new] {
+        assert_eq!(
+            status(&fixture, &trajectory).await,
+            TrajectoryStatus::Completed
+        );
+    }
+    let refused = fixture.turn("dee", "late", "hi").await;
+    assert!(refused.errors.join("").contains("closing"), "{refused:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_waits_for_a_session_an_eviction_is_ending() {
+    let fixture = Arc::new(Fixture::new(|b| b.max_session_scopes(1), echo));
+    fixture.turn("ana", "a", "hi").await;
+    let a = fixture
+        .sondera
+        .trajectory_id(&Fixture::key("ana", "a"))
+        .await
+        .unwrap();
+    set(&fixture.switch.hold_completed, true);
+    let evicting = {
+        let fixture = fixture.clone();
+        tokio::spawn(async move { fixture.turn("ana", "b", "hi").await })
+    };
+    until(|| {
+        fixture
+            .switch
+            .held
+            .load(std::sync::atomic::Ordering::SeqCst)
+            > 0
+    })
+    .await;
+    let closing = {
+        let fixture = fixture.clone();
+        tokio::spawn(async move { fixture.sondera.close().await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !closing.is_finished(),
+        "close waits while a scope is ending"
+    );
+    set(&fixture.switch.hold_completed, false);
+    closing.await.unwrap().unwrap();
     assert_eq!(status(&fixture, &a).await, TrajectoryStatus::Completed);
+    let evicting = evicting.await.unwrap();
+    assert!(evicting.errors.join("").contains("closing"), "{evicting:?}");
+    assert_eq!(fixture.sondera.session_scopes(), 0);
 }
 
 #[tokio::test]
