@@ -440,9 +440,9 @@ impl Governor {
                 provider_call_id.clone(),
             )
             .await?;
-        let runs = match verdict.decision {
-            Decision::Allow => true,
-            Decision::Deny => false,
+        let (runs, verdict) = match verdict.decision {
+            Decision::Allow => (true, verdict),
+            Decision::Deny => (false, verdict),
             Decision::Escalate => {
                 let request = ApprovalRequest {
                     session: scope.key.clone(),
@@ -452,9 +452,10 @@ impl Governor {
                     function_call_id: provider_call_id.clone(),
                     shape: action_shape(&action),
                     action: action.clone(),
-                    verdict: verdict.clone(),
+                    verdict,
                 };
-                self.escalate(&scope, request).await?
+                let decision = self.escalate(&scope, request).await?;
+                (decision.is_allowed(), decision)
             }
         };
         let pending = if runs {
@@ -520,12 +521,13 @@ impl Governor {
     }
 
     /// Settles an escalated tool call: a standing grant, the configured
-    /// mode, or a person's decision; records the outcome with who made it.
+    /// mode, or a person's decision; records the outcome with who made it
+    /// and returns it, so a declined call tells the model who declined it.
     async fn escalate(
         &self,
         scope: &SessionScope,
         request: ApprovalRequest,
-    ) -> Result<bool, PluginError> {
+    ) -> Result<Adjudicated, PluginError> {
         if let Some(shape) = &request.shape {
             let granted = {
                 let mut harness = scope.harness.lock().await;
@@ -572,7 +574,7 @@ impl Governor {
         request: &ApprovalRequest,
         approval: Approval,
         by: Actor,
-    ) -> Result<bool, PluginError> {
+    ) -> Result<Adjudicated, PluginError> {
         let mut reason = format!("{} by {}", approval.as_str(), by.id);
         if let Some(grant_scope) = approval.grant_scope() {
             match &request.shape {
@@ -598,7 +600,7 @@ impl Governor {
         approved: bool,
         reason: String,
         by: Actor,
-    ) -> Result<bool, PluginError> {
+    ) -> Result<Adjudicated, PluginError> {
         let mut decision = if approved {
             Adjudicated::allow(request.verdict.mode, reason)
         } else {
@@ -609,12 +611,12 @@ impl Governor {
             scope,
             &request.agent,
             "the escalation decision",
-            Payload::Adjudicated(decision),
+            Payload::Adjudicated(decision.clone()),
             Some(by),
             request.function_call_id.clone(),
         )
         .await?;
-        Ok(approved)
+        Ok(decision)
     }
 }
 

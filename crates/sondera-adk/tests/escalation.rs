@@ -148,7 +148,11 @@ async fn a_refused_escalation_does_not_run() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(error.contains("requires approval"), "{error}");
+    assert!(
+        error.starts_with("Sondera Harness blocked this step: denied by ana-approver"),
+        "{error}"
+    );
+    assert!(!error.contains("requires approval"), "{error}");
     let recorded = decisions(&fixture.trajectory("ana", "s1").await);
     assert_eq!(recorded[0].0, Decision::Deny);
     assert_eq!(recorded[0].1.id, "ana-approver");
