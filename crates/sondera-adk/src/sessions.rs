@@ -384,17 +384,46 @@ impl Sessions {
                 Ok(())
             }
             Err(source) => {
-                let mut state = scope.state.lock();
-                state.leases.remove(invocation);
-                if let Some(id) = harness.trajectory_id() {
-                    state.phase =
-                        Phase::Quarantined(format!("starting trajectory {id} failed: {source}"));
-                }
+                let published = harness.trajectory_id().map(str::to_string);
+                drop(harness);
+                self.abandon_start(scope, invocation, published, &source);
                 Err(PluginError::Initialize {
                     session: scope.key.clone(),
                     source: Box::new(source),
                 })
             }
+        }
+    }
+
+    /// After a failed start: a scope whose harness may hold a trajectory is
+    /// quarantined; one that provably holds none is removed once no other
+    /// invocation leases it, so it does not keep capacity.
+    fn abandon_start(
+        &self,
+        scope: &Arc<SessionScope>,
+        invocation: &str,
+        published: Option<String>,
+        source: &HarnessError,
+    ) {
+        let mut registry = self.registry.lock();
+        let mut state = scope.state.lock();
+        state.leases.remove(invocation);
+        match published {
+            Some(id) => {
+                state.phase =
+                    Phase::Quarantined(format!("starting trajectory {id} failed: {source}"));
+            }
+            None if state.leases.is_empty() && state.phase == Phase::Fresh => {
+                drop(state);
+                if registry
+                    .scopes
+                    .get(&scope.key)
+                    .is_some_and(|s| Arc::ptr_eq(s, scope))
+                {
+                    registry.scopes.remove(&scope.key);
+                }
+            }
+            None => {}
         }
     }
 

@@ -481,3 +481,80 @@ async fn an_agent_whose_tree_was_never_registered_is_refused() {
     );
     assert_eq!(fixture.sondera.session_scopes(), 0);
 }
+
+/// A harness whose `initialize` fails before it publishes a trajectory id.
+struct RefusesToStart(Box<dyn Harness>);
+
+#[async_trait::async_trait]
+impl Harness for RefusesToStart {
+    async fn initialize(
+        &mut self,
+        _agent: Option<sondera_model::Agent>,
+        _session_id: Option<String>,
+    ) -> Result<String, sondera_harness::HarnessError> {
+        Err(sondera_harness::HarnessError::Config(
+            "the server is read-only".into(),
+        ))
+    }
+    async fn resume(
+        &mut self,
+        trajectory_id: &str,
+        agent: Option<sondera_model::Agent>,
+    ) -> Result<(), sondera_harness::HarnessError> {
+        self.0.resume(trajectory_id, agent).await
+    }
+    async fn finalize(
+        &mut self,
+        summary: Option<String>,
+    ) -> Result<(), sondera_harness::HarnessError> {
+        self.0.finalize(summary).await
+    }
+    async fn fail(&mut self, reason: &str) -> Result<(), sondera_harness::HarnessError> {
+        self.0.fail(reason).await
+    }
+    async fn adjudicate(
+        &mut self,
+        event: sondera_model::Event,
+    ) -> Result<sondera_model::Adjudicated, sondera_harness::HarnessError> {
+        self.0.adjudicate(event).await
+    }
+    async fn grant(
+        &mut self,
+        grant: sondera_model::Grant,
+    ) -> Result<(), sondera_harness::HarnessError> {
+        self.0.grant(grant).await
+    }
+    async fn granted(
+        &mut self,
+        shape: &sondera_model::ActionShape,
+    ) -> Result<Option<sondera_model::Grant>, sondera_harness::HarnessError> {
+        self.0.granted(shape).await
+    }
+    fn trajectory_id(&self) -> Option<&str> {
+        self.0.trajectory_id()
+    }
+    fn agent(&self) -> Option<&sondera_model::Agent> {
+        self.0.agent()
+    }
+    fn new_scope(&self) -> Box<dyn Harness> {
+        Box::new(RefusesToStart(self.0.new_scope()))
+    }
+}
+
+#[tokio::test]
+async fn a_start_that_failed_before_any_trajectory_existed_leaves_no_scope() {
+    let store: Arc<dyn TrajectoryStore> = Arc::new(sondera_store::MemoryStore::new());
+    let refusing = RefusesToStart(Box::new(harness(store)));
+    let fixture = Fixture::new(
+        move |_| SonderaHarnessPlugin::builder(refusing).max_session_scopes(1),
+        echo,
+    );
+    let failed = fixture.turn("ana", "a", "hi").await;
+    assert!(
+        failed.errors.join("").contains("the server is read-only"),
+        "{failed:?}"
+    );
+    assert_eq!(fixture.sondera.session_scopes(), 0);
+    assert!(fixture.sondera.active_leases().is_empty());
+    fixture.sondera.close().await.unwrap();
+}
