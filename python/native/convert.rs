@@ -15,10 +15,10 @@ pub(crate) fn to_py<'py, T: Serialize + ?Sized>(
     pythonize::pythonize(py, value).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// How deep Python data may nest to be read: what the JSON wire format's
-/// reader accepts, so whatever is accepted here can be read back, and far
-/// below what would exhaust the stack of the recursive conversion.
-pub(crate) const MAX_NESTING: usize = 128;
+// How deep Python data may nest to be read: what the wire format's JSON
+// reader accepts, far below what would exhaust the stack of the recursive
+// conversion.
+use sondera_model::MAX_JSON_DEPTH as MAX_NESTING;
 
 /// Plain Python data read as a `T`; `what` names the value in the error.
 pub(crate) fn from_py<T: DeserializeOwned>(value: &Bound<'_, PyAny>, what: &str) -> PyResult<T> {

@@ -10,8 +10,8 @@ use parking_lot::RwLock;
 use serde_json::{Value, json};
 use sondera_guard::{ToolOutcome, action_shape, classify_tool_call, observation_for};
 use sondera_model::{
-    Actor, Adapter, Adjudicated, Decision, ExecutionAttribution, Grant, Payload, PromptRole,
-    admit_provider_call_id,
+    Actor, Adapter, Adjudicated, Decision, ExecutionAttribution, Grant, MAX_JSON_DEPTH, Payload,
+    PromptRole, admit_provider_call_id, json_depth_exceeds,
 };
 
 use crate::error::PluginError;
@@ -82,6 +82,13 @@ fn code_field<'a>(value: &'a Value, field: &str) -> Option<&'a str> {
             .values()
             .find_map(|inner| inner.get(field).and_then(Value::as_str))
     })
+}
+
+/// The stand-in for a value nested too deep to judge or record.
+fn too_deep(what: &str) -> Value {
+    json!({ "error": format!(
+        "Sondera Harness blocked this step: the {what} nested more than {MAX_JSON_DEPTH} levels deep, past what can be judged and recorded"
+    ) })
 }
 
 fn blocked_result(verdict: &Adjudicated) -> Value {
@@ -394,6 +401,14 @@ impl Governor {
                 _ => None,
             });
         for (args, provider_call_id) in transfers {
+            if json_depth_exceeds(args, MAX_JSON_DEPTH) {
+                let mut blocked = Adjudicated::deny(
+                    sondera_model::Mode::Govern,
+                    format!("the hand-off's arguments nest more than {MAX_JSON_DEPTH} levels deep"),
+                );
+                blocked.policies.clear();
+                return Ok(Some(blocked));
+            }
             let action = classify(TRANSFER_TOOL, args, provider_call_id.as_deref());
             let verdict = self
                 .judge(
@@ -420,6 +435,9 @@ impl Governor {
         args: &Value,
     ) -> Result<ToolGate, PluginError> {
         let scope = self.leased(ctx)?;
+        if json_depth_exceeds(args, MAX_JSON_DEPTH) {
+            return Ok(ToolGate::Blocked(too_deep("tool call's arguments")));
+        }
         let invocation = ctx.invocation_id();
         let key = call_key(tool, args);
         let provider_call_id = scope.with_invocation(invocation, |s| {
@@ -486,6 +504,14 @@ impl Governor {
         result: Value,
     ) -> Result<Value, PluginError> {
         let scope = self.leased(ctx)?;
+        if json_depth_exceeds(args, MAX_JSON_DEPTH) {
+            // The before-tool gate blocked this call, so the result is its
+            // own stand-in, never the tool's.
+            return Ok(result);
+        }
+        if json_depth_exceeds(&result, MAX_JSON_DEPTH) {
+            return Ok(too_deep("tool result, which was withheld,"));
+        }
         let key = call_key(tool, args);
         let pending = scope.with_invocation(ctx.invocation_id(), |s| {
             s.pending.get_mut(&key).and_then(|calls| calls.pop_front())
@@ -630,10 +656,15 @@ fn remember_calls(
         .into_iter()
         .flat_map(|c| &c.parts)
         .filter_map(|part| match part {
-            Part::FunctionCall { name, args, id, .. } => Some((
-                call_key(name, args),
-                admit_provider_call_id(Adapter::Adk, id.clone()),
-            )),
+            // Arguments too deep to serialise get no key: the tool gate blocks them.
+            Part::FunctionCall { name, args, id, .. }
+                if !json_depth_exceeds(args, MAX_JSON_DEPTH) =>
+            {
+                Some((
+                    call_key(name, args),
+                    admit_provider_call_id(Adapter::Adk, id.clone()),
+                ))
+            }
             _ => None,
         });
     let calls: Vec<_> = calls.collect();

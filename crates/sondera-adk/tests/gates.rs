@@ -283,3 +283,32 @@ async fn a_tool_error_is_judged_as_an_error_with_its_text_read() {
         assert_eq!(output.adjudication.as_ref().unwrap().is_allowed(), !blocked);
     }
 }
+
+/// Arguments nested `levels` objects deep, built by moves (no recursion).
+fn nested_arguments(levels: usize) -> serde_json::Value {
+    let mut value = json!("rm -rf ~");
+    for _ in 0..levels {
+        let mut object = serde_json::Map::new();
+        object.insert("command".into(), value);
+        value = serde_json::Value::Object(object);
+    }
+    value
+}
+
+// 300 levels: past what can be recorded and read back, within what the
+// adk-rust runner itself survives (it clones responses recursively).
+#[tokio::test]
+async fn arguments_too_deep_to_read_are_blocked_before_anything_recurses_into_them() {
+    let (fixture, shell) = shell_fixture(|text| match text {
+        "deep" => vec![(Some("deep-1"), "run_shell", nested_arguments(300))],
+        _ => vec![],
+    });
+    let turn = fixture.turn("ana", "s1", "deep").await;
+    assert_eq!(shell.runs(), 0);
+    let error = turn.result("run_shell")["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("nested more than 128"), "{error}");
+    assert!(turn.said("done"), "{turn:?}");
+}

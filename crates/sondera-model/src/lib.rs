@@ -24,6 +24,7 @@ mod agent;
 mod call_id;
 mod event;
 mod grant;
+mod nesting;
 mod payload;
 mod state;
 
@@ -37,6 +38,7 @@ pub use event::{
     Actor, ActorKind, Causality, Event, EventDecodeError, ExecutionAttribution, event_json_schema,
 };
 pub use grant::{ActionShape, CommandShape, Grant, GrantScope};
+pub use nesting::{MAX_JSON_DEPTH, json_depth_exceeds};
 pub use payload::{FileOperationKind, Payload, PayloadCategory, PromptRole};
 pub use state::{
     MAX_PENDING_CALLS, MAX_TOOLS_USED, MAX_UNTRUSTED_COMMANDS, PendingCall, TrajectoryState,

@@ -1,0 +1,72 @@
+//! How deep free-form JSON (tool arguments, outputs) may nest.
+//!
+//! Serialising, cloning and dropping a `serde_json::Value` recurse once per
+//! level, so a value nested thousands deep exhausts the stack wherever it is
+//! touched. Integrations check values against [`MAX_JSON_DEPTH`] with
+//! [`json_depth_exceeds`], which does not recurse, before anything else
+//! touches them.
+
+use serde_json::Value;
+
+/// The nesting the wire format's JSON reader accepts (serde_json's limit):
+/// a value nested deeper could be written but never read back.
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// Whether `value` nests more than `limit` arrays and objects deep.
+pub fn json_depth_exceeds(value: &Value, limit: usize) -> bool {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((item, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match item {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(fields) => Box::new(fields.values()),
+            _ => continue,
+        };
+        if depth >= limit {
+            return true;
+        }
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// `levels` objects, each holding an array holding the next (by moves:
+    /// `json!` would copy the inner value, recursively).
+    fn nested(levels: usize) -> Value {
+        let mut value = Value::from("leaf");
+        for _ in 0..levels / 2 {
+            let mut object = serde_json::Map::new();
+            object.insert("a".into(), Value::Array(vec![value]));
+            value = Value::Object(object);
+        }
+        value
+    }
+
+    #[test]
+    fn counts_arrays_and_objects() {
+        assert!(!json_depth_exceeds(&json!("text"), 0));
+        assert!(!json_depth_exceeds(&json!({"a": 1}), 1));
+        assert!(json_depth_exceeds(&json!({"a": [1]}), 1));
+        assert!(!json_depth_exceeds(&nested(128), 128));
+        assert!(json_depth_exceeds(&nested(130), 128));
+    }
+
+    #[test]
+    fn deep_values_are_measured_without_recursing() {
+        let deep = nested(50_000);
+        assert!(json_depth_exceeds(&deep, MAX_JSON_DEPTH));
+        // Dropping it recursively would overflow the stack; take it apart.
+        let mut value = deep;
+        while let Value::Object(mut fields) = value {
+            let Some(Value::Array(mut items)) = fields.remove("a") else {
+                break;
+            };
+            value = items.pop().unwrap_or(Value::Null);
+        }
+    }
+}
