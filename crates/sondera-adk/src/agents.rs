@@ -98,14 +98,17 @@ impl GovernedLlmAgentBuilder {
             .description(&self.description)
             .instruction(&self.instruction)
             .model(model.clone())
-            .before_callback(before_agent(governor.clone()))
-            .after_model_callback(response_chunk(governor.clone()))
-            .after_callback(after_agent(governor.clone()))
+            .before_callback(before_agent(governor.clone(), self.name.clone()))
+            .after_model_callback(response_chunk(governor.clone(), self.name.clone()))
+            .after_callback(after_agent(governor.clone(), self.name.clone()))
             .on_tool_error(Box::new(|ctx, tool, _args, error| {
                 tracing::warn!(agent = ctx.agent_name(), tool = tool.name(), %error, "tool failed; ADK handles the error");
                 Box::pin(async { Ok(None) })
             }))
-            .enhanced_plugin(Arc::new(AgentGate { governor }));
+            .enhanced_plugin(Arc::new(AgentGate {
+                governor,
+                agent: self.name.clone(),
+            }));
         for tool in &self.tools {
             builder = builder.tool(tool.clone());
         }
@@ -128,31 +131,37 @@ impl GovernedLlmAgentBuilder {
     }
 }
 
-fn before_agent(governor: Arc<Governor>) -> adk_core::BeforeAgentCallback {
+// adk-rust reports the workflow agent as the context's agent inside
+// sequential, parallel and loop agents, so every gate is told the name of
+// the LLM agent it was installed on.
+
+fn before_agent(governor: Arc<Governor>, agent: String) -> adk_core::BeforeAgentCallback {
     Box::new(move |ctx| {
         let governor = governor.clone();
+        let agent = agent.clone();
         Box::pin(async move {
-            governor.lease_for_agent(ctx.as_ref()).await?;
+            governor.lease_for_agent(ctx.as_ref(), &agent).await?;
             Ok(None)
         })
     })
 }
 
-fn response_chunk(governor: Arc<Governor>) -> adk_core::AfterModelCallback {
+fn response_chunk(governor: Arc<Governor>, agent: String) -> adk_core::AfterModelCallback {
     Box::new(move |ctx, chunk| {
         let governor = governor.clone();
+        let agent = agent.clone();
         Box::pin(async move {
             let (chunk, replaced) = governor
-                .after_model(ctx.as_ref(), chunk, ResponseStage::Chunk)
+                .after_model(ctx.as_ref(), &agent, chunk, ResponseStage::Chunk)
                 .await?;
             Ok(replaced.then_some(chunk))
         })
     })
 }
 
-fn after_agent(governor: Arc<Governor>) -> adk_core::AfterAgentCallback {
+fn after_agent(governor: Arc<Governor>, agent: String) -> adk_core::AfterAgentCallback {
     Box::new(move |ctx| {
-        governor.release_agent(ctx.as_ref());
+        governor.release_agent(ctx.as_ref(), &agent);
         Box::pin(async { Ok(None) })
     })
 }
@@ -162,6 +171,7 @@ fn after_agent(governor: Arc<Governor>) -> adk_core::AfterAgentCallback {
 /// they will actually be used.
 struct AgentGate {
     governor: Arc<Governor>,
+    agent: String,
 }
 
 #[async_trait]
@@ -181,7 +191,11 @@ impl EnhancedPlugin for AgentGate {
         _plugin_ctx: &PluginContext,
     ) -> adk_core::Result<BeforeModelCallResult> {
         Ok(
-            match self.governor.before_model(ctx.as_ref(), &request).await? {
+            match self
+                .governor
+                .before_model(ctx.as_ref(), &self.agent, &request)
+                .await?
+            {
                 Some(response) => BeforeModelCallResult::ShortCircuit(response),
                 None => BeforeModelCallResult::Continue(request),
             },
@@ -196,7 +210,7 @@ impl EnhancedPlugin for AgentGate {
     ) -> adk_core::Result<AfterModelCallResult> {
         let (response, _) = self
             .governor
-            .after_model(ctx.as_ref(), response, ResponseStage::Whole)
+            .after_model(ctx.as_ref(), &self.agent, response, ResponseStage::Whole)
             .await?;
         Ok(AfterModelCallResult::Continue(response))
     }
@@ -211,7 +225,7 @@ impl EnhancedPlugin for AgentGate {
         Ok(
             match self
                 .governor
-                .before_tool(ctx.as_ref(), tool.name(), &args)
+                .before_tool(ctx.as_ref(), &self.agent, tool.name(), &args)
                 .await?
             {
                 ToolGate::Run => BeforeToolCallResult::Continue(args),
@@ -230,7 +244,7 @@ impl EnhancedPlugin for AgentGate {
     ) -> adk_core::Result<AfterToolCallResult> {
         let result = self
             .governor
-            .after_tool(ctx.as_ref(), tool.name(), args, result)
+            .after_tool(ctx.as_ref(), &self.agent, tool.name(), args, result)
             .await?;
         Ok(AfterToolCallResult::Continue(result))
     }

@@ -143,13 +143,13 @@ impl Governor {
             .await
     }
 
-    /// Leases the invocation from an agent's before-agent callback, for
-    /// agents run by a runner that does not carry the plugin.
+    /// Leases the invocation from the before-agent callback of LLM agent
+    /// `name`, for agents run by a runner that does not carry the plugin.
     pub(crate) async fn lease_for_agent(
         &self,
         ctx: &dyn CallbackContext,
+        name: &str,
     ) -> Result<Arc<SessionScope>, PluginError> {
-        let name = ctx.agent_name();
         let fits = |tree: &AgentTree| tree.node(name).is_some();
         let choose = || {
             self.tree_with(|t| t.root_name() == name)
@@ -178,8 +178,8 @@ impl Governor {
             .release(&session_key(ctx), ctx.invocation_id(), Taker::Runner);
     }
 
-    pub(crate) fn release_agent(&self, ctx: &dyn ReadonlyContext) {
-        let taker = Taker::Agent(ctx.agent_name());
+    pub(crate) fn release_agent(&self, ctx: &dyn ReadonlyContext, name: &str) {
+        let taker = Taker::Agent(name);
         self.sessions
             .release(&session_key(ctx), ctx.invocation_id(), taker);
     }
@@ -273,6 +273,7 @@ impl Governor {
     pub(crate) async fn before_model(
         &self,
         ctx: &dyn CallbackContext,
+        agent: &str,
         request: &LlmRequest,
     ) -> Result<Option<LlmResponse>, PluginError> {
         let scope = self.leased(ctx)?;
@@ -299,14 +300,7 @@ impl Governor {
             content: text.clone(),
         };
         let verdict = self
-            .judge(
-                &scope,
-                ctx.agent_name(),
-                "the model input",
-                prompt,
-                None,
-                None,
-            )
+            .judge(&scope, agent, "the model input", prompt, None, None)
             .await?;
         scope.with_invocation(invocation, |s| *s.last_prompt(role) = Some(text))?;
         if verdict.is_allowed() {
@@ -328,6 +322,7 @@ impl Governor {
     pub(crate) async fn after_model(
         &self,
         ctx: &dyn CallbackContext,
+        agent: &str,
         mut response: LlmResponse,
         stage: ResponseStage,
     ) -> Result<(LlmResponse, bool), PluginError> {
@@ -350,14 +345,7 @@ impl Governor {
                 content: text.clone(),
             };
             let verdict = self
-                .judge(
-                    &scope,
-                    ctx.agent_name(),
-                    "the model response",
-                    prompt,
-                    None,
-                    None,
-                )
+                .judge(&scope, agent, "the model response", prompt, None, None)
                 .await?;
             let seen = if verdict.is_allowed() {
                 text
@@ -371,7 +359,7 @@ impl Governor {
         }
         if stage == ResponseStage::Whole && !replaced {
             if let Some(blocked) = self
-                .hand_offs(&scope, ctx, response.content.as_ref())
+                .hand_offs(&scope, agent, response.content.as_ref())
                 .await?
             {
                 response.content = Some(Content::new("model").with_text(blocked.deny_message()));
@@ -388,7 +376,7 @@ impl Governor {
     async fn hand_offs(
         &self,
         scope: &SessionScope,
-        ctx: &dyn CallbackContext,
+        agent: &str,
         content: Option<&Content>,
     ) -> Result<Option<Adjudicated>, PluginError> {
         let transfers = content
@@ -411,14 +399,7 @@ impl Governor {
             }
             let action = classify(TRANSFER_TOOL, args, provider_call_id.as_deref());
             let verdict = self
-                .judge(
-                    scope,
-                    ctx.agent_name(),
-                    "the hand-off",
-                    action,
-                    None,
-                    provider_call_id,
-                )
+                .judge(scope, agent, "the hand-off", action, None, provider_call_id)
                 .await?;
             if !verdict.is_allowed() {
                 return Ok(Some(verdict));
@@ -431,6 +412,7 @@ impl Governor {
     pub(crate) async fn before_tool(
         &self,
         ctx: &dyn CallbackContext,
+        agent: &str,
         tool: &str,
         args: &Value,
     ) -> Result<ToolGate, PluginError> {
@@ -447,7 +429,6 @@ impl Governor {
                 .flatten()
         })?;
         let action = classify(tool, args, provider_call_id.as_deref());
-        let agent = ctx.agent_name();
         let verdict = self
             .judge(
                 &scope,
@@ -499,6 +480,7 @@ impl Governor {
     pub(crate) async fn after_tool(
         &self,
         ctx: &dyn CallbackContext,
+        agent: &str,
         tool: &str,
         args: &Value,
         result: Value,
@@ -532,7 +514,7 @@ impl Governor {
         let verdict = self
             .judge(
                 &scope,
-                ctx.agent_name(),
+                agent,
                 "the tool result",
                 observation,
                 None,

@@ -8,7 +8,7 @@ use adk_agent::{LlmAgentBuilder, SequentialAgent};
 use adk_core::{Agent as AdkAgent, Part, Tool};
 use serde_json::json;
 use sondera_adk::{SonderaHarnessPlugin, TRANSFER_TOOL, Workflow};
-use sondera_model::{AgentCard, CollaborationMode, Payload};
+use sondera_model::{AgentCard, CollaborationMode, Payload, PromptRole};
 use support::*;
 
 fn tool(name: &str, parameter: &str) -> Arc<dyn Tool> {
@@ -246,4 +246,61 @@ async fn steps_name_the_root_as_principal_and_the_agent_that_ran_them() {
     let command = attributed(&|p| matches!(p, Payload::ShellCommand { .. }));
     assert_eq!(command.agent_name, "worker");
     assert_eq!(command.agent_path, ["lead", "worker"]);
+}
+
+#[tokio::test]
+async fn steps_inside_a_workflow_name_the_llm_agent_that_ran_them() {
+    let shell = RecordingTool::new("run_shell", "command", json!({"stdout": "ok"}));
+    let tool: Arc<dyn Tool> = shell.clone();
+    let fixture = Fixture::new(
+        |b| b,
+        move |sondera| {
+            let writer_model = ScriptedModel::new(|request| {
+                let ran = request.contents.iter().flat_map(|c| &c.parts).any(|p| {
+                    matches!(p, Part::FunctionResponse { function_response, .. } if function_response.name == "run_shell")
+                });
+                if ran {
+                    say("written")
+                } else {
+                    call_all(vec![(
+                        Some("w-1"),
+                        "run_shell",
+                        json!({"command": "cargo build"}),
+                    )])
+                }
+            });
+            let writer = llm(sondera, "writer", writer_model, vec![tool]);
+            let checker = llm(sondera, "checker", quiet(), vec![]);
+            sondera.workflow(
+                Arc::new(SequentialAgent::new("pipeline", vec![writer, checker])),
+                Workflow::Sequential,
+            )
+        },
+    );
+    let turn = fixture.turn("ana", "s1", "build it").await;
+    assert!(turn.errors.is_empty(), "{turn:?}");
+    assert_eq!(shell.runs(), 1);
+    let events = fixture.trajectory("ana", "s1").await;
+    let command = events
+        .iter()
+        .find(|e| matches!(e.event.payload, Payload::ShellCommand { .. }))
+        .and_then(|e| e.event.execution.clone())
+        .unwrap();
+    assert_eq!(command.agent_name, "writer");
+    assert_eq!(command.agent_path, ["pipeline", "writer"]);
+    let answers: Vec<_> = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                &e.event.payload,
+                Payload::Prompt {
+                    role: PromptRole::Assistant,
+                    ..
+                }
+            )
+        })
+        .filter_map(|e| e.event.execution.as_ref().map(|x| x.agent_name.clone()))
+        .collect();
+    assert!(answers.contains(&"writer".to_string()), "{answers:?}");
+    assert!(answers.contains(&"checker".to_string()), "{answers:?}");
 }
