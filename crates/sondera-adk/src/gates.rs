@@ -14,6 +14,7 @@ use sondera_model::{
     PromptRole, admit_provider_call_id, json_depth_exceeds,
 };
 
+use crate::bounded::bounded;
 use crate::error::PluginError;
 use crate::escalation::{Approval, ApprovalRequest, Approver, EscalationMode};
 use crate::sessions::{PendingTool, SessionKey, SessionScope, Sessions, Taker, TreeChoice};
@@ -227,7 +228,9 @@ impl Governor {
         if let Some(actor) = actor {
             event = event.with_actor(actor);
         }
-        harness.adjudicate(event).await.map_err(harness_error)
+        bounded(self.sessions.harness_timeout, harness.adjudicate(event))
+            .await
+            .map_err(harness_error)
     }
 
     /// The user's message: judged as a user prompt; a blocked message is
@@ -539,7 +542,7 @@ impl Governor {
         if let Some(shape) = &request.shape {
             let granted = {
                 let mut harness = scope.harness.lock().await;
-                harness.granted(shape).await
+                bounded(self.sessions.harness_timeout, harness.granted(shape)).await
             };
             let granted =
                 granted.map_err(|source| PluginError::harness("standing approvals", source))?;
@@ -588,7 +591,9 @@ impl Governor {
             match &request.shape {
                 Some(shape) => {
                     let grant = Grant::new(shape.clone(), grant_scope, by.clone());
-                    let kept = scope.harness.lock().await.grant(grant).await;
+                    let mut harness = scope.harness.lock().await;
+                    let kept = bounded(self.sessions.harness_timeout, harness.grant(grant)).await;
+                    drop(harness);
                     kept.map_err(|source| PluginError::harness("the standing approval", source))?;
                     reason.push_str(&format!("; covers {shape}"));
                 }

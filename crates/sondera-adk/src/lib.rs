@@ -47,6 +47,7 @@
 //! ```
 
 mod agents;
+mod bounded;
 mod error;
 mod escalation;
 mod gates;
@@ -60,6 +61,7 @@ use adk_plugin::{Plugin, PluginManager};
 use parking_lot::{Mutex, RwLock};
 
 pub use agents::GovernedLlmAgentBuilder;
+pub use bounded::DEFAULT_HARNESS_TIMEOUT;
 pub use error::{CloseError, LeaseList, PluginError};
 pub use escalation::{
     Approval, ApprovalDecision, ApprovalError, ApprovalRequest, Approver, ConfirmationApprover,
@@ -90,6 +92,7 @@ pub struct SonderaHarnessPluginBuilder {
     max_session_scopes: usize,
     escalation: Option<EscalationMode>,
     approver: Option<Arc<dyn Approver>>,
+    harness_timeout: std::time::Duration,
 }
 
 impl SonderaHarnessPlugin {
@@ -203,7 +206,17 @@ impl SonderaHarnessPluginBuilder {
             max_session_scopes: DEFAULT_MAX_SESSION_SCOPES,
             escalation: None,
             approver: None,
+            harness_timeout: DEFAULT_HARNESS_TIMEOUT,
         }
+    }
+
+    /// How long one harness call (a judgement, a start, an end, a standing
+    /// approval) may take before the step it was for is blocked; 30 s by
+    /// default.
+    #[must_use]
+    pub fn harness_timeout(mut self, limit: std::time::Duration) -> Self {
+        self.harness_timeout = limit;
+        self
     }
 
     /// How many sessions keep an open trajectory scope (at least 1).
@@ -241,7 +254,7 @@ impl SonderaHarnessPluginBuilder {
         };
         Ok(SonderaHarnessPlugin {
             governor: Arc::new(Governor {
-                sessions: Sessions::new(self.max_session_scopes, source),
+                sessions: Sessions::new(self.max_session_scopes, source, self.harness_timeout),
                 catalog: Catalog::default(),
                 trees: RwLock::new(Vec::new()),
                 escalation,

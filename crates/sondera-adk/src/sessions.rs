@@ -12,6 +12,7 @@ use sondera_harness::{Harness, HarnessError};
 use sondera_model::{Payload, PromptRole};
 use tokio::sync::Notify;
 
+use crate::bounded::bounded;
 use crate::error::{CloseError, LeaseList, PluginError};
 use crate::tree::AgentTree;
 
@@ -189,6 +190,8 @@ pub(crate) struct Sessions {
     settled: Notify,
     capacity: usize,
     source: HarnessSource,
+    /// How long one harness call may take.
+    pub(crate) harness_timeout: std::time::Duration,
 }
 
 enum Step {
@@ -198,7 +201,11 @@ enum Step {
 }
 
 impl Sessions {
-    pub(crate) fn new(capacity: usize, source: HarnessSource) -> Self {
+    pub(crate) fn new(
+        capacity: usize,
+        source: HarnessSource,
+        harness_timeout: std::time::Duration,
+    ) -> Self {
         Self {
             registry: Mutex::new(Registry {
                 scopes: HashMap::new(),
@@ -208,6 +215,7 @@ impl Sessions {
             settled: Notify::new(),
             capacity,
             source,
+            harness_timeout,
         }
     }
 
@@ -375,9 +383,12 @@ impl Sessions {
             return Ok(());
         }
         let agent = scope.tree.agent.clone();
-        match harness
-            .initialize(Some(agent), Some(scope.key.session.clone()))
-            .await
+        let session = Some(scope.key.session.clone());
+        match bounded(
+            self.harness_timeout,
+            harness.initialize(Some(agent), session),
+        )
+        .await
         {
             Ok(_) => {
                 scope.state.lock().phase = Phase::Open;
@@ -430,7 +441,7 @@ impl Sessions {
     /// Finalizes `victim` (already marked ending) and removes it; on failure
     /// it stays, quarantined, until an eviction or shutdown succeeds.
     async fn evict(&self, victim: Arc<SessionScope>) -> Result<(), PluginError> {
-        let result = end(&victim).await;
+        let result = end(&victim, self.harness_timeout).await;
         self.settle(&victim, &result);
         result.map_err(|source| PluginError::Evict {
             session: victim.key.clone(),
@@ -484,7 +495,7 @@ impl Sessions {
             settled.as_mut().enable();
             let (idle, ending) = self.begin_closing(&mut tried)?;
             for scope in idle {
-                let result = end(&scope).await;
+                let result = end(&scope, self.harness_timeout).await;
                 self.settle(&scope, &result);
                 if let Err(source) = result {
                     failures.push((scope.key.clone(), source));
@@ -559,10 +570,10 @@ fn active(registry: &Registry) -> Vec<ActiveLease> {
 }
 
 /// Ends the scope's trajectory, if it has one.
-async fn end(scope: &SessionScope) -> Result<(), HarnessError> {
+async fn end(scope: &SessionScope, limit: std::time::Duration) -> Result<(), HarnessError> {
     let mut harness = scope.harness.lock().await;
     if harness.trajectory_id().is_none() {
         return Ok(());
     }
-    harness.finalize(None).await
+    bounded(limit, harness.finalize(None)).await
 }

@@ -482,19 +482,33 @@ async fn an_agent_whose_tree_was_never_registered_is_refused() {
     assert_eq!(fixture.sondera.session_scopes(), 0);
 }
 
-/// A harness whose `initialize` fails before it publishes a trajectory id.
-struct RefusesToStart(Box<dyn Harness>);
+/// What a [`Faulty`] harness does wrong.
+#[derive(Clone, Copy)]
+enum Fault {
+    /// `initialize` fails before it publishes a trajectory id.
+    RefusesToStart,
+    /// `adjudicate` panics.
+    PanicsWhenJudging,
+    /// `adjudicate` never answers.
+    HangsWhenJudging,
+}
+
+/// A harness over a real one, with one fault.
+struct Faulty(Box<dyn Harness>, Fault);
 
 #[async_trait::async_trait]
-impl Harness for RefusesToStart {
+impl Harness for Faulty {
     async fn initialize(
         &mut self,
-        _agent: Option<sondera_model::Agent>,
-        _session_id: Option<String>,
+        agent: Option<sondera_model::Agent>,
+        session_id: Option<String>,
     ) -> Result<String, sondera_harness::HarnessError> {
-        Err(sondera_harness::HarnessError::Config(
-            "the server is read-only".into(),
-        ))
+        match self.1 {
+            Fault::RefusesToStart => Err(sondera_harness::HarnessError::Config(
+                "the server is read-only".into(),
+            )),
+            _ => self.0.initialize(agent, session_id).await,
+        }
     }
     async fn resume(
         &mut self,
@@ -516,7 +530,11 @@ impl Harness for RefusesToStart {
         &mut self,
         event: sondera_model::Event,
     ) -> Result<sondera_model::Adjudicated, sondera_harness::HarnessError> {
-        self.0.adjudicate(event).await
+        match self.1 {
+            Fault::PanicsWhenJudging => panic!("policy engine bug"),
+            Fault::HangsWhenJudging => std::future::pending().await,
+            Fault::RefusesToStart => self.0.adjudicate(event).await,
+        }
     }
     async fn grant(
         &mut self,
@@ -537,14 +555,14 @@ impl Harness for RefusesToStart {
         self.0.agent()
     }
     fn new_scope(&self) -> Box<dyn Harness> {
-        Box::new(RefusesToStart(self.0.new_scope()))
+        Box::new(Faulty(self.0.new_scope(), self.1))
     }
 }
 
 #[tokio::test]
 async fn a_start_that_failed_before_any_trajectory_existed_leaves_no_scope() {
     let store: Arc<dyn TrajectoryStore> = Arc::new(sondera_store::MemoryStore::new());
-    let refusing = RefusesToStart(Box::new(harness(store)));
+    let refusing = Faulty(Box::new(harness(store)), Fault::RefusesToStart);
     let fixture = Fixture::new(
         move |_| SonderaHarnessPlugin::builder(refusing).max_session_scopes(1),
         echo,
@@ -557,4 +575,28 @@ async fn a_start_that_failed_before_any_trajectory_existed_leaves_no_scope() {
     assert_eq!(fixture.sondera.session_scopes(), 0);
     assert!(fixture.sondera.active_leases().is_empty());
     fixture.sondera.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_harness_that_panics_or_hangs_blocks_the_step_and_releases_the_lease() {
+    for (fault, expected) in [
+        (
+            Fault::PanicsWhenJudging,
+            "the harness panicked: policy engine bug",
+        ),
+        (Fault::HangsWhenJudging, "did not answer within 200ms"),
+    ] {
+        let store: Arc<dyn TrajectoryStore> = Arc::new(sondera_store::MemoryStore::new());
+        let faulty = Faulty(Box::new(harness(store)), fault);
+        let fixture = Fixture::new(
+            move |_| {
+                SonderaHarnessPlugin::builder(faulty).harness_timeout(Duration::from_millis(200))
+            },
+            echo,
+        );
+        let turn = fixture.turn("ana", "a", "hi").await;
+        assert!(turn.errors.join("").contains(expected), "{turn:?}");
+        assert!(fixture.sondera.active_leases().is_empty());
+        fixture.sondera.close().await.unwrap();
+    }
 }

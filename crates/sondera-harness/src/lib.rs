@@ -71,6 +71,8 @@ pub enum HarnessError {
     Transport(String),
     #[error("the harness server did not answer within {0:?}; the step may have been recorded")]
     Timeout(std::time::Duration),
+    #[error("the harness panicked: {0}")]
+    Panicked(String),
     #[error("the harness server refused the request ({code}): {message}")]
     Remote { code: String, message: String },
 }
