@@ -501,7 +501,7 @@ async def test_arguments_too_deep_to_read_are_blocked(governed: Any) -> None:
     runner, plugin, new_session = governed(agent)
     run = await turn(runner, await new_session(), "go")
     [result] = run.responses("bash")
-    assert "nested more than 128 levels deep" in result["error"]
+    assert "nested more than 24 levels deep" in result["error"]
     assert plugin.active_leases() == []
     await runner.close()
 
@@ -509,7 +509,7 @@ async def test_arguments_too_deep_to_read_are_blocked(governed: Any) -> None:
 def test_deep_data_is_refused_without_exhausting_the_stack() -> None:
     from sondera_harness_adk import _native
 
-    with pytest.raises(ValueError, match="nested more than 128"):
+    with pytest.raises(ValueError, match="nested more than 24"):
         deep: Any = []
         for _ in range(100_000):
             deep = [deep]

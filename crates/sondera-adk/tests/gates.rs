@@ -309,6 +309,12 @@ async fn arguments_too_deep_to_read_are_blocked_before_anything_recurses_into_th
         .as_str()
         .unwrap()
         .to_string();
-    assert!(error.contains("nested more than 128"), "{error}");
+    assert!(
+        error.contains(&format!(
+            "nested more than {}",
+            sondera_model::MAX_JSON_DEPTH
+        )),
+        "{error}"
+    );
     assert!(turn.said("done"), "{turn:?}");
 }

@@ -202,9 +202,15 @@ impl CorpusRunner {
 
     pub async fn run(&mut self, case: Case) -> CaseOutcome {
         let verdict = match self.adjudicator(&case) {
-            Ok(adjudicator) => run_steps(adjudicator, &case)
-                .await
-                .map_err(|e| e.to_string()),
+            // A refused event is blocked by every integration (it fails
+            // closed), so the corpus counts it as a deny.
+            Ok(adjudicator) => match run_steps(adjudicator, &case).await {
+                Err(HarnessError::InvalidEvent(refused)) => Ok(Adjudicated::deny(
+                    sondera_model::Mode::Govern,
+                    format!("the harness refused the event: {refused}"),
+                )),
+                other => other.map_err(|e| e.to_string()),
+            },
             Err(e) => Err(e.to_string()),
         };
         CaseOutcome { case, verdict }

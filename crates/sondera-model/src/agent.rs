@@ -75,6 +75,20 @@ pub enum AgentCard {
     },
 }
 
+impl AgentCard {
+    /// The free-form JSON of its tools' declarations.
+    pub fn json_fields(&self) -> impl Iterator<Item = (&'static str, &serde_json::Value)> {
+        let Self::React { tools, .. } = self;
+        tools.iter().flat_map(|tool| {
+            std::iter::once(&tool.parameters)
+                .chain(&tool.parameters_json_schema)
+                .chain(&tool.response)
+                .chain(&tool.response_json_schema)
+                .map(|value| ("agent.card.tools", value))
+        })
+    }
+}
+
 /// A tool the agent can call, as its declaration describes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -114,6 +114,10 @@ pub enum EventDecodeError {
     },
     #[error("event field `{field}` must not be empty")]
     EmptyField { field: &'static str },
+    #[error(
+        "event field `{field}` nests more than {limit} levels deep, past what every reader of events accepts; flatten it"
+    )]
+    TooDeep { field: &'static str, limit: usize },
 }
 
 impl Event {
@@ -198,6 +202,17 @@ impl Event {
         ] {
             if value.trim().is_empty() {
                 return Err(EventDecodeError::EmptyField { field });
+            }
+        }
+        let limit = crate::MAX_JSON_DEPTH;
+        let agent_json = self
+            .agent
+            .card
+            .iter()
+            .flat_map(crate::AgentCard::json_fields);
+        for (field, value) in self.payload.json_fields().chain(agent_json) {
+            if crate::json_depth_exceeds(value, limit) {
+                return Err(EventDecodeError::TooDeep { field, limit });
             }
         }
         Ok(())

@@ -8,9 +8,14 @@
 
 use serde_json::Value;
 
-/// The nesting the wire format's JSON reader accepts (serde_json's limit):
-/// a value nested deeper could be written but never read back.
-pub const MAX_JSON_DEPTH: usize = 128;
+/// How deep free-form JSON in an event may nest: below what every reader of
+/// events accepts. The tightest is gRPC, whose decoder stops at 100 nested
+/// messages; a JSON object level takes three of them (value, object,
+/// field) and the envelope around an event's JSON up to about ten (a
+/// listing of stored events, the event, its payload, an agent card's tool),
+/// so 24 levels leave room. Every way in refuses an event nested deeper, so
+/// nothing accepted is ever unreadable.
+pub const MAX_JSON_DEPTH: usize = 24;
 
 /// Whether `value` nests more than `limit` arrays and objects deep.
 pub fn json_depth_exceeds(value: &Value, limit: usize) -> bool {
@@ -52,8 +57,8 @@ mod tests {
         assert!(!json_depth_exceeds(&json!("text"), 0));
         assert!(!json_depth_exceeds(&json!({"a": 1}), 1));
         assert!(json_depth_exceeds(&json!({"a": [1]}), 1));
-        assert!(!json_depth_exceeds(&nested(128), 128));
-        assert!(json_depth_exceeds(&nested(130), 128));
+        assert!(!json_depth_exceeds(&nested(24), 24));
+        assert!(json_depth_exceeds(&nested(26), 24));
     }
 
     #[test]

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{Actor, Adjudicated, Agent};
+use crate::{Actor, Adjudicated, Agent, AgentCard};
 
 /// What happened in one step of a trajectory, tagged by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -180,6 +180,32 @@ impl FileOperationKind {
 }
 
 impl Payload {
+    /// Its free-form JSON values, each with the name of its field.
+    pub fn json_fields(&self) -> Box<dyn Iterator<Item = (&'static str, &serde_json::Value)> + '_> {
+        match self {
+            Self::ToolCall { arguments, .. } => {
+                Box::new(std::iter::once(("payload.arguments", arguments)))
+            }
+            Self::ToolOutput { output, .. } => {
+                Box::new(std::iter::once(("payload.output", output)))
+            }
+            Self::Snapshot { variables, .. } => {
+                Box::new(variables.values().map(|v| ("payload.variables", v)))
+            }
+            Self::Adjudicated(verdict) => {
+                Box::new(verdict.guardrails.iter().map(|g| ("payload.guardrails", g)))
+            }
+            Self::Started { agent, .. } => Box::new(
+                agent
+                    .card
+                    .iter()
+                    .flat_map(AgentCard::json_fields)
+                    .map(|(_, v)| ("payload.agent.card", v)),
+            ),
+            _ => Box::new(std::iter::empty()),
+        }
+    }
+
     pub fn category(&self) -> PayloadCategory {
         match self {
             Self::ToolCall { .. }

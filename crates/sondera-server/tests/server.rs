@@ -840,3 +840,72 @@ async fn a_generic_call_is_judged_as_the_shell_command_it_carries() {
     assert_eq!(response.json()["decision"], "deny", "{}", response.body);
     server.stop().await;
 }
+
+/// Tool arguments nested `levels` objects deep, built by moves.
+fn nested_call(levels: usize) -> Payload {
+    let mut value = serde_json::json!("x");
+    for _ in 0..levels {
+        let mut object = serde_json::Map::new();
+        object.insert("k".into(), value);
+        value = serde_json::Value::Object(object);
+    }
+    Payload::ToolCall {
+        call_id: format!("deep-{levels}"),
+        tool: "create_ticket".into(),
+        arguments: value,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_nesting_limit_holds_at_every_way_in_and_all_it_accepts_reads_back() {
+    let limit = sondera_model::MAX_JSON_DEPTH;
+    let server =
+        start(builder(Arc::new(MemoryStore::new()), builtin()).access(two_tenants())).await;
+    let mut harness = harness(server.grpc, Some(ACME));
+    let id = harness.initialize(None, None).await.unwrap();
+
+    // At the limit: accepted over gRPC and over HTTP, and read back over gRPC.
+    let deepest = harness.event(nested_call(limit)).unwrap();
+    harness.adjudicate(deepest).await.unwrap();
+    let over_http = harness.event(nested_call(limit)).unwrap();
+    let response = http(
+        server.http,
+        "POST",
+        "/v1/adjudicate",
+        Some(ACME),
+        Some(&over_http.to_json()),
+    )
+    .await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    let c = connection(server.grpc, Some(ACME));
+    let detail = c
+        .client()
+        .get_trajectory(c.request(v1::GetTrajectoryRequest {
+            trajectory_id: id.clone(),
+            summary_only: false,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(detail.summary.unwrap().event_count, 3);
+
+    // One past it: refused, naming the field and the limit, over both.
+    let too_deep = harness.event(nested_call(limit + 1)).unwrap();
+    let err = harness.adjudicate(too_deep.clone()).await.unwrap_err();
+    let expected = format!("`payload.arguments` nests more than {limit} levels deep");
+    assert!(
+        matches!(&err, HarnessError::Remote { code, message } if code == "InvalidArgument" && message.contains(&expected)),
+        "{err}"
+    );
+    let response = http(
+        server.http,
+        "POST",
+        "/v1/adjudicate",
+        Some(ACME),
+        Some(&too_deep.to_json()),
+    )
+    .await;
+    assert_eq!(response.status, 400, "{}", response.body);
+    assert!(response.body.contains(&expected), "{}", response.body);
+    server.stop().await;
+}
