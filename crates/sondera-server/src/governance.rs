@@ -309,3 +309,23 @@ impl From<HarnessError> for ServiceError {
         }
     }
 }
+
+/// The page a listing asks for: `size` items (100 when not given) after
+/// `token`. A size outside 1 to [`PageRequest::MAX_LIMIT`] is refused, not
+/// quietly clamped.
+pub(crate) fn page_request(
+    size: Option<usize>,
+    token: Option<String>,
+) -> Result<PageRequest, ServiceError> {
+    let limit = size.unwrap_or(100);
+    if !(1..=PageRequest::MAX_LIMIT).contains(&limit) {
+        return Err(ServiceError::InvalidArgument(format!(
+            "page_size {limit} is outside 1 to {}",
+            PageRequest::MAX_LIMIT
+        )));
+    }
+    Ok(PageRequest {
+        limit,
+        cursor: token.filter(|t| !t.is_empty()),
+    })
+}

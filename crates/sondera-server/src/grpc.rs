@@ -12,7 +12,7 @@ use tonic::{Request, Response, Status};
 
 use crate::auth::Access;
 use crate::error::ServiceError;
-use crate::governance::{Governance, StreamFilter};
+use crate::governance::{Governance, StreamFilter, page_request};
 
 pub(crate) struct GrpcService {
     pub(crate) governance: Arc<Governance>,
@@ -37,11 +37,10 @@ impl GrpcService {
     }
 }
 
-fn page(size: u32, token: String) -> PageRequest {
-    PageRequest {
-        limit: if size == 0 { 100 } else { size as usize },
-        cursor: (!token.is_empty()).then_some(token),
-    }
+/// Proto3 cannot tell an unset size from 0, so 0 asks for the default.
+fn page(size: u32, token: String) -> Result<PageRequest, ServiceError> {
+    let size = (size != 0).then_some(size as usize);
+    page_request(size, Some(token))
 }
 
 fn next_token(next: Option<String>) -> String {
@@ -100,7 +99,7 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         let r = request.into_inner();
         let page = self
             .governance
-            .list_agents(&tenant, &page(r.page_size, r.page_token))
+            .list_agents(&tenant, &page(r.page_size, r.page_token)?)
             .await?;
         Ok(Response::new(v1::ListAgentsResponse {
             agents: page.items.into_iter().map(Into::into).collect(),
@@ -158,7 +157,7 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         };
         let page = self
             .governance
-            .list_trajectories(&tenant, filter, &page(r.page_size, r.page_token))
+            .list_trajectories(&tenant, filter, &page(r.page_size, r.page_token)?)
             .await?;
         Ok(Response::new(v1::ListTrajectoriesResponse {
             trajectories: page.items.into_iter().map(Into::into).collect(),
@@ -198,7 +197,7 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         };
         let page = self
             .governance
-            .list_adjudications(&tenant, filter, &page(r.page_size, r.page_token))
+            .list_adjudications(&tenant, filter, &page(r.page_size, r.page_token)?)
             .await?;
         Ok(Response::new(v1::ListAdjudicationsResponse {
             adjudications: page.items.into_iter().map(Into::into).collect(),

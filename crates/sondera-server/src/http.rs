@@ -16,13 +16,11 @@ use futures_util::Stream;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use sondera_model::{Decision, Event, Grant};
-use sondera_store::{
-    AdjudicationFilter, PageRequest, TimeWindow, TrajectoryFilter, TrajectoryStatus,
-};
+use sondera_store::{AdjudicationFilter, TimeWindow, TrajectoryFilter, TrajectoryStatus};
 
 use crate::auth::Access;
 use crate::error::ServiceError;
-use crate::governance::{Governance, StreamFilter};
+use crate::governance::{Governance, StreamFilter, page_request};
 
 #[derive(Clone)]
 pub(crate) struct HttpState {
@@ -174,20 +172,13 @@ struct PageQuery {
     page_token: Option<String>,
 }
 
-fn page(page_size: Option<usize>, page_token: Option<String>) -> PageRequest {
-    PageRequest {
-        limit: page_size.unwrap_or(100),
-        cursor: page_token.filter(|t| !t.is_empty()),
-    }
-}
-
 async fn list_agents(
     State(state): State<HttpState>,
     headers: HeaderMap,
     Params(q): Params<PageQuery>,
 ) -> Reply<sondera_store::Page<sondera_store::AgentRecord>> {
     let tenant = state.tenant(&headers)?;
-    let page = page(q.page_size, q.page_token);
+    let page = page_request(q.page_size, q.page_token)?;
     Ok(Json(state.governance.list_agents(&tenant, &page).await?))
 }
 
@@ -258,7 +249,7 @@ async fn list_trajectories(
         status,
         session_id: q.session_id,
     };
-    let page = page(q.page_size, q.page_token);
+    let page = page_request(q.page_size, q.page_token)?;
     Ok(Json(
         state
             .governance
@@ -319,7 +310,7 @@ async fn list_adjudications(
         trajectory_id: q.trajectory_id,
         decision,
     };
-    let page = page(q.page_size, q.page_token);
+    let page = page_request(q.page_size, q.page_token)?;
     Ok(Json(
         state
             .governance

@@ -909,3 +909,44 @@ async fn one_nesting_limit_holds_at_every_way_in_and_all_it_accepts_reads_back()
     assert!(response.body.contains(&expected), "{}", response.body);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_size_outside_its_range_is_refused() {
+    let server =
+        start(builder(Arc::new(MemoryStore::new()), builtin()).access(two_tenants())).await;
+    for (path, fine) in [
+        ("/v1/agents?page_size=1", true),
+        ("/v1/agents?page_size=1000", true),
+        ("/v1/agents?page_size=0", false),
+        ("/v1/trajectories?page_size=1001", false),
+        ("/v1/adjudications?page_size=5000", false),
+    ] {
+        let response = http(server.http, "GET", path, Some(ACME), None).await;
+        if fine {
+            assert_eq!(response.status, 200, "{path}: {}", response.body);
+        } else {
+            assert_eq!(response.status, 400, "{path}: {}", response.body);
+            assert!(
+                response.body.contains("outside 1 to 1000"),
+                "{}",
+                response.body
+            );
+        }
+    }
+    let c = connection(server.grpc, Some(ACME));
+    let err = c
+        .client()
+        .list_agents(c.request(v1::ListAgentsRequest {
+            page_size: 5000,
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert!(
+        err.message().contains("page_size 5000"),
+        "{}",
+        err.message()
+    );
+    server.stop().await;
+}
