@@ -115,6 +115,10 @@ pub enum EventDecodeError {
     #[error("event field `{field}` must not be empty")]
     EmptyField { field: &'static str },
     #[error(
+        "event field `{field}` must not be `.` or `..`: it names a path segment of the HTTP API, where those two mean something else"
+    )]
+    DotSegment { field: &'static str },
+    #[error(
         "event field `{field}` nests more than {limit} levels deep, past what every reader of events accepts; flatten it"
     )]
     TooDeep { field: &'static str, limit: usize },
@@ -202,6 +206,14 @@ impl Event {
         ] {
             if value.trim().is_empty() {
                 return Err(EventDecodeError::EmptyField { field });
+            }
+        }
+        for (field, value) in [
+            ("trajectory_id", &self.trajectory_id),
+            ("agent.id", &self.agent.id),
+        ] {
+            if value == "." || value == ".." {
+                return Err(EventDecodeError::DotSegment { field });
             }
         }
         let limit = crate::MAX_JSON_DEPTH;

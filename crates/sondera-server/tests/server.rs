@@ -950,3 +950,49 @@ async fn a_page_size_outside_its_range_is_refused() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dot_segments_are_refused_as_ids_everywhere() {
+    let server =
+        start(builder(Arc::new(MemoryStore::new()), builtin()).access(two_tenants())).await;
+    let agent = sondera_model::Agent::new("coder", "google-adk");
+    for (trajectory, agent_id) in [("..", "coder"), (".", "coder"), ("t-1", "..")] {
+        let agent = sondera_model::Agent::new(agent_id, &agent.provider);
+        let event = Event::new(
+            trajectory,
+            &agent,
+            Payload::Started {
+                agent: agent.clone(),
+                task: None,
+                session_id: None,
+            },
+        );
+        let response = http(
+            server.http,
+            "POST",
+            "/v1/adjudicate",
+            Some(ACME),
+            Some(&event.to_json()),
+        )
+        .await;
+        assert_eq!(response.status, 400, "{}", response.body);
+        assert!(
+            response.body.contains("must not be `.` or `..`"),
+            "{}",
+            response.body
+        );
+        let c = connection(server.grpc, Some(ACME));
+        let err = c
+            .client()
+            .adjudicate(c.request(event.into()))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.code(),
+            tonic::Code::InvalidArgument,
+            "{}",
+            err.message()
+        );
+    }
+    server.stop().await;
+}
