@@ -19,17 +19,26 @@ pub const MAX_JSON_DEPTH: usize = 24;
 
 /// Whether `value` nests more than `limit` arrays and objects deep.
 pub fn json_depth_exceeds(value: &Value, limit: usize) -> bool {
+    // Every event's JSON passes through here, so no allocation per node:
+    // one stack of (value, depth) for the whole walk.
     let mut stack = vec![(value, 0usize)];
     while let Some((item, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match item {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(fields) => Box::new(fields.values()),
-            _ => continue,
-        };
-        if depth >= limit {
-            return true;
+        match item {
+            Value::Array(items) if !items.is_empty() => {
+                if depth >= limit {
+                    return true;
+                }
+                stack.extend(items.iter().map(|child| (child, depth + 1)));
+            }
+            Value::Object(fields) if !fields.is_empty() => {
+                if depth >= limit {
+                    return true;
+                }
+                stack.extend(fields.values().map(|child| (child, depth + 1)));
+            }
+            Value::Array(_) | Value::Object(_) if depth >= limit => return true,
+            _ => {}
         }
-        stack.extend(children.map(|child| (child, depth + 1)));
     }
     false
 }
