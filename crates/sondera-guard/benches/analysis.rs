@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use sondera_guard::content::{injection_signals, secret_signatures};
+use sondera_guard::content::signals;
 use sondera_guard::shell::{ShellContext, analyze};
 
 const CTX: ShellContext<'static> = ShellContext {
@@ -42,7 +42,7 @@ fn bench(c: &mut Criterion) {
         let text = output(size);
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_with_input(BenchmarkId::from_parameter(size), &text, |b, text| {
-            b.iter(|| black_box((injection_signals(text), secret_signatures(text))))
+            b.iter(|| black_box(signals(text, &[])))
         });
     }
     group.finish();

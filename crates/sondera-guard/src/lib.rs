@@ -22,6 +22,7 @@
 
 mod classify;
 pub mod content;
+pub mod injection;
 mod json;
 pub mod net;
 pub mod persistence;

@@ -225,8 +225,10 @@ pub(crate) fn build(
         ),
     ];
     payload_fields(&event.payload, state, inputs, &mut context)?;
-    let signals = sondera_guard::content::scanned_text(&event.payload)
-        .map(|text| sondera_guard::content::signals(&text));
+    let signals = sondera_guard::content::scanned_text(&event.payload).map(|text| {
+        let tools: Vec<&str> = state.tools_used.iter().map(String::as_str).collect();
+        sondera_guard::content::signals(&text, &tools)
+    });
     context.push((
         "signals".to_string(),
         content_signals(signals.as_ref().unwrap_or(&Signals::default())),
@@ -612,6 +614,14 @@ fn content_signals(signals: &Signals) -> RestrictedExpression {
         (
             "secrets".to_string(),
             strings(signals.secrets.iter().copied()),
+        ),
+        (
+            "injected".to_string(),
+            RestrictedExpression::new_bool(signals.injected),
+        ),
+        (
+            "injection_score".to_string(),
+            long(u64::from(signals.injection_score)),
         ),
         (
             "truncated".to_string(),

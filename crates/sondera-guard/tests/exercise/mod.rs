@@ -43,12 +43,12 @@ pub fn classify(data: &[u8]) {
     let action = classify_tool_call("c1", tool, &arguments);
     let _ = reclassify(&action, None);
     if let Some(sent) = scanned_text(&action) {
-        let _ = signals(&sent);
+        let _ = signals(&sent, &[]);
     }
     for outcome in [ToolOutcome::Returned(&arguments), ToolOutcome::Raised(rest)] {
         let observation = observation_for(&action, outcome);
         if let Some(observed) = scanned_text(&observation) {
-            let _ = signals(&observed);
+            let _ = signals(&observed, &[]);
         }
     }
 }

@@ -1,0 +1,371 @@
+//! Instructions addressed to the agent from inside data.
+//!
+//! Text the agent reads (an email, a page, a ticket, a tool's JSON) is data;
+//! when it starts talking to the agent, giving it orders, imitating its
+//! conversation's markers, or telling it which of its tools to call, it is an
+//! injection. No single phrase decides this. The text is normalised first
+//! (NFKC, look-alike letters, invisible characters, case, digits written
+//! for letters), then [`scan`] finds *features*, each a family of wordings
+//! with a weight, and scores every stretch of text of [`WINDOW`] bytes by
+//! the distinct features in it. Strong features (an override phrase, a chat
+//! template token, encoded instructions) reach [`THRESHOLD`] alone; weak
+//! ones (a request to send something, an urgent tone, a precondition, a
+//! message addressed to an AI) only together, so that an email asking its
+//! human reader to send a report is not an injection, while one telling "the
+//! assistant" to send it "before you continue" is.
+//!
+//! Every feature found is reported with its span in the original text,
+//! whatever the score, so a verdict can be explained and policies can act on
+//! single features too.
+
+mod normalize;
+mod patterns;
+mod words;
+
+use std::ops::Range;
+
+use base64::Engine as _;
+use normalize::Normalized;
+
+/// Score at which text is taken as injected.
+pub const THRESHOLD: u32 = 30;
+
+/// Bytes of normalised text whose features add up.
+pub const WINDOW: usize = 600;
+
+/// A family of wordings that marks text as addressed to the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Feature {
+    /// "ignore all previous instructions" in any wording or spelling.
+    Override,
+    /// An override phrase quoted or discussed ("attacks such as 'ignore
+    /// previous instructions'").
+    QuotedOverride,
+    /// "your new task is", "new instructions:", "system override".
+    NewInstructions,
+    /// "from now on, you ...", "instead, you must ...".
+    FromNowOn,
+    /// Chat-template special tokens and system tags.
+    ChatToken,
+    /// A system, admin or developer header or bracketed label.
+    RoleHeader,
+    /// JSON or YAML that imitates a conversation's system turn.
+    FakeConversation,
+    /// Transcript lines ("User: ...", "Assistant: ...").
+    ConversationLines,
+    /// Asking for the system prompt.
+    PromptLeak,
+    /// "you are now in developer mode", "you have no restrictions".
+    RoleSwitch,
+    /// An HTML comment that addresses or instructs a reader.
+    HiddenComment,
+    /// Text styled to be invisible.
+    HiddenStyle,
+    /// Invisible characters inside words.
+    InvisibleCharacters,
+    /// Tags and bracketed labels that frame instructions.
+    Markup,
+    /// Written to an AI by role, name or model.
+    AddressedToAgent,
+    /// Claims to come from the user, the developer, the operator or the system.
+    AuthorityClaim,
+    /// "before you continue", "after you do that".
+    Precondition,
+    /// "do not tell the user", "silently".
+    Concealment,
+    /// A request to act ("please send", "you must transfer").
+    ActionRequest,
+    /// An imperative to act on a recipient, account or address.
+    ActionTarget,
+    /// "IMPORTANT!!!", "urgent:".
+    Urgency,
+    /// A to-do item or "action required" line asking to act.
+    TodoDirective,
+    /// Telling the reader which tool or function to call.
+    ToolDirective,
+    /// "with the following arguments".
+    ToolArguments,
+    /// One of the agent's own tools named in the text.
+    ToolMention,
+    /// A command to run.
+    CommandInstruction,
+    /// Encoded text (base64, hex) that decodes to instructions.
+    EncodedInstruction,
+}
+
+impl Feature {
+    /// The signal tag policies see.
+    pub fn tag(self) -> &'static str {
+        use Feature::*;
+        match self {
+            Override | NewInstructions | FromNowOn => "instruction_override",
+            QuotedOverride => "quoted_override",
+            ChatToken | FakeConversation | RoleSwitch => "role_hijack",
+            RoleHeader => "role_header",
+            ConversationLines => "conversation_lines",
+            PromptLeak => "prompt_exfiltration",
+            HiddenComment | InvisibleCharacters => "hidden_instruction",
+            HiddenStyle => "hidden_style",
+            Markup => "instruction_markup",
+            AddressedToAgent => "addressed_to_agent",
+            AuthorityClaim => "authority_claim",
+            Precondition => "precondition",
+            Concealment => "concealment",
+            ActionRequest | ActionTarget => "action_request",
+            Urgency => "urgency",
+            TodoDirective => "todo_directive",
+            ToolDirective | ToolArguments => "tool_directive",
+            ToolMention => "tool_mention",
+            CommandInstruction => "command_instruction",
+            EncodedInstruction => "encoded_instruction",
+        }
+    }
+
+    /// What the feature adds to the score of a window.
+    pub fn weight(self) -> u32 {
+        use Feature::*;
+        match self {
+            Override | ChatToken | FakeConversation | PromptLeak | RoleSwitch | NewInstructions
+            | EncodedInstruction => 30,
+            RoleHeader | HiddenComment | InvisibleCharacters | AddressedToAgent | Concealment
+            | ToolDirective | ToolMention | FromNowOn => 20,
+            Markup | AuthorityClaim | TodoDirective | CommandInstruction => 15,
+            QuotedOverride | ConversationLines | HiddenStyle | Precondition | ActionRequest
+            | ActionTarget | Urgency | ToolArguments => 10,
+        }
+    }
+}
+
+/// One feature found, and where: a byte range of the text as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    pub feature: Feature,
+    pub span: Range<usize>,
+}
+
+/// What [`scan`] found in a text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// The highest score of any window.
+    pub score: u32,
+    /// Every feature found, in order of position.
+    pub evidence: Vec<Evidence>,
+}
+
+impl Report {
+    /// The text addresses instructions to the agent.
+    pub fn injected(&self) -> bool {
+        self.score >= THRESHOLD
+    }
+
+    /// The distinct signal tags of the features found, sorted.
+    pub fn tags(&self) -> Vec<&'static str> {
+        let mut tags: Vec<&'static str> = self.evidence.iter().map(|e| e.feature.tag()).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        tags
+    }
+}
+
+/// Most evidence kept from one text.
+const MAX_EVIDENCE: usize = 256;
+
+/// Scans `text` for instructions addressed to the agent. `tools` are the
+/// names of the agent's own tools (from its card and the calls it made): one
+/// of them named in the text is evidence that the text directs the agent.
+pub fn scan(text: &str, tools: &[&str]) -> Report {
+    scan_layer(text, tools, true)
+}
+
+fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
+    let normalized = Normalized::new(text);
+    let plain = normalized.text.as_ref();
+    let mut found: Vec<(Feature, Range<usize>)> = Vec::new();
+    patterns::PATTERNS.find(plain, &mut found);
+    for span in words::override_phrases(plain) {
+        let feature = if is_quoted(plain, &span) {
+            Feature::QuotedOverride
+        } else {
+            Feature::Override
+        };
+        found.push((feature, span));
+    }
+    mentioned_tools(plain, tools, &mut found);
+    if decode {
+        encoded_instructions(text, tools, &normalized, &mut found);
+    }
+    let mut evidence: Vec<Evidence> = found
+        .into_iter()
+        .map(|(feature, span)| Evidence {
+            feature,
+            span: normalized.original(span),
+        })
+        .collect();
+    evidence.extend(normalized.invisible_in_words.iter().map(|&at| Evidence {
+        feature: Feature::InvisibleCharacters,
+        span: at..at + 1,
+    }));
+    evidence.sort_by_key(|e| (e.span.start, e.feature));
+    evidence.dedup();
+    evidence.truncate(MAX_EVIDENCE);
+    Report {
+        score: best_window(&evidence),
+        evidence,
+    }
+}
+
+/// The highest score of any window: for each signal tag in it, the weight
+/// of its heaviest feature (two wordings of one family count once).
+fn best_window(evidence: &[Evidence]) -> u32 {
+    let mut best = 0;
+    let mut seen: Vec<(&'static str, u32)> = Vec::with_capacity(16);
+    for (i, first) in evidence.iter().enumerate() {
+        seen.clear();
+        for e in evidence[i..]
+            .iter()
+            .take_while(|e| e.span.start < first.span.start + WINDOW)
+        {
+            let (tag, weight) = (e.feature.tag(), e.feature.weight());
+            match seen.iter_mut().find(|(t, _)| *t == tag) {
+                Some((_, w)) => *w = (*w).max(weight),
+                None => seen.push((tag, weight)),
+            }
+        }
+        best = best.max(seen.iter().map(|(_, w)| w).sum());
+    }
+    best
+}
+
+/// Whether an override phrase is quoted or discussed rather than given:
+/// inside quotation marks, or after words that talk about such phrases.
+fn is_quoted(text: &str, span: &Range<usize>) -> bool {
+    let before = &text[span.start.saturating_sub(80)..span.start];
+    let before = before
+        .char_indices()
+        .find(|&(i, _)| text.is_char_boundary(span.start.saturating_sub(80) + i))
+        .map_or(before, |(i, _)| &before[i..]);
+    let opens = before
+        .trim_end()
+        .ends_with(['"', '\'', '`', '\u{201c}', '\u{2018}', '\u{ab}']);
+    let discussed = [
+        "such as",
+        "like ",
+        "e.g.",
+        "example",
+        "phrase",
+        "attack",
+        "injection",
+        "detect",
+        "string",
+        "pattern",
+        "called",
+        "known as",
+        "contain",
+        "saying",
+        "wrote",
+        "typed",
+        "jailbreak",
+    ]
+    .iter()
+    .any(|w| before.contains(w));
+    opens || discussed
+}
+
+/// Names of the agent's tools that appear in `text` as words. Only names of
+/// two or more words (`send_money`, `createEvent`) count: a one-word tool
+/// name (`search`) is an ordinary word.
+fn mentioned_tools(text: &str, tools: &[&str], found: &mut Vec<(Feature, Range<usize>)>) {
+    for tool in tools {
+        let name = tool.to_ascii_lowercase();
+        let has_words = name.contains(['_', '-', '.']) || tool.chars().any(char::is_uppercase);
+        if name.len() < 6 || !has_words {
+            continue;
+        }
+        let mut from = 0;
+        while let Some(at) = text[from..].find(&name) {
+            let start = from + at;
+            let end = start + name.len();
+            let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+            if !word(text.as_bytes().get(end))
+                && !(start > 0 && word(text.as_bytes().get(start - 1)))
+            {
+                found.push((Feature::ToolMention, start..end));
+                break;
+            }
+            from = end;
+        }
+    }
+}
+
+/// Shortest run of base64 or hex taken for encoded text.
+const MIN_ENCODED: usize = 24;
+/// Most encoded runs decoded per text.
+const MAX_ENCODED_RUNS: usize = 32;
+
+/// Base64 and hex runs in `original` that decode to text carrying
+/// instructions of their own.
+fn encoded_instructions(
+    original: &str,
+    tools: &[&str],
+    normalized: &Normalized<'_>,
+    found: &mut Vec<(Feature, Range<usize>)>,
+) {
+    let bytes = original.as_bytes();
+    let mut runs = 0;
+    let mut i = 0;
+    while i < bytes.len() && runs < MAX_ENCODED_RUNS {
+        if !is_encoded_byte(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && (is_encoded_byte(bytes[i]) || bytes[i] == b'=') {
+            i += 1;
+        }
+        if i - start < MIN_ENCODED {
+            continue;
+        }
+        runs += 1;
+        let Some(decoded) = decode(&original[start..i]) else {
+            continue;
+        };
+        let inner = scan_layer(&decoded, tools, false);
+        if inner.injected() {
+            found.push((Feature::EncodedInstruction, normalized.normalized(start..i)));
+        }
+    }
+}
+
+fn is_encoded_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+}
+
+/// `run` decoded as hex or base64 (standard or URL-safe, padded or not),
+/// when it decodes to mostly printable text.
+fn decode(run: &str) -> Option<String> {
+    let trimmed = run.trim_end_matches('=');
+    let bytes = if trimmed.len() % 2 == 0 && trimmed.bytes().all(|b| b.is_ascii_hexdigit()) {
+        (0..trimmed.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&trimmed[i..i + 2], 16).ok())
+            .collect::<Option<Vec<u8>>>()?
+    } else {
+        let engines = [
+            base64::engine::general_purpose::STANDARD_NO_PAD,
+            base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        ];
+        engines
+            .iter()
+            .find_map(|engine| engine.decode(trimmed).ok())?
+    };
+    let text = String::from_utf8(bytes).ok()?;
+    let printable = text
+        .chars()
+        .filter(|c| !c.is_control() || c.is_whitespace())
+        .count();
+    let words = text.split_whitespace().count();
+    (printable * 10 >= text.chars().count() * 9 && words >= 3).then_some(text)
+}
+
+#[cfg(test)]
+mod tests;
