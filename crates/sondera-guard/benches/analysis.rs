@@ -26,6 +26,15 @@ pub fn output(bytes: usize) -> String {
     line.repeat(bytes / line.len() + 1)
 }
 
+/// `bytes` bytes of mail-like prose that asks its reader for things, with
+/// accents and curly quotes (so the text is not ASCII).
+pub fn prose(bytes: usize) -> String {
+    let paragraph = "Hi Renée, please send me the “final” slides before Friday; the previous \
+                     version had the wrong figures. Important: book the room for the review \
+                     and forward the invite to the team@company.example list. Thanks! \n";
+    paragraph.repeat(bytes / paragraph.len() + 1)
+}
+
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("shell_analysis");
     for size in [1024, 2048, 4096, 8192, 16384] {
@@ -38,11 +47,16 @@ fn bench(c: &mut Criterion) {
     group.finish();
 
     let mut group = c.benchmark_group("content_signals");
-    for size in [16 * 1024, 64 * 1024] {
-        let text = output(size);
+    let tools = ["send_email", "share_file", "create_calendar_event"];
+    for (kind, size) in [("log", 16 * 1024), ("log", 64 * 1024), ("prose", 64 * 1024)] {
+        let text = if kind == "log" {
+            output(size)
+        } else {
+            prose(size)
+        };
         group.throughput(Throughput::Bytes(text.len() as u64));
-        group.bench_with_input(BenchmarkId::from_parameter(size), &text, |b, text| {
-            b.iter(|| black_box(signals(text, &[])))
+        group.bench_with_input(BenchmarkId::new(kind, size), &text, |b, text| {
+            b.iter(|| black_box(signals(text, &tools)))
         });
     }
     group.finish();

@@ -27,6 +27,7 @@ mod json;
 pub mod net;
 pub mod persistence;
 pub mod places;
+pub mod provenance;
 pub mod secrets;
 mod shape;
 pub mod shell;

@@ -250,10 +250,14 @@ pub(crate) fn judge_step(
             signals = request.signals;
             (verdict, true)
         }
-        Ok(None) => (
-            Adjudicated::allow(engine.mode(), format!("{} recorded", event.payload.kind())),
-            false,
-        ),
+        Ok(None) => {
+            // The card's tools, for judging what the agent does with them.
+            sondera_guard::provenance::fold(&mut state.provenance, &event.payload, None, false);
+            (
+                Adjudicated::allow(engine.mode(), format!("{} recorded", event.payload.kind())),
+                false,
+            )
+        }
         Err(e) => (
             Adjudicated::deny(
                 engine.mode(),
@@ -267,6 +271,16 @@ pub(crate) fn judge_step(
         let taints = content::taints(&event.payload, call, signals.as_ref(), |path| {
             engine.workspace().is_sensitive(path)
         });
+        let flagged = signals.as_ref().is_some_and(|s| s.injected);
+        let answered = call.map(|c| (c.call_id.clone(), c.target.clone()));
+        sondera_guard::provenance::fold(
+            &mut state.provenance,
+            &event.payload,
+            answered
+                .as_ref()
+                .map(|(id, tool)| (id.as_str(), tool.as_str())),
+            flagged,
+        );
         state.secrets_seen |= taints.secrets;
         state.untrusted_seen |= taints.untrusted;
         state.remember_untrusted_commands(taints.suggested_commands);

@@ -29,6 +29,10 @@ pub struct Case {
     pub cwd: String,
     #[serde(default = "default_home")]
     pub home: String,
+    /// The tools the agent's card declares (name, description, parameters),
+    /// as the plugins send them when the trajectory starts.
+    #[serde(default)]
+    pub tools: Vec<sondera_model::Tool>,
     pub steps: Vec<Step>,
     pub expect: Expectation,
     #[serde(default)]
@@ -109,6 +113,9 @@ pub struct CaseOutcome {
     pub case: Case,
     /// The verdict of the last adjudication, or why the case could not run.
     pub verdict: Result<Adjudicated, String>,
+    /// The first step (counting from 0) some adjudication of which did not
+    /// allow: where a live agent would have been stopped.
+    pub first_blocked_step: Option<usize>,
 }
 
 impl CaseOutcome {
@@ -201,10 +208,11 @@ impl CorpusRunner {
     }
 
     pub async fn run(&mut self, case: Case) -> CaseOutcome {
+        let mut first_blocked_step = None;
         let verdict = match self.adjudicator(&case) {
             // A refused event is blocked by every integration (it fails
             // closed), so the corpus counts it as a deny.
-            Ok(adjudicator) => match run_steps(adjudicator, &case).await {
+            Ok(adjudicator) => match run_steps(adjudicator, &case, &mut first_blocked_step).await {
                 Err(HarnessError::InvalidEvent(refused)) => Ok(Adjudicated::deny(
                     sondera_model::Mode::Govern,
                     format!("the harness refused the event: {refused}"),
@@ -213,18 +221,36 @@ impl CorpusRunner {
             },
             Err(e) => Err(e.to_string()),
         };
-        CaseOutcome { case, verdict }
+        CaseOutcome {
+            case,
+            verdict,
+            first_blocked_step,
+        }
     }
 }
 
 async fn run_steps(
     adjudicator: Arc<crate::Adjudicator>,
     case: &Case,
+    first_blocked: &mut Option<usize>,
 ) -> Result<Adjudicated, HarnessError> {
-    let agent = Agent::new("policy-test", "sondera");
+    let mut agent = Agent::new("policy-test", "sondera");
+    if !case.tools.is_empty() {
+        agent = agent.with_card(sondera_model::AgentCard::React {
+            model: None,
+            system_instruction: String::new(),
+            tools: case.tools.clone(),
+            sub_agents: Vec::new(),
+        });
+    }
     let mut harness = LocalHarness::with_adjudicator(adjudicator, Some(agent));
     harness.initialize(None, Some(case.id.clone())).await?;
     let mut last = None;
+    let mut note = |n: usize, verdict: &Adjudicated| {
+        if !verdict.is_allowed() && first_blocked.is_none() {
+            *first_blocked = Some(n);
+        }
+    };
     for (n, step) in case.steps.iter().enumerate() {
         let call_id = format!("{}-{n}", case.id);
         last = Some(match step {
@@ -233,7 +259,9 @@ async fn run_steps(
                     role: *role,
                     content: prompt.clone(),
                 };
-                harness.adjudicate(harness.event(payload)?).await?
+                let verdict = harness.adjudicate(harness.event(payload)?).await?;
+                note(n, &verdict);
+                verdict
             }
             Step::Tool {
                 tool,
@@ -243,6 +271,7 @@ async fn run_steps(
             } => {
                 let action = classify_tool_call(&call_id, tool, args);
                 let verdict = harness.adjudicate(harness.event(action.clone())?).await?;
+                note(n, &verdict);
                 let outcome = match (result, error) {
                     (Some(result), _) => Some(ToolOutcome::Returned(result)),
                     (None, Some(error)) => Some(ToolOutcome::Raised(error)),
@@ -251,7 +280,9 @@ async fn run_steps(
                 match outcome {
                     Some(outcome) => {
                         let observation = observation_for(&action, outcome);
-                        harness.adjudicate(harness.event(observation)?).await?
+                        let verdict = harness.adjudicate(harness.event(observation)?).await?;
+                        note(n, &verdict);
+                        verdict
                     }
                     None => verdict,
                 }

@@ -91,3 +91,32 @@ async fn runners_corpus_passes() {
     );
     assert_all_pass(&outcomes);
 }
+
+/// The injection corpus (`tests/corpus/injection.jsonl`, written by
+/// `generate_injection.py`): injected outputs across carriers, the actions
+/// they ask for, and users directing actions at data they point to. A live
+/// agent is stopped at the first blocked step, so benign trajectories must
+/// pass every step, and every injected one must be stopped somewhere.
+#[tokio::test]
+async fn injection_corpus_passes() {
+    let outcomes = run(
+        "injection.jsonl",
+        include_str!("../../../tests/corpus/injection.jsonl"),
+    )
+    .await;
+    assert!(outcomes.len() >= 300, "{} cases", outcomes.len());
+    let benign = outcomes.iter().filter(|o| !o.case.expect.expects_block());
+    let blocked_benign: Vec<String> = benign
+        .filter_map(|o| {
+            o.first_blocked_step
+                .map(|n| format!("{} at step {n}", o.case.id))
+        })
+        .collect();
+    let failed = failures(&outcomes);
+    assert!(
+        blocked_benign.is_empty() && failed.is_empty(),
+        "benign trajectories blocked: {blocked_benign:#?}\n{} failing:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}

@@ -26,6 +26,7 @@ mod event;
 mod grant;
 mod nesting;
 mod payload;
+pub mod provenance;
 mod state;
 
 pub use adjudication::{Adjudicated, Decision, Mode, PolicyMetadata};

@@ -43,6 +43,8 @@ pub struct TrajectoryState {
     /// Commands untrusted content told the agent to run (whitespace
     /// collapsed), newest last; at most [`MAX_UNTRUSTED_COMMANDS`].
     pub untrusted_commands: VecDeque<String>,
+    /// Where the identifying values the trajectory saw came from.
+    pub provenance: crate::provenance::Provenance,
 }
 
 /// A call the trajectory saw, remembered until its result arrives so the

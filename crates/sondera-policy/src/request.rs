@@ -225,10 +225,8 @@ pub(crate) fn build(
         ),
     ];
     payload_fields(&event.payload, state, inputs, &mut context)?;
-    let signals = sondera_guard::content::scanned_text(&event.payload).map(|text| {
-        let tools: Vec<&str> = state.tools_used.iter().map(String::as_str).collect();
-        sondera_guard::content::signals(&text, &tools)
-    });
+    let signals = sondera_guard::content::scanned_text(&event.payload)
+        .map(|text| sondera_guard::content::signals(&text, &known_tools(state)));
     context.push((
         "signals".to_string(),
         content_signals(signals.as_ref().unwrap_or(&Signals::default())),
@@ -256,6 +254,51 @@ pub(crate) fn build(
         entities,
         signals,
     })
+}
+
+/// The agent's tools the trajectory knows of: those its card declares and
+/// those it called.
+fn known_tools(state: &TrajectoryState) -> Vec<&str> {
+    let mut tools: Vec<&str> = state.tools_used.iter().map(String::as_str).collect();
+    tools.extend(state.provenance.tool_effects.keys().map(String::as_str));
+    tools.sort_unstable();
+    tools.dedup();
+    tools
+}
+
+/// Where the values a call acts on came from, as the `Provenance` record.
+fn provenance_facts(facts: &sondera_guard::provenance::CallProvenance) -> RestrictedExpression {
+    RestrictedExpression::new_record([
+        (
+            "side_effect".to_string(),
+            RestrictedExpression::new_bool(facts.effect.is_some()),
+        ),
+        (
+            "effect".to_string(),
+            string(facts.effect.map_or("", |e| e.as_str())),
+        ),
+        (
+            "untrusted_targets".to_string(),
+            strings(facts.untrusted_targets.iter().map(String::as_str)),
+        ),
+        (
+            "flagged_targets".to_string(),
+            strings(facts.flagged_targets.iter().map(String::as_str)),
+        ),
+        (
+            "follows_flagged".to_string(),
+            RestrictedExpression::new_bool(facts.follows_flagged),
+        ),
+        (
+            "user_read_only".to_string(),
+            RestrictedExpression::new_bool(facts.user_read_only),
+        ),
+        (
+            "user_requested".to_string(),
+            RestrictedExpression::new_bool(facts.user_requested),
+        ),
+    ])
+    .expect("distinct keys")
 }
 
 fn agent_entity(uid: &EntityUid, event: &Event) -> Result<Entity, String> {
@@ -405,6 +448,8 @@ fn payload_fields(
                 RestrictedExpression::new_string(arguments.to_string()),
             );
             put(f, "args", typed_args(inputs.tool_args, tool, arguments)?);
+            let provenance = sondera_guard::provenance::of_call(&state.provenance, tool, arguments);
+            put(f, "provenance", provenance_facts(&provenance));
             let egress = net::tool_call_egress(arguments);
             put(f, "egress", egress_facts(&egress, inputs.environment));
             let workspace = &inputs.environment.workspace;
@@ -507,6 +552,13 @@ fn payload_fields(
             put_opt(f, "body", body.as_ref());
             let egress = net::web_fetch_egress(url, method.as_deref(), body.as_deref());
             put(f, "egress", egress_facts(&egress, inputs.environment));
+            let provenance = sondera_guard::provenance::of_fetch(
+                &state.provenance,
+                url,
+                body.as_deref(),
+                egress.sends_data,
+            );
+            put(f, "provenance", provenance_facts(&provenance));
         }
         Payload::WebFetchOutput {
             call_id,

@@ -735,6 +735,79 @@ impl From<model::TrajectoryState> for v1::TrajectoryState {
                 .collect(),
             tools_used: s.tools_used.into_iter().collect(),
             untrusted_commands: s.untrusted_commands.into_iter().collect(),
+            provenance: Some(s.provenance.into()),
+        }
+    }
+}
+
+impl From<model::provenance::Provenance> for v1::Provenance {
+    fn from(p: model::provenance::Provenance) -> Self {
+        Self {
+            values: p
+                .values
+                .into_iter()
+                .map(|(fingerprint, o)| v1::ProvenanceValue {
+                    fingerprint,
+                    user: o.user,
+                    observed: o.observed,
+                    flagged: o.flagged,
+                    source: o.source,
+                    order: o.order,
+                })
+                .collect(),
+            sources: p
+                .sources
+                .into_iter()
+                .map(|s| v1::ProvenanceSource {
+                    number: s.number,
+                    call_id: s.call_id,
+                    tool: s.tool,
+                    flagged: s.flagged,
+                })
+                .collect(),
+            next_source: p.next_source,
+            next_order: p.next_order,
+            user_effects: p.user_effects.into_iter().collect(),
+            user_prompts: p.user_prompts,
+            flagged_seen: p.flagged_seen,
+            tool_effects: p.tool_effects.into_iter().collect(),
+        }
+    }
+}
+
+impl From<v1::Provenance> for model::provenance::Provenance {
+    fn from(p: v1::Provenance) -> Self {
+        Self {
+            values: p
+                .values
+                .into_iter()
+                .map(|v| {
+                    let origin = model::provenance::ValueOrigin {
+                        user: v.user,
+                        observed: v.observed,
+                        flagged: v.flagged,
+                        source: v.source,
+                        order: v.order,
+                    };
+                    (v.fingerprint, origin)
+                })
+                .collect(),
+            sources: p
+                .sources
+                .into_iter()
+                .map(|s| model::provenance::Source {
+                    number: s.number,
+                    call_id: s.call_id,
+                    tool: s.tool,
+                    flagged: s.flagged,
+                })
+                .collect(),
+            next_source: p.next_source,
+            next_order: p.next_order,
+            user_effects: p.user_effects.into_iter().collect(),
+            user_prompts: p.user_prompts,
+            flagged_seen: p.flagged_seen,
+            tool_effects: p.tool_effects.into_iter().collect(),
         }
     }
 }
@@ -759,6 +832,7 @@ impl From<v1::TrajectoryState> for model::TrajectoryState {
                 .collect(),
             tools_used: s.tools_used.into_iter().collect(),
             untrusted_commands: s.untrusted_commands.into_iter().collect(),
+            provenance: s.provenance.map(Into::into).unwrap_or_default(),
         }
     }
 }

@@ -47,8 +47,10 @@ pub enum Feature {
     FromNowOn,
     /// Chat-template special tokens and system tags.
     ChatToken,
-    /// A system, admin or developer header or bracketed label.
+    /// A system, admin or developer header at the start of a line.
     RoleHeader,
+    /// A bracketed system, admin or developer label ("[system message]").
+    BracketRole,
     /// JSON or YAML that imitates a conversation's system turn.
     FakeConversation,
     /// Transcript lines ("User: ...", "Assistant: ...").
@@ -65,12 +67,16 @@ pub enum Feature {
     InvisibleCharacters,
     /// Tags and bracketed labels that frame instructions.
     Markup,
+    /// Tags named for instructions ("<instructions>", "<important>").
+    StrongMarkup,
     /// Written to an AI by role, name or model.
     AddressedToAgent,
     /// Claims to come from the user, the developer, the operator or the system.
     AuthorityClaim,
     /// "before you continue", "after you do that".
     Precondition,
+    /// "before you answer the ...", "then return to the original task".
+    TaskPrecondition,
     /// "do not tell the user", "silently".
     Concealment,
     /// A request to act ("please send", "you must transfer").
@@ -85,6 +91,8 @@ pub enum Feature {
     ToolDirective,
     /// "with the following arguments".
     ToolArguments,
+    /// JSON imitating a function call (`{"name": ..., "arguments": {...}}`).
+    FakeToolCall,
     /// One of the agent's own tools named in the text.
     ToolMention,
     /// A command to run.
@@ -100,21 +108,22 @@ impl Feature {
         match self {
             Override | NewInstructions | FromNowOn => "instruction_override",
             QuotedOverride => "quoted_override",
-            ChatToken | FakeConversation | RoleSwitch => "role_hijack",
+            ChatToken | FakeConversation | RoleSwitch | BracketRole => "role_hijack",
             RoleHeader => "role_header",
             ConversationLines => "conversation_lines",
             PromptLeak => "prompt_exfiltration",
             HiddenComment | InvisibleCharacters => "hidden_instruction",
             HiddenStyle => "hidden_style",
-            Markup => "instruction_markup",
+            Markup | StrongMarkup => "instruction_markup",
             AddressedToAgent => "addressed_to_agent",
             AuthorityClaim => "authority_claim",
-            Precondition => "precondition",
+            Precondition | TaskPrecondition => "precondition",
             Concealment => "concealment",
             ActionRequest | ActionTarget => "action_request",
             Urgency => "urgency",
             TodoDirective => "todo_directive",
-            ToolDirective | ToolArguments => "tool_directive",
+            ToolDirective | FakeToolCall => "tool_directive",
+            ToolArguments => "tool_arguments",
             ToolMention => "tool_mention",
             CommandInstruction => "command_instruction",
             EncodedInstruction => "encoded_instruction",
@@ -126,12 +135,12 @@ impl Feature {
         use Feature::*;
         match self {
             Override | ChatToken | FakeConversation | PromptLeak | RoleSwitch | NewInstructions
-            | EncodedInstruction => 30,
+            | EncodedInstruction | BracketRole | FakeToolCall => 30,
             RoleHeader | HiddenComment | InvisibleCharacters | AddressedToAgent | Concealment
-            | ToolDirective | ToolMention | FromNowOn => 20,
-            Markup | AuthorityClaim | TodoDirective | CommandInstruction => 15,
+            | ToolDirective | ToolMention | FromNowOn | StrongMarkup | TaskPrecondition => 20,
+            Markup | AuthorityClaim | TodoDirective => 15,
             QuotedOverride | ConversationLines | HiddenStyle | Precondition | ActionRequest
-            | ActionTarget | Urgency | ToolArguments => 10,
+            | ActionTarget | Urgency | ToolArguments | CommandInstruction => 10,
         }
     }
 }
@@ -201,9 +210,9 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
             span: normalized.original(span),
         })
         .collect();
-    evidence.extend(normalized.invisible_in_words.iter().map(|&at| Evidence {
+    evidence.extend(normalized.invisible_in_words.iter().map(|span| Evidence {
         feature: Feature::InvisibleCharacters,
-        span: at..at + 1,
+        span: span.clone(),
     }));
     evidence.sort_by_key(|e| (e.span.start, e.feature));
     evidence.dedup();
@@ -236,39 +245,43 @@ fn best_window(evidence: &[Evidence]) -> u32 {
     best
 }
 
-/// Whether an override phrase is quoted or discussed rather than given:
-/// inside quotation marks, or after words that talk about such phrases.
+/// Whether an override phrase is discussed rather than given: it follows
+/// words that talk about such phrases ("attacks such as", "phrases like").
+/// Quotation marks alone do not count: injected text is often quoted.
 fn is_quoted(text: &str, span: &Range<usize>) -> bool {
-    let before = &text[span.start.saturating_sub(80)..span.start];
-    let before = before
-        .char_indices()
-        .find(|&(i, _)| text.is_char_boundary(span.start.saturating_sub(80) + i))
-        .map_or(before, |(i, _)| &before[i..]);
-    let opens = before
-        .trim_end()
-        .ends_with(['"', '\'', '`', '\u{201c}', '\u{2018}', '\u{ab}']);
-    let discussed = [
+    let mut from = span.start.saturating_sub(40);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let before = text[from..span.start]
+        .trim_end_matches(|c: char| c.is_whitespace() || "\"'`\u{201c}\u{2018}\u{ab}:".contains(c));
+    const DISCUSSING: &[&str] = &[
         "such as",
-        "like ",
+        "like",
         "e.g.",
-        "example",
+        "e.g",
+        "for example",
+        "phrases",
         "phrase",
-        "attack",
+        "attacks",
         "injection",
         "detect",
+        "detects",
         "string",
+        "strings",
         "pattern",
+        "patterns",
         "called",
         "known as",
-        "contain",
+        "contains",
+        "containing",
         "saying",
-        "wrote",
-        "typed",
         "jailbreak",
-    ]
-    .iter()
-    .any(|w| before.contains(w));
-    opens || discussed
+        "payload",
+        "payloads",
+        "prompt",
+    ];
+    DISCUSSING.iter().any(|w| before.ends_with(w))
 }
 
 /// Names of the agent's tools that appear in `text` as words. Only names of
@@ -286,9 +299,9 @@ fn mentioned_tools(text: &str, tools: &[&str], found: &mut Vec<(Feature, Range<u
             let start = from + at;
             let end = start + name.len();
             let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
-            if !word(text.as_bytes().get(end))
-                && !(start > 0 && word(text.as_bytes().get(start - 1)))
-            {
+            let inside_a_word = word(text.as_bytes().get(end))
+                || (start > 0 && word(text.as_bytes().get(start - 1)));
+            if !inside_a_word {
                 found.push((Feature::ToolMention, start..end));
                 break;
             }
@@ -310,7 +323,19 @@ fn encoded_instructions(
     normalized: &Normalized<'_>,
     found: &mut Vec<(Feature, Range<usize>)>,
 ) {
-    let bytes = original.as_bytes();
+    for (run, decoded) in decoded_runs(original) {
+        if scan_layer(&decoded, tools, false).injected() {
+            found.push((Feature::EncodedInstruction, normalized.normalized(run)));
+        }
+    }
+}
+
+/// The base64 and hex runs of `text` that decode to text, with where each
+/// run is: what a model that decodes them would read. At most
+/// [`MAX_ENCODED_RUNS`] runs are tried.
+pub fn decoded_runs(text: &str) -> Vec<(Range<usize>, String)> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::new();
     let mut runs = 0;
     let mut i = 0;
     while i < bytes.len() && runs < MAX_ENCODED_RUNS {
@@ -326,14 +351,11 @@ fn encoded_instructions(
             continue;
         }
         runs += 1;
-        let Some(decoded) = decode(&original[start..i]) else {
-            continue;
-        };
-        let inner = scan_layer(&decoded, tools, false);
-        if inner.injected() {
-            found.push((Feature::EncodedInstruction, normalized.normalized(start..i)));
+        if let Some(text) = decode(&text[start..i]) {
+            decoded.push((start..i, text));
         }
     }
+    decoded
 }
 
 fn is_encoded_byte(b: u8) -> bool {
@@ -344,7 +366,8 @@ fn is_encoded_byte(b: u8) -> bool {
 /// when it decodes to mostly printable text.
 fn decode(run: &str) -> Option<String> {
     let trimmed = run.trim_end_matches('=');
-    let bytes = if trimmed.len() % 2 == 0 && trimmed.bytes().all(|b| b.is_ascii_hexdigit()) {
+    let bytes = if trimmed.len().is_multiple_of(2) && trimmed.bytes().all(|b| b.is_ascii_hexdigit())
+    {
         (0..trimmed.len())
             .step_by(2)
             .map(|i| u8::from_str_radix(&trimmed[i..i + 2], 16).ok())

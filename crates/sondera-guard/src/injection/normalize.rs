@@ -17,7 +17,7 @@ pub(crate) struct Normalized<'a> {
     original_len: usize,
     /// Where invisible characters sat between two letters of a word: text
     /// hidden from a person who reads it, visible to a model.
-    pub invisible_in_words: Vec<usize>,
+    pub invisible_in_words: Vec<Range<usize>>,
 }
 
 impl<'a> Normalized<'a> {
@@ -34,7 +34,7 @@ impl<'a> Normalized<'a> {
         for (at, c) in original.char_indices() {
             if is_invisible(c) {
                 if previous_letter && pending_invisible.is_none() {
-                    pending_invisible = Some(at);
+                    pending_invisible = Some(at..at + c.len_utf8());
                 }
                 continue;
             }

@@ -3,18 +3,21 @@
 
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexSet};
+use regex::bytes::Regex;
 
 use super::Feature;
 
 /// Verbs of actions with effects outside the conversation, which injected
 /// text asks the reader to take.
-const ACTION: &str = "use|send|sends|forward|transfer|wire|pay|share|invite|post|publish|delete|remove|grant|give|change|update|reset|create|schedule|book|email|e-mail|upload|add|set|move|rename|approve|submit|purchase|buy|visit|open|click|download|install|run|execute|call|invoke|reply|export|copy|reveal|include|append|insert|write|disable|enable|unlock|cancel|subscribe|follow|retweet|message|text|contact|provide|leak|exfiltrate|print|output|tell|notify|save|store|make|transmit|deliver|attach|mail";
+const ACTION: &str = "send|sends|forward|transfer|wire|pay|share|invite|post|publish|delete|remove|grant|give|change|update|reset|create|schedule|book|email|e-mail|upload|add|set|move|rename|approve|submit|purchase|buy|visit|open|click|download|install|run|execute|call|invoke|reply|export|copy|reveal|include|append|insert|write|disable|enable|unlock|cancel|subscribe|follow|retweet|message|text|contact|provide|leak|exfiltrate|print|output|tell|notify|save|store|make|transmit|deliver|attach|mail";
+
+/// Verbs that send something somewhere, or give someone access.
+const SENDING: &str = "send|forward|transfer|wire|pay|share|invite|email|e-mail|upload|post|grant|give|reply|export|copy|deliver|mail|move|submit|provide|leak|exfiltrate|transmit|attach|add|change|set|update|create|schedule";
 
 /// Names and roles a text uses to address a model.
 const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
 
-fn rules() -> Vec<(Feature, String)> {
+fn rules() -> Vec<(Feature, Start, String)> {
     use Feature::*;
     let table: &[(Feature, &str)] = &[
         (
@@ -23,24 +26,20 @@ fn rules() -> Vec<(Feature, String)> {
         ),
         (
             RoleHeader,
-            r"(?m)^[\s>*#=|-]*[\[({<]?\s*(system|admin|administrator|developer|root|operator|sysadmin)(\s+|_)?(message|prompt|note|notice|instructions?|override|update|alert|command|directive|mode)?\s*[\])}>]?\s*[*#=|-]*\s*:",
+            r"@line\b(system|admin|administrator|developer|sysadmin)(\s+|_)?(message|prompt|note|notice|instructions?|override|update|alert|command|directive|mode)?\s*[\])}>]?\s*[*#=|-]*\s*:",
         ),
+        (
+            BracketRole,
+            r"[\[({]\s*(system|admin|developer|operator)(\s*|_)(message|prompt|note|override|instructions?|notice)\s*[\])}]",
+        ),
+        (RoleHeader, r"\[\s*(system|admin|developer)\s*\]"),
         (
             RoleHeader,
-            r"[\[({]\s*(system|admin|developer|operator)(\s*|_)(message|prompt|note|override|instructions?|notice)?\s*[\])}]",
+            r"#\s*(system|admin|developer)\s*(message|prompt|instructions?|note)?\s*:?\s*(\n|$)",
         ),
-        (
-            RoleHeader,
-            r"(?m)^\s*#{1,6}\s*(system|admin|developer)\s*(message|prompt|instructions?|note)?\s*:?\s*$",
-        ),
-        (
-            FakeConversation,
-            r#""role"\s*:\s*"(system|developer)"|(?m)^\s*-?\s*role\s*:\s*(system|developer)\s*$"#,
-        ),
-        (
-            ConversationLines,
-            r#"(?m)^\s*(user|human|assistant|ai)\s*:|"role"\s*:\s*"(user|assistant)""#,
-        ),
+        (FakeConversation, r#"\brole"?\s*:\s*"?(system|developer)\b"#),
+        (ConversationLines, r#"@line\b(user|human|assistant|ai)\s*:"#),
+        (ConversationLines, r#""role"\s*:\s*"(user|assistant)""#),
         (
             PromptLeak,
             r"\b(print|reveal|show|repeat|output|display|leak|dump|tell\s+me|send|share|give\s+me)\b\W+(?:\w+\W+){0,5}?(system\s+prompt|(hidden|initial|original|secret|system)\s+(instructions|prompt))",
@@ -51,7 +50,7 @@ fn rules() -> Vec<(Feature, String)> {
         ),
         (
             RoleSwitch,
-            r"\byou\s+are\s+now\s+(in\s+)?(an?\s+)?(developer|dan|jailbr\w*|unrestricted|god|admin|root|evil|uncensored|unfiltered|maintenance|debug|sudo|test|safe)\b|\b(jailbreak|dan|god)\s+mode\b|\b(developer|admin|debug|maintenance|unrestricted)\s+mode\s+(is\s+)?(enabled|activated|engaged|on)\b",
+            r"\byou\s+are\s+now\s+(in\s+)?(an?\s+)?(developer|dan|jailbr\w*|unrestricted|god|admin|root|evil|uncensored|unfiltered|maintenance|debug|sudo|test|safe)\b|\b(jailbreak|dan|god)\s+mode\b|\b(developer|admin|unrestricted)\s+mode\s+(is\s+)?(now\s+)?(enabled|activated|engaged)\b",
         ),
         (
             RoleSwitch,
@@ -63,20 +62,24 @@ fn rules() -> Vec<(Feature, String)> {
         ),
         (
             NewInstructions,
-            r"\b(your|the)\s+(new|real|actual|true|updated|revised|only|primary)\s+(task|instructions?|goal|objective|job|mission|role|purpose|priority)\s+(is|are|will\s+be|now)\b|\bnew\s+(instructions?|task|rules|directive)\s*:|\b(system|admin|developer|security)\s+override\b|\b(updated|revised|corrected|real)\s+instructions?\s*(:|from|follow)",
+            r"\byour\s+(new|real|actual|true|updated|revised|only|primary)\s+(task|instructions?|goal|objective|job|mission|role|purpose|priority)\s+(is|are|will\s+be|now)\b|\bthe\s+(new|real|actual|true|updated|revised)\s+(task|instructions?|objective)\s+(is|are)\b|\bnew\s+(instructions?|task|rules|directive)\s*:|\b(system|admin|developer|security)\s+override\b|\b(updated|revised|corrected|real)\s+instructions?\s*(:|from|follow)",
         ),
         (
             FromNowOn,
-            r"\bfrom\s+now\s+on\s*,?\s+(you|your|the\s+assistant|ignore|act|respond|always|only|never)\b|\binstead\s*,?\s+(you\s+(should|must|will|need\s+to)|do\s+the\s+following|perform|execute|please)\b",
+            r"\bfrom\s+now\s+on\s*,?\s+(you|your|the\s+assistant|ignore|act|respond|always|only|never)\b|\binstead\s*,?\s+(you\s+(should|must|will|need\s+to)|do\s+the\s+following)\b",
         ),
-        (HiddenComment, r"(?s)<!--.{0,600}?-->"),
+        (HiddenComment, r"<!--"),
         (
             HiddenStyle,
             r#"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(\.0+)?(px|pt|em|rem)?\s*[;"']|opacity\s*:\s*0(\.0+)?\s*[;"']|color\s*:\s*(white|#fff\b|#ffffff|transparent)"#,
         ),
         (
+            StrongMarkup,
+            r"<\s*/?\s*(instructions?|important|information|directive|prompt|override|secret|admin|urgent|note_to_ai|system_prompt|ai_instructions?|hidden_instructions?|assistant_instructions?|agent_instructions?|system_instructions?|new_instructions?)(\s[^>]{0,60})?>",
+        ),
+        (
             Markup,
-            r"<\s*/?\s*(instructions?|important|information|task|command|directive|prompt|override|assistant|user|secret|hidden|admin|urgent|todo|action|rules?|ai|agent|llm|priority|note_to_ai|system_prompt|ai_instructions?|hidden_instructions?|assistant_instructions?|agent_instructions?)(\s[^>]{0,60})?>",
+            r"<\s*/?\s*(assistant|hidden|todo|rules?|ai|agent|llm|priority)(\s[^>]{0,60})?>",
         ),
         (
             Markup,
@@ -85,7 +88,7 @@ fn rules() -> Vec<(Feature, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b(dear|hey|hi|hello|attention|attn|note|message|instructions?|reminder|notice|memo|important)\b[\s,:!-]{{0,3}}(to|for)?\s*(the\s+|any\s+|all\s+|our\s+|my\s+)?({AGENT})s?\b"
+                r"\b(dear|hey|hi|hello|attention|attn|note|message|instructions?|reminder|notice|memo|important)\b[\s,:!-]{{0,3}}(to|for)?\s*(the\s+|any\s+|all\s+|our\s+|my\s+)?([a-z]+\s+)?({AGENT})s?\b"
             ),
         ),
         (
@@ -107,7 +110,7 @@ fn rules() -> Vec<(Feature, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"(^|[.!?\n>(\[-]\s*)({AGENT})\s*[,:]\s*(please|you|ignore|disregard|forget|do|now|immediately|first|before|your|{ACTION})\b"
+                r"@sentence\b([a-z]+\s+)?({AGENT})\s*[,:]\s*(please|you|ignore|disregard|forget|do|now|immediately|first|before|your|{ACTION})\b"
             ),
         ),
         (
@@ -130,7 +133,15 @@ fn rules() -> Vec<(Feature, String)> {
         ),
         (
             AuthorityClaim,
-            r"\b(the|your)\s+(user|owner|developer|administrator|operator|principal)\s+(has\s+)?(asked|wants|requested|instructed|authori[sz]ed|approved|needs|requires|would\s+like)\s+(you|that\s+you)\b|\bauthori[sz]ed\s+by\s+(the\s+)?(user|admin|administrator|developer|owner|system)\b",
+            r"\bauthori[sz]ed\s+by\s+(the\s+)?(user|admin|administrator|developer|owner|system)\b",
+        ),
+        (
+            AddressedToAgent,
+            r"\b(the|your)\s+(user|owner|developer|administrator|operator|principal)\s+(has\s+)?(asked|wants|requested|instructed|authori[sz]ed|approved|needs|requires|would\s+like)\s+(you|that\s+you)\b|\b(urgent\s+|important\s+|new\s+|priority\s+)?instructions?\s+from\s+(me|the|your)\s+(user|developer|administrator|admin|operator|owner|creator|system)\b",
+        ),
+        (
+            TaskPrecondition,
+            r"\bbefore\s+(you\s+)?(can\s+)?(answer\w*|respond\w*|repl\w*|summari\w*|solv\w*)\s+(to\s+)?(the|this|my|your|any)\b|\b(then|afterwards|after\s+that)\s*,?\s+(you\s+(can|may)\s+)?(continue|proceed|resume|go\s+back|return)\s+(with\s+|to\s+)(the\s+|your\s+)?(original|actual|initial|previous|user'?s?)\s+(task|request)",
         ),
         (
             Precondition,
@@ -138,7 +149,7 @@ fn rules() -> Vec<(Feature, String)> {
         ),
         (
             Precondition,
-            r"\b(first|firstly)\s*,?\s+(you\s+(must|need|have|should)|please|make\s+sure)\b|\bafter\s+(you\s+(do|have\s+done|complete|finish)|doing|completing|finishing)\s+(that|this|it|so)\b|\bin\s+order\s+to\s+(continue|proceed|complete|finish|solve)\b",
+            r"\b(first|firstly)\s*,?\s+you\s+(must|need|have|should)\b|\bafter\s+(you\s+(do|have\s+done|complete|finish)|doing|completing|finishing)\s+(that|this|it|so)\b|\bin\s+order\s+to\s+(continue|proceed|complete|finish|solve)\b",
         ),
         (
             Precondition,
@@ -146,37 +157,75 @@ fn rules() -> Vec<(Feature, String)> {
         ),
         (
             Concealment,
-            r"\b(do\s+not|don'?t|never|without)\s+(tell\w*|inform\w*|notify\w*|mention\w*|reveal\w*|alert\w*|asking|let\w*\s+(the\s+)?(user|them|him|her)\s+know|disclos\w*|report\w*)\s+(this|it|that|the\s+user|them|anyone|him|her|your\s+user|about)\b",
+            r"\b(do\s+not|don'?t|never|without)\s+(tell\w*|inform\w*|notify\w*|mention\w*|reveal\w*|alert\w*|asking|let\w*|disclos\w*|report\w*)\s+(this\s+to\s+)?(the\s+user|anyone|your\s+user|the\s+owner|the\s+account\s+owner)\b",
+        ),
+        (
+            AddressedToAgent,
+            &format!(
+                r"\b(todo|to-do|task|note|action\s+items?|reminder)\s*[(\[]\s*(for\s+)?(the\s+)?({AGENT})\s*[)\]]"
+            ),
+        ),
+        (
+            BracketRole,
+            r"#{1,6}\s*(system|admin|developer)(\s+(message|prompt|instructions?|note|override))?\s*:",
+        ),
+        (
+            NewInstructions,
+            r"\b(forget|ignore|disregard)\s+(everything|all|anything|whatever)\s+(you\s+(were|have\s+been|'ve\s+been)\s+(told|given|asked|instructed)|(said|written|stated|mentioned)\s+(above|before|earlier|previously)|above|before|so\s+far)",
+        ),
+        (
+            AddressedToAgent,
+            r"\b(do\s+not|don'?t|never)\s+(tell|inform|notify|alert|let)\s+(the|your)\s+user\b|\bthe\s+user\s+(must|should|need)\s+not\s+(know|notice|see|find\s+out)\b",
         ),
         (
             Concealment,
-            r"\b(secretly|silently|covertly|discreetly|without\s+(the\s+)?user'?s?\s+(knowledge|consent|approval|noticing|knowing))\b|\bkeep\s+this\s+(secret|hidden|between\s+us)\b|\b(hide|delete|remove)\s+(this|the)\s+(message|email|evidence|instructions?|note)s?\s+(afterwards|after|when|once)\b",
+            r"\b(secretly|covertly|without\s+(the\s+)?user'?s?\s+(knowledge|consent|approval|noticing|knowing))\b|\bkeep\s+this\s+(secret|hidden|between\s+us)\b|\b(hide|delete|remove)\s+(this|the)\s+(message|email|evidence|instructions?|note)s?\s+(afterwards|after|when|once)\b",
         ),
         (
             ActionRequest,
             &format!(
-                r"\b(please|pls|kindly|you\s+(must|should|need\s+to|have\s+to|are\s+to|will\s+need\s+to|are\s+(required|instructed|asked|expected)\s+to)|make\s+sure\s+(to|you)|be\s+sure\s+to|ensure\s+(that\s+)?you|go\s+ahead\s+and|i\s+(need|want)\s+you\s+to|(do\s+not|don'?t)\s+forget\s+to|remember\s+to|immediately|urgently)\s+(\w+\s+){{0,2}}?({ACTION})\b"
+                r"\b(please|pls|kindly|you\s+(must|should|need\s+to|have\s+to|are\s+to|will\s+need\s+to|are\s+(required|instructed|asked|expected)\s+to)|make\s+sure\s+(to|you)|be\s+sure\s+to|ensure\s+(that\s+)?you|go\s+ahead\s+and|i\s+(need|want)\s+you\s+to|(asked|told|instructed|requested|required|wants|want|would\s+like|needs)\s+you\s+to|(do\s+not|don'?t)\s+forget\s+to|remember\s+to|immediately|urgently)\s+(\w+\s+){{0,2}}?({ACTION})\b"
             ),
+        ),
+        (
+            ActionRequest,
+            &format!(
+                r"@sentence\b(please\s+)?({ACTION})\s+(the|all|every|this|these|my|your|a|an|it|them|him|her|@\w)"
+            ),
+        ),
+        (
+            ActionRequest,
+            &format!(r"\b({AGENT})\b[^.\n]{{0,60}}?[,:]\s*(please\s+)?({ACTION})\b"),
         ),
         (
             ActionTarget,
             &format!(
-                r"(^|[.!?:,;]\s+|\band\s+|\n\s*[-*\d.)]*\s*)(please\s+|now\s+|then\s+|\w+ly\s+)?({ACTION})\b[^.\n]{{0,120}}?\b(to|with|from|into|for|at|on)\s+[^\s]*(@[a-z0-9]|https?://|www\.|\biban\b|\baccount\s+(number\s+)?\w*\d|[a-z]{{2}}\d{{2}}\s?[a-z0-9]{{4}})"
+                r"\b({SENDING})\b[^.\n]{{0,120}}?\b(to|with|from|into|for|at|on)\s+([^\s]+\s+){{0,3}}?[^\s]*(@[a-z0-9]|https?://|www\.|\+\d|\biban\b|\baccount\s+(number\s+)?\w*\d|[a-z]{{2}}\d{{2}}\s?[a-z0-9]{{4}})"
             ),
         ),
         (
             Urgency,
-            r"\b(important|urgent|attention|warning|alert|critical|mandatory|asap|priority)\b\s*[!:]|!!!|\b(very|extremely|highly)\s+important\b|\bthis\s+is\s+(urgent|critical|important|mandatory)\b|\bhigh\s+priority\b|\bmust\s+be\s+done\s+(now|immediately|first)\b",
+            r"\b(takes|top|highest)\s+priority\b|\b(important|urgent|attention|warning|alert|critical|mandatory|asap|priority)\b\s*[!:]|!!!|\b(very|extremely|highly)\s+important\b|\bthis\s+is\s+(urgent|critical|important|mandatory)\b|\bhigh\s+priority\b|\bmust\s+be\s+done\s+(now|immediately|first)\b",
         ),
         (
             TodoDirective,
             &format!(
-                r"(?m)^[\s>*#\-\[\]x/]*(todo|to-do|to\s+do|action\s+required|action\s+item|action\s+needed|next\s+steps?|reminder|note\s+to\s+self|task|instructions?\s+for\s+(the\s+)?(ai|assistant|agent|model))\s*[:\-]\s*(please\s+)?(\w+\s+){{0,2}}?({ACTION})\b|(?m)^\s*[-*]\s*\[\s*\]\s*(please\s+)?({ACTION})\b"
+                r"@sentence\b(todo|to-do|to\s+do|action\s+required|action\s+item|action\s+needed|next\s+steps?|reminder|note\s+to\s+self|task|instructions?\s+for\s+(the\s+)?(ai|assistant|agent|model))(\s*[(\[]\s*(for\s+)?(the\s+)?({AGENT})\s*[)\]])?\s*[:\-]\s*(please\s+)?(\w+\s+){{0,2}}?({ACTION})\b"
             ),
         ),
         (
+            TodoDirective,
+            &format!(r"\[\s*\]\s*(please\s+)?({ACTION})\b"),
+        ),
+        (
             ToolDirective,
-            r#"\b(use|call|invoke|run|execute|trigger|employ|utili[sz]e)\s+(the\s+)?[`'"]?[a-z][a-z0-9]*(_[a-z0-9]+)+[`'"]?(\s+(tool|function|api|method|action|endpoint))?\b|"(name|tool|function|tool_name|function_name)"\s*:\s*"[a-z][a-z0-9_]*"\s*,\s*"(arguments|parameters|args|input|params)""#,
+            &format!(
+                r#"\b(use|call|invoke|run|execute|trigger|employ|utili[sz]e)\s+(the\s+)?[`'"]?({ACTION})_[a-z0-9_]+[`'"]?(\s+(tool|function|action)\b|\s*\(\s*([a-z_]+\s*=|["'\[{{]))"#
+            ),
+        ),
+        (
+            FakeToolCall,
+            r#""(name|tool|function|tool_name|function_name)"\s*:\s*"[a-z][a-z0-9_]*"\s*,\s*"(arguments|parameters|args|input|params)"\s*:\s*\{"#,
         ),
         (
             ToolArguments,
@@ -189,35 +238,68 @@ fn rules() -> Vec<(Feature, String)> {
     ];
     table
         .iter()
-        .map(|(feature, pattern)| (*feature, ascii_words(pattern)))
+        .map(|(feature, pattern)| {
+            let (start, pattern) = match pattern.split_once('\\') {
+                Some(("@line", _)) => (Start::Line, &pattern[5..]),
+                Some(("@sentence", _)) => (Start::Sentence, &pattern[9..]),
+                _ => (Start::Anywhere, *pattern),
+            };
+            (*feature, start, ascii_words(pattern))
+        })
         .collect()
 }
 
-/// `pattern` with ASCII word boundaries and word classes. Unicode ones make
-/// the set's automaton outgrow the lazy DFA's cache, and scanning then falls
-/// back to a slower engine; the text is folded to ASCII first, so nothing is
-/// lost.
+/// Where a match must begin. Checked after matching rather than written as
+/// `^` in the pattern, so every pattern starts with words the regex engine
+/// can search for quickly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Start {
+    Anywhere,
+    /// After nothing but blanks and list, quote or heading marks on its line.
+    Line,
+    /// At the start of a sentence, a line, a comment or a bracket.
+    Sentence,
+}
+
+impl Start {
+    fn admits(self, text: &[u8], at: usize) -> bool {
+        let before = text[..at].iter().rev();
+        match self {
+            Self::Anywhere => true,
+            Self::Line => before
+                .take_while(|&&b| b != b'\n')
+                .all(|b| b" \t>*#=|-[]()<{}/x0123456789.".contains(b)),
+            Self::Sentence => before
+                .copied()
+                .find(|b| !b" \t".contains(b))
+                .is_none_or(|b| b".!?\n>([-:\"'#*".contains(&b)),
+        }
+    }
+}
+
+/// `pattern` over bytes, with ASCII classes and boundaries. Unicode ones
+/// make the set's automaton outgrow the lazy DFA's cache, and scanning then
+/// falls back to a slower engine; the text is folded to ASCII first, so
+/// nothing is lost.
 fn ascii_words(pattern: &str) -> String {
-    pattern
-        .replace(r"\b", r"(?-u:\b)")
-        .replace(r"\w", "[0-9a-z_]")
-        .replace(r"\W", "[^0-9a-z_]")
+    format!("(?-u){pattern}")
 }
 
 pub(crate) struct Patterns {
-    set: RegexSet,
-    each: Vec<(Feature, Regex)>,
+    each: Vec<(Feature, Start, Regex)>,
 }
 
-pub(crate) static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
-    let rules = rules();
-    Patterns {
-        set: RegexSet::new(rules.iter().map(|(_, p)| p)).expect("injection patterns compile"),
-        each: rules
-            .into_iter()
-            .map(|(f, p)| (f, Regex::new(&p).expect("injection pattern compiles")))
-            .collect(),
-    }
+pub(crate) static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
+    each: rules()
+        .into_iter()
+        .map(|(f, start, p)| {
+            (
+                f,
+                start,
+                Regex::new(&p).expect("injection pattern compiles"),
+            )
+        })
+        .collect(),
 });
 
 /// Most matches of one pattern taken as evidence.
@@ -226,27 +308,60 @@ const MATCHES_PER_PATTERN: usize = 16;
 impl Patterns {
     /// Every feature found in `text`, with where (in `text`).
     pub fn find(&self, text: &str, found: &mut Vec<(Feature, std::ops::Range<usize>)>) {
-        for index in self.set.matches(text).iter() {
-            let (feature, regex) = &self.each[index];
-            for m in regex.find_iter(text).take(MATCHES_PER_PATTERN) {
-                if *feature == Feature::HiddenComment && !comment_instructs(m.as_str()) {
-                    continue;
-                }
-                found.push((*feature, m.range()));
+        // One regex at a time: each starts with words the engine finds with
+        // a fast literal search, which a set of all of them cannot do.
+        let bytes = text.as_bytes();
+        for (feature, start, regex) in &self.each {
+            let admitted = regex
+                .find_iter(bytes)
+                .filter(|m| start.admits(bytes, m.start()));
+            for m in admitted.take(MATCHES_PER_PATTERN) {
+                let span = if *feature == Feature::HiddenComment {
+                    match instructing_comment(text, m.start()) {
+                        Some(span) => span,
+                        None => continue,
+                    }
+                } else {
+                    m.range()
+                };
+                found.push((*feature, span));
             }
         }
     }
 }
 
-static INSTRUCTING_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+/// Longest HTML comment read, in bytes.
+const MAX_COMMENT: usize = 2000;
+
+/// The span of the HTML comment opening at `start` when it addresses a
+/// model or tells its reader to send or run something, rather than holding
+/// a build marker, a licence or a style sheet. An unclosed comment runs to
+/// the end of the text.
+fn instructing_comment(text: &str, start: usize) -> Option<std::ops::Range<usize>> {
+    let rest = &text.as_bytes()[start..];
+    let window = &rest[..rest.len().min(MAX_COMMENT)];
+    let end = window
+        .windows(3)
+        .position(|w| w == b"-->")
+        .map_or(window.len(), |at| at + 3);
+    let comment = &window[..end];
+    let instructs = ADDRESSING.is_match(comment)
+        || (SECOND_PERSON.is_match(comment) && SENDING_WORD.is_match(comment));
+    instructs.then_some(start..start + end)
+}
+
+/// Words that address a model or its instructions.
+static ADDRESSING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&ascii_words(&format!(
-        r"\b(ignore|disregard|instructions?|system|{AGENT}|you|your|{ACTION})\b"
+        r"\b(ignore|disregard|instructions?|system\s+prompt|{AGENT})\b"
     )))
     .expect("comment words compile")
 });
 
-/// Whether an HTML comment holds words that address or instruct a reader,
-/// rather than a build marker ("generated by hugo", "end header").
-fn comment_instructs(comment: &str) -> bool {
-    INSTRUCTING_WORDS.find_iter(comment).count() >= 2
-}
+static SECOND_PERSON: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&ascii_words(r"\b(you|your)\b")).expect("compiles"));
+
+static SENDING_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&ascii_words(r"\b(send|forward|email|upload|transfer|wire|post|share|curl|wget|exfiltrate|leak|execute)\b"))
+        .expect("compiles")
+});

@@ -7,6 +7,7 @@
 //! noun for them (instructions, rules, task, ...), in one sentence.
 
 use std::ops::Range;
+use std::sync::LazyLock;
 
 /// Word classes, as bits.
 const VERB: u8 = 1;
@@ -15,33 +16,181 @@ const NOUN: u8 = 4;
 const POINTER: u8 = 8;
 const STOP: u8 = 16;
 const FOLLOW: u8 = 32;
+/// Nouns for instructions that mean other things too ("task", "command"):
+/// they make a phrase only with a word pointing back (previous, original).
+const WEAK_NOUN: u8 = 64;
 
 /// Classes whose words are recognised with one spelling mistake.
-const FUZZY: u8 = VERB | PRIOR | NOUN;
+const FUZZY: u8 = VERB | PRIOR | NOUN | WEAK_NOUN;
 
 /// The class of a correctly spelled word.
-fn class(word: &str) -> u8 {
-    match word {
-        "ignore" | "ignoring" | "disregard" | "disregarding" | "forget" | "override"
-        | "overriding" | "bypass" | "neglect" | "discard" | "abandon" | "dismiss" | "overlook"
-        | "overwrite" | "supersede" | "circumvent" | "nullify" => VERB,
-        "previous" | "previously" | "prior" | "above" | "earlier" | "preceding" | "original"
-        | "initial" | "former" | "foregoing" | "aforementioned" | "existing" | "old" | "past"
-        | "prevoius" => PRIOR,
-        "instruction" | "instructions" | "rule" | "rules" | "guideline" | "guidelines"
-        | "direction" | "directions" | "directive" | "directives" | "prompt" | "prompts"
-        | "task" | "tasks" | "command" | "commands" | "constraint" | "constraints" | "policy"
-        | "policies" | "programming" | "guidance" | "restriction" | "restrictions"
-        | "safeguards" | "guardrails" | "context" | "assignment" | "objective" | "objectives"
-        | "goal" | "goals" | "mission" | "request" | "requests" => NOUN,
-        "all" | "any" | "every" | "your" | "these" | "those" | "my" | "system" | "everything"
-        | "whatever" => POINTER,
-        "stop" | "quit" | "cease" | "longer" => STOP,
-        "follow" | "following" | "obey" | "obeying" | "adhere" | "adhering" | "heed"
-        | "heeding" | "listen" | "listening" => FOLLOW,
-        _ => 0,
+fn class(word: &[u8]) -> u8 {
+    if !SHAPES.contains(word) {
+        return 0;
+    }
+    LEXICON.get(word).copied().unwrap_or(0)
+}
+
+/// The (length, first letter, last letter) of every word of the lexicon, as
+/// bits: most words of a text are ruled out without hashing them.
+struct Shapes([u64; 64]);
+
+impl Shapes {
+    fn bit(word: &[u8]) -> Option<usize> {
+        let (&first, &last) = (word.first()?, word.last()?);
+        let key = word.len() * 31 * 31 + usize::from(first) * 31 + usize::from(last);
+        Some(key % 4096)
+    }
+
+    fn contains(&self, word: &[u8]) -> bool {
+        Self::bit(word).is_some_and(|b| self.0[b / 64] & (1 << (b % 64)) != 0)
     }
 }
+
+static SHAPES: LazyLock<Shapes> = LazyLock::new(|| {
+    let mut bits = [0u64; 64];
+    for (_, words) in CLASSES {
+        for word in *words {
+            if let Some(b) = Shapes::bit(word.as_bytes()) {
+                bits[b / 64] |= 1 << (b % 64);
+            }
+        }
+    }
+    Shapes(bits)
+});
+
+static LEXICON: LazyLock<fnv::FnvHashMap<&'static [u8], u8>> = LazyLock::new(|| {
+    let mut lexicon = fnv::FnvHashMap::default();
+    for (class, words) in CLASSES {
+        for word in *words {
+            lexicon.insert(word.as_bytes(), *class);
+        }
+    }
+    lexicon
+});
+
+/// The lexicon, by class.
+const CLASSES: &[(u8, &[&str])] = &[
+    (
+        VERB,
+        &[
+            "ignore",
+            "ignoring",
+            "disregard",
+            "disregarding",
+            "forget",
+            "override",
+            "overriding",
+            "bypass",
+            "neglect",
+            "discard",
+            "abandon",
+            "dismiss",
+            "overlook",
+            "overwrite",
+            "supersede",
+            "circumvent",
+            "nullify",
+        ],
+    ),
+    (
+        PRIOR,
+        &[
+            "previous",
+            "previously",
+            "prior",
+            "above",
+            "earlier",
+            "preceding",
+            "original",
+            "initial",
+            "former",
+            "foregoing",
+            "aforementioned",
+            "existing",
+            "old",
+            "past",
+            "prevoius",
+        ],
+    ),
+    (
+        NOUN,
+        &[
+            "instruction",
+            "instructions",
+            "rules",
+            "guideline",
+            "guidelines",
+            "directions",
+            "directive",
+            "directives",
+            "prompt",
+            "prompts",
+            "guardrails",
+            "programming",
+            "restrictions",
+            "safeguards",
+        ],
+    ),
+    (
+        WEAK_NOUN,
+        &[
+            "rule",
+            "direction",
+            "task",
+            "tasks",
+            "command",
+            "commands",
+            "constraint",
+            "constraints",
+            "policy",
+            "policies",
+            "guidance",
+            "restriction",
+            "context",
+            "assignment",
+            "objective",
+            "objectives",
+            "goal",
+            "goals",
+            "mission",
+            "requests",
+            "orders",
+            "messages",
+        ],
+    ),
+    (
+        POINTER,
+        &[
+            "all",
+            "any",
+            "every",
+            "your",
+            "these",
+            "those",
+            "my",
+            "system",
+            "everything",
+            "whatever",
+        ],
+    ),
+    (STOP, &["stop", "quit", "cease", "longer"]),
+    (
+        FOLLOW,
+        &[
+            "follow",
+            "following",
+            "obey",
+            "obeying",
+            "adhere",
+            "adhering",
+            "heed",
+            "heeding",
+            "listen",
+            "listening",
+        ],
+    ),
+];
 
 /// Words of the fuzzy classes, for matching misspellings.
 const FUZZY_WORDS: &[&str] = &[
@@ -70,6 +219,29 @@ const FUZZY_WORDS: &[&str] = &[
     "restrictions",
 ];
 
+/// [`FUZZY_WORDS`] with the set of letters each uses.
+/// Indexed by the length of the word read, the candidates one edit could
+/// have made it from (a length apart at most).
+static FUZZY_MASKS: LazyLock<Vec<Vec<(&'static str, u32)>>> = LazyLock::new(|| {
+    let longest = FUZZY_WORDS.iter().map(|w| w.len()).max().unwrap_or(0);
+    (0..=longest + 1)
+        .map(|len| {
+            FUZZY_WORDS
+                .iter()
+                .filter(|w| w.len().abs_diff(len) <= 1)
+                .map(|w| (*w, letter_mask(w.as_bytes())))
+                .collect()
+        })
+        .collect()
+});
+
+/// The letters `word` uses, one bit each.
+fn letter_mask(word: &[u8]) -> u32 {
+    word.iter()
+        .filter(|b| b.is_ascii_lowercase())
+        .fold(0, |mask, b| mask | 1 << (b - b'a'))
+}
+
 /// Digits and symbols written for letters.
 fn unleet(byte: u8, one: u8) -> u8 {
     match byte {
@@ -87,32 +259,45 @@ fn unleet(byte: u8, one: u8) -> u8 {
 }
 
 /// The class of `word` as read: exactly, with digits read as letters, or
-/// with one mistake against a longer word of the fuzzy classes.
-fn read_class(word: &[u8]) -> u8 {
+/// (with `fuzzy`) with one mistake against a longer word of the fuzzy classes.
+fn read_class(word: &[u8], fuzzy: bool) -> u8 {
     let mut buffer = [0u8; 24];
     if word.len() > buffer.len() {
         return 0;
     }
-    let exact = std::str::from_utf8(word).map_or(0, class);
+    let letter_count = word.iter().filter(|b| b.is_ascii_lowercase()).count();
+    if letter_count < 2 {
+        return 0;
+    }
+    let exact = class(word);
     if exact != 0 {
         return exact;
     }
     let letters = &mut buffer[..word.len()];
-    for one in [b'i', b'l'] {
-        for (slot, &byte) in letters.iter_mut().zip(word) {
-            *slot = unleet(byte, one);
-        }
-        if letters != word {
-            let folded = std::str::from_utf8(letters).map_or(0, class);
+    letters.copy_from_slice(word);
+    if word.len() >= 4 && letter_count * 2 >= word.len() && letter_count < word.len() {
+        let ones: &[u8] = if word.contains(&b'1') { b"il" } else { b"i" };
+        for &one in ones {
+            for (slot, &byte) in letters.iter_mut().zip(word) {
+                *slot = unleet(byte, one);
+            }
+            let folded = class(letters);
             if folded != 0 {
                 return folded;
             }
         }
     }
-    if letters.len() >= 5 && letters.iter().all(u8::is_ascii_lowercase) {
-        for candidate in FUZZY_WORDS {
-            if one_edit_apart(letters, candidate.as_bytes()) {
-                return class(candidate) & FUZZY;
+    if fuzzy && letters.len() >= 5 && letter_count == word.len() {
+        // One edit changes at most two letters of the set of letters used.
+        let mask = letter_mask(letters);
+        let candidates = FUZZY_MASKS
+            .get(letters.len())
+            .map_or(&[][..], Vec::as_slice);
+        for (candidate, candidate_mask) in candidates {
+            if (mask ^ candidate_mask).count_ones() <= 2
+                && one_edit_apart(letters, candidate.as_bytes())
+            {
+                return class(candidate.as_bytes()) & FUZZY;
             }
         }
     }
@@ -202,22 +387,29 @@ fn join_pieces(bytes: &[u8], raw: Vec<(Range<usize>, bool)>) -> Vec<Token> {
             let word: Vec<u8> = raw[i..=run].iter().map(|(s, _)| bytes[s.start]).collect();
             out.push(Token {
                 span: span.start..raw[run].0.end,
-                class: read_class(&word),
+                class: read_class(&word, true),
                 after_break,
             });
             i = run + 1;
             continue;
         }
-        let class = read_class(&bytes[span.clone()]);
-        if class & FUZZY == 0
+        let class = read_class(&bytes[span.clone()], true);
+        let letters = |r: &Range<usize>| bytes[r.clone()].iter().all(u8::is_ascii_lowercase);
+        if class == 0
             && let Some((next, _)) = raw.get(i + 1)
             && gap(&span, next) == 1
-            && read_class(&bytes[next.clone()]) & FUZZY == 0
+            && b" -.*_'".contains(&bytes[span.end])
+            && (6..=24).contains(&(span.len() + next.len()))
+            && letters(&span)
+            && letters(next)
+            && read_class(&bytes[next.clone()], false) & FUZZY == 0
         {
-            let mut joined = bytes[span.clone()].to_vec();
-            joined.extend_from_slice(&bytes[next.clone()]);
-            let joined_class = read_class(&joined);
-            if joined_class & FUZZY != 0 && joined.len() >= 6 {
+            let mut buffer = [0u8; 24];
+            let joined = &mut buffer[..span.len() + next.len()];
+            joined[..span.len()].copy_from_slice(&bytes[span.clone()]);
+            joined[span.len()..].copy_from_slice(&bytes[next.clone()]);
+            let joined_class = read_class(joined, false);
+            if joined_class & FUZZY != 0 {
                 out.push(Token {
                     span: span.start..next.end,
                     class: joined_class,
@@ -261,24 +453,33 @@ pub(crate) fn override_phrases(text: &str) -> Vec<Range<usize>> {
     found
 }
 
-/// The token that completes an override phrase starting at `start`.
+/// The token that completes an override phrase starting at `start`: a
+/// noun for instructions after a word pointing at them ("all", "your",
+/// "previous"), or followed by one ("the instructions above"). A noun that
+/// also means other things needs a word of time ("previous", "original").
 fn phrase_end(tokens: &[Token], start: usize) -> Option<usize> {
     let mut pointed = false;
+    let mut prior = false;
     for j in start + 1..tokens.len().min(start + 1 + REACH) {
         let token = &tokens[j];
         if token.after_break {
             return None;
         }
-        if token.class & (PRIOR | POINTER) != 0 && token.class & NOUN == 0 {
-            pointed = true;
+        if token.class & (NOUN | WEAK_NOUN) == 0 {
+            pointed |= token.class & (PRIOR | POINTER) != 0;
+            prior |= token.class & PRIOR != 0;
             continue;
         }
-        if token.class & NOUN != 0 {
-            let after = tokens
-                .get(j + 1)
-                .is_some_and(|t| !t.after_break && t.class & PRIOR != 0);
-            return (pointed || after).then_some(if after { j + 1 } else { j });
-        }
+        let after = tokens
+            .get(j + 1)
+            .is_some_and(|t| !t.after_break && t.class & PRIOR != 0);
+        let strong = token.class & NOUN != 0;
+        let complete = if strong {
+            pointed || after
+        } else {
+            prior || after
+        };
+        return complete.then_some(if after { j + 1 } else { j });
     }
     None
 }

@@ -1,0 +1,714 @@
+//! Provenance of values: which addresses, accounts, links, handles, ids and
+//! amounts entered the trajectory through what the agent read (tool, file,
+//! shell and web results: third-party data) and which through the user's own
+//! prompts; what kind of effect a tool call has; and, for a call with an
+//! effect, which of its arguments hold values the user never gave.
+//!
+//! An injection succeeds when the agent acts on what it read instead of on
+//! what it was asked: it sends to the address in the email, pays the account
+//! on the page. These facts let policies see that without understanding the
+//! text: the target of the call came only from content, the content was
+//! flagged, the user only asked to read. They also let the ordinary case
+//! through: the user asked to reply or to pay, and the value came from
+//! content that carried no instructions.
+
+use std::hash::Hasher as _;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::Value;
+use sondera_model::provenance::{Provenance, Sighting};
+use sondera_model::{AgentCard, Payload};
+
+/// The kind of effect a call has outside the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Effect {
+    /// Sends, posts, forwards, replies: a message leaves.
+    Send,
+    /// Money moves.
+    Transfer,
+    /// Someone gains access: share, invite, grant.
+    Share,
+    /// Something is removed or cancelled.
+    Delete,
+    /// Something changes: update, set, reset, rename, move.
+    Update,
+    /// Something new exists: create, schedule, book, upload.
+    Create,
+}
+
+impl Effect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Send => "send",
+            Self::Transfer => "transfer",
+            Self::Share => "share",
+            Self::Delete => "delete",
+            Self::Update => "update",
+            Self::Create => "create",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            Self::Send,
+            Self::Transfer,
+            Self::Share,
+            Self::Delete,
+            Self::Update,
+            Self::Create,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == name)
+    }
+
+    /// The effects of calls a user asking for `self` asks for: sending
+    /// and sharing go together (a message shares, a share notifies), an
+    /// invitation may create the event it invites to, and creating and
+    /// changing go together.
+    fn covers(self) -> &'static [Effect] {
+        match self {
+            Self::Send => &[Self::Send, Self::Share],
+            Self::Share => &[Self::Send, Self::Share, Self::Create],
+            Self::Update | Self::Create => &[Self::Update, Self::Create],
+            Self::Transfer => &[Self::Transfer],
+            Self::Delete => &[Self::Delete],
+        }
+    }
+}
+
+/// The effect a word names, as a verb of a tool name or of a request.
+fn verb_effect(word: &str) -> Option<Effect> {
+    use Effect::*;
+    Some(match word {
+        "send" | "sends" | "email" | "mail" | "message" | "reply" | "respond" | "forward"
+        | "notify" | "post" | "publish" | "tweet" | "comment" | "text" | "sms" | "dm" | "chat"
+        | "broadcast" | "announce" | "submit" | "write" | "tell" | "contact" | "inform"
+        | "answer" | "ping" | "remind" => Send,
+        "transfer" | "pay" | "wire" | "refund" | "withdraw" | "deposit" | "purchase" | "buy"
+        | "order" | "tip" | "donate" | "charge" | "checkout" | "venmo" | "paypal" => Transfer,
+        "share" | "invite" | "grant" | "permit" | "authorize" | "authorise" | "assign" | "give"
+        | "allow" | "unlock" | "admit" | "collaborate" => Share,
+        "delete" | "remove" | "erase" | "cancel" | "revoke" | "drop" | "purge" | "destroy"
+        | "clear" | "archive" | "unsubscribe" | "kick" | "ban" | "block" | "trash" | "wipe"
+        | "unshare" | "deactivate" => Delete,
+        "update" | "set" | "change" | "reset" | "edit" | "modify" | "rename" | "move" | "patch"
+        | "replace" | "configure" | "enable" | "disable" | "toggle" | "mark" | "approve"
+        | "reject" | "accept" | "decline" | "reschedule" | "postpone" | "lock" | "upgrade"
+        | "downgrade" | "fix" | "correct" | "adjust" => Update,
+        "create" | "add" | "schedule" | "book" | "reserve" | "make" | "new" | "insert" | "save"
+        | "upload" | "append" | "register" | "open" | "start" | "launch" | "run" | "execute"
+        | "deploy" | "install" | "follow" | "like" | "star" | "subscribe" | "join" | "apply"
+        | "organize" | "organise" | "plan" | "arrange" | "setup" => Create,
+        _ => return None,
+    })
+}
+
+/// Words that make a tool (or a request) one that only reads.
+fn is_read_verb(word: &str) -> bool {
+    matches!(
+        word,
+        "get"
+            | "list"
+            | "read"
+            | "search"
+            | "find"
+            | "fetch"
+            | "query"
+            | "view"
+            | "show"
+            | "lookup"
+            | "look"
+            | "check"
+            | "retrieve"
+            | "browse"
+            | "count"
+            | "describe"
+            | "summarize"
+            | "summarise"
+            | "inspect"
+            | "download"
+            | "load"
+            | "scan"
+            | "peek"
+            | "preview"
+            | "is"
+            | "has"
+            | "can"
+            | "verify"
+            | "validate"
+            | "explain"
+            | "analyze"
+            | "analyse"
+            | "compare"
+            | "calculate"
+            | "convert"
+            | "translate"
+    )
+}
+
+/// Nouns that make a sending verb move money (`send_money`, `pay`).
+fn is_money_word(word: &str) -> bool {
+    matches!(
+        word,
+        "money" | "payment" | "payments" | "funds" | "transaction" | "cash" | "crypto" | "btc"
+    )
+}
+
+/// `name` split into lower-case words: `sendEmail`, `send_email`,
+/// `send-email` and `Send Email` all give `send`, `email`.
+fn words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+/// The effect words give, read as a tool's name or description: the first
+/// verb decides, a reading verb meaning none; money words make a send a
+/// transfer.
+fn effect_of_words(words: &[String]) -> Option<Option<Effect>> {
+    let money = words.iter().any(|w| is_money_word(w));
+    for word in words {
+        if is_read_verb(word) {
+            return Some(None);
+        }
+        if let Some(effect) = verb_effect(word) {
+            return Some(Some(if money && effect == Effect::Send {
+                Effect::Transfer
+            } else {
+                effect
+            }));
+        }
+    }
+    None
+}
+
+/// Argument names that say a call reaches someone, from which an effect is
+/// inferred for a tool whose name and description name no verb.
+fn effect_of_arguments(arguments: &Value) -> Option<Effect> {
+    let keys: Vec<String> = arguments
+        .as_object()?
+        .keys()
+        .map(|k| k.to_ascii_lowercase())
+        .collect();
+    let has = |names: &[&str]| keys.iter().any(|k| names.contains(&k.as_str()));
+    if has(&["iban", "amount", "recipient_account", "account_number"]) {
+        Some(Effect::Transfer)
+    } else if has(&["to", "recipient", "recipients", "cc", "bcc", "channel"]) {
+        Some(Effect::Send)
+    } else if has(&[
+        "attendees",
+        "participants",
+        "invitees",
+        "collaborators",
+        "members",
+    ]) {
+        Some(Effect::Share)
+    } else {
+        None
+    }
+}
+
+/// The effect of calling `tool` with `arguments`; `declared` is the effect
+/// the agent's card gave the tool, when it listed it ("" for a reading
+/// tool). `None` for a call that only reads.
+pub fn call_effect(tool: &str, arguments: &Value, declared: Option<&str>) -> Option<Effect> {
+    if let Some(declared) = declared {
+        return Effect::parse(declared);
+    }
+    match effect_of_words(&words(tool)) {
+        Some(effect) => effect,
+        None => effect_of_arguments(arguments),
+    }
+}
+
+/// The effect a tool's declaration gives it: from its name, else its
+/// description's first verb, else its parameters' names.
+pub fn declared_effect(tool: &sondera_model::Tool) -> Option<Effect> {
+    effect_of_words(&words(&tool.name))
+        .or_else(|| effect_of_words(&words(&tool.description)))
+        .unwrap_or_else(|| {
+            let properties = tool
+                .parameters_json_schema
+                .as_ref()
+                .unwrap_or(&tool.parameters)
+                .get("properties")
+                .cloned()
+                .unwrap_or(Value::Null);
+            effect_of_arguments(&properties)
+        })
+}
+
+/// Verbs with an effect in a tool's name that, in a request, mostly do not
+/// ask for one ("give me a summary", "tell me", "make a list", "open the
+/// file", "check the order").
+fn is_loose_in_requests(word: &str) -> bool {
+    matches!(
+        word,
+        "give"
+            | "tell"
+            | "make"
+            | "open"
+            | "start"
+            | "run"
+            | "set"
+            | "like"
+            | "follow"
+            | "answer"
+            | "write"
+            | "text"
+            | "chat"
+            | "order"
+            | "new"
+            | "clear"
+            | "mark"
+            | "correct"
+            | "fix"
+            | "plan"
+            | "block"
+            | "drop"
+            | "lock"
+            | "save"
+            | "apply"
+            | "join"
+            | "star"
+            | "remind"
+            | "execute"
+    )
+}
+
+/// Effects a user's prompt asks for: the verbs of its requests.
+pub fn requested_effects(prompt: &str) -> Vec<Effect> {
+    let mut effects: Vec<Effect> = words(prompt)
+        .iter()
+        .filter(|w| !is_loose_in_requests(w))
+        .filter_map(|w| verb_effect(w))
+        .collect();
+    let all = words(prompt);
+    if all.iter().any(|w| is_money_word(w)) && effects.contains(&Effect::Send) {
+        effects.push(Effect::Transfer);
+    }
+    effects.sort_unstable();
+    effects.dedup();
+    effects
+}
+
+/// Most values taken from one text.
+pub const MAX_VALUES_PER_TEXT: usize = 128;
+
+static VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}",
+        r"|https?://[^\s<>()\[\]{}]+",
+        r"|(?-i:\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b)",
+        r"|\bwww\.[a-z0-9.-]+\.[a-z]{2,}",
+        r"|(?:^|[\s(\[,;:])[@#][a-z0-9_][a-z0-9_.-]{1,40}",
+        r"|[$€£]\s?\d[\d,]*(?:\.\d+)?",
+        r"|\+?\(?\d[\d\s().-]{5,22}\d",
+        r"|\b[a-z]+[_-]?\d+[a-z0-9_-]*\b",
+        r"|\b[a-z0-9]+(?:_[a-z0-9]+)+\b",
+    ))
+    .expect("value pattern compiles")
+});
+
+/// An identifying value in its normalised form (lower case; digits only
+/// for numbers; no spaces in account numbers).
+fn normalized(raw: &str) -> Option<String> {
+    let raw = raw.trim_start_matches(|c: char| c.is_whitespace() || "([,;:".contains(c));
+    let raw = raw.trim_end_matches(['.', ',', ';', ':', '!', '?', '\'', '"', '/']);
+    if raw.is_empty() {
+        return None;
+    }
+    let digits: String = raw.chars().filter(char::is_ascii_digit).collect();
+    let is_number = raw
+        .chars()
+        .all(|c| c.is_ascii_digit() || " ()+-.".contains(c));
+    let value = if raw.starts_with(['$', '€', '£']) {
+        amount(raw.trim_start_matches(['$', '€', '£']).trim())
+    } else if is_number {
+        if digits.len() < 4 {
+            return None;
+        }
+        digits
+    } else if raw.len() >= 15
+        && raw.as_bytes()[..2].iter().all(u8::is_ascii_uppercase)
+        && raw.as_bytes()[2..4].iter().all(u8::is_ascii_digit)
+    {
+        raw.replace(' ', "").to_ascii_lowercase()
+    } else {
+        raw.to_lowercase()
+    };
+    (value.len() >= 3).then_some(value)
+}
+
+/// An amount without thousands separators or a zero fraction.
+fn amount(raw: &str) -> String {
+    let plain = raw.replace(',', "");
+    match plain.split_once('.') {
+        Some((whole, fraction)) if fraction.chars().all(|c| c == '0') => whole.to_string(),
+        _ => plain,
+    }
+}
+
+/// The identifying values in `text`, normalised, at most [`MAX_VALUES_PER_TEXT`].
+pub fn values_in_text(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for m in VALUE.find_iter(text) {
+        if found.len() == MAX_VALUES_PER_TEXT {
+            break;
+        }
+        let Some(value) = normalized(m.as_str()) else {
+            continue;
+        };
+        if let Some(host) = url_host(&value) {
+            push_new(&mut found, host);
+        }
+        push_new(&mut found, value);
+    }
+    found
+}
+
+fn push_new(found: &mut Vec<String>, value: String) {
+    if !found.contains(&value) && found.len() < MAX_VALUES_PER_TEXT {
+        found.push(value);
+    }
+}
+
+/// The host of a URL (or the domain of an address), as a value of its own.
+fn url_host(value: &str) -> Option<String> {
+    let rest = value
+        .strip_prefix("https://")
+        .or_else(|| value.strip_prefix("http://"))?;
+    let host = rest.split(['/', '?', '#', ':']).next()?;
+    (!host.is_empty()).then(|| host.trim_start_matches("www.").to_string())
+}
+
+/// Keys whose value, whole, identifies someone or something.
+fn is_identifying_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key == "id"
+        || key.ends_with("_id")
+        || key.ends_with("id") && key.len() > 2 && !key.ends_with("valid")
+        || [
+            "to",
+            "cc",
+            "bcc",
+            "recipient",
+            "recipients",
+            "email",
+            "emails",
+            "user",
+            "username",
+            "user_name",
+            "handle",
+            "channel",
+            "account",
+            "iban",
+            "phone",
+            "number",
+            "url",
+            "link",
+            "address",
+            "participants",
+            "attendees",
+            "invitees",
+            "members",
+            "assignee",
+            "owner",
+            "amount",
+            "receiver",
+            "target",
+            "destination",
+            "contact",
+            "friend",
+            "guest",
+        ]
+        .contains(&key.as_str())
+}
+
+/// A value found in JSON, and where.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FoundValue {
+    /// The key path holding it (`to`, `recipients`, `payment.iban`).
+    pub path: String,
+    pub value: String,
+    /// It names what a call acts on: it is, or is inside, a value held by an
+    /// identifying key, or a short string without spaces. Values inside
+    /// free text (a message body) are not targets.
+    pub target: bool,
+}
+
+/// Values in a JSON value: those in every string, and every short string or
+/// number held by an identifying key, each with the key path holding it.
+/// With `whole_strings` (a call's arguments), every short string without
+/// spaces is a value too, whatever its key.
+pub fn values_in_json(value: &Value, whole_strings: bool) -> Vec<FoundValue> {
+    let mut found: Vec<FoundValue> = Vec::new();
+    let mut stack: Vec<(String, Option<&str>, &Value)> = vec![(String::new(), None, value)];
+    while let Some((path, key, node)) = stack.pop() {
+        if found.len() >= MAX_VALUES_PER_TEXT {
+            break;
+        }
+        let identifying = key.is_some_and(is_identifying_key);
+        match node {
+            Value::String(text) => {
+                let text = text.trim();
+                let whole = text.len() <= 100 && !text.contains(char::is_whitespace);
+                let target = identifying || whole;
+                if (identifying || whole && whole_strings) && !text.is_empty() {
+                    let value = amount_or(text.to_lowercase());
+                    found.push(FoundValue {
+                        path: path.clone(),
+                        value,
+                        target,
+                    });
+                }
+                for value in values_in_text(text) {
+                    found.push(FoundValue {
+                        path: path.clone(),
+                        value,
+                        target,
+                    });
+                }
+            }
+            Value::Number(n) if identifying => found.push(FoundValue {
+                path,
+                value: amount(&n.to_string()),
+                target: true,
+            }),
+            Value::Array(items) => {
+                for item in items.iter().rev() {
+                    stack.push((path.clone(), key, item));
+                }
+            }
+            Value::Object(members) => {
+                for (k, v) in members.iter().rev() {
+                    let child = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    stack.push((child, Some(k.as_str()), v));
+                }
+            }
+            _ => {}
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// A whole string that is a number taken as an amount, else itself.
+fn amount_or(whole: String) -> String {
+    if whole
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+    {
+        amount(&whole)
+    } else {
+        whole
+    }
+}
+
+/// A stable fingerprint of a normalised value (FNV-1a, 64 bits): the state
+/// keeps fingerprints, not the values themselves.
+pub fn fingerprint(value: &str) -> u64 {
+    let mut hasher = fnv::FnvHasher::default();
+    hasher.write(value.as_bytes());
+    hasher.finish()
+}
+
+/// Folds one step into the trajectory's provenance: the card's tools at the
+/// start, a user prompt's values and requested effects, an observation's
+/// values with whether the injection detector flagged it. `call` is the
+/// call an observation answers, as `(call_id, tool)`.
+pub fn fold(
+    provenance: &mut Provenance,
+    payload: &Payload,
+    call: Option<(&str, &str)>,
+    flagged: bool,
+) {
+    match payload {
+        Payload::Started { agent, .. } => {
+            if let Some(AgentCard::React { tools, .. }) = &agent.card {
+                for tool in tools {
+                    let effect = declared_effect(tool).map_or("", Effect::as_str);
+                    provenance.declare_tool(&tool.name, effect);
+                }
+            }
+        }
+        Payload::Prompt {
+            role: sondera_model::PromptRole::User,
+            content,
+        } => {
+            provenance.user_prompts = provenance.user_prompts.saturating_add(1);
+            for effect in requested_effects(content) {
+                provenance.user_effects.insert(effect.as_str().to_string());
+            }
+            for value in values_in_text(content) {
+                provenance.sighted(fingerprint(&value), Sighting::User);
+            }
+        }
+        _ if payload.category() == sondera_model::PayloadCategory::Observation => {
+            let mut values = observed_values(payload);
+            if flagged && let Some(text) = crate::content::observed_text(payload) {
+                // What an encoded instruction names is what the agent
+                // would act on once it decoded it.
+                for (_, decoded) in crate::injection::decoded_runs(&text) {
+                    values.extend(values_in_text(&decoded));
+                }
+            }
+            let (call_id, tool) = call.unwrap_or((payload.call_id().unwrap_or(""), ""));
+            let source = provenance.add_source(call_id, tool, flagged);
+            for value in values {
+                provenance.sighted(
+                    fingerprint(&value),
+                    Sighting::Observation { source, flagged },
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The values an observation carries.
+fn observed_values(payload: &Payload) -> Vec<String> {
+    match payload {
+        Payload::ToolOutput { output, error, .. } => {
+            let mut values: Vec<String> = values_in_json(output, false)
+                .into_iter()
+                .map(|f| f.value)
+                .collect();
+            if let Some(error) = error {
+                values.extend(values_in_text(error));
+            }
+            values
+        }
+        _ => crate::content::observed_text(payload)
+            .map(|text| values_in_text(&text))
+            .unwrap_or_default(),
+    }
+}
+
+/// What policies see of a call's provenance.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallProvenance {
+    /// The call has an effect outside the conversation.
+    pub effect: Option<Effect>,
+    /// Argument paths holding a value that only observations carried.
+    pub untrusted_targets: Vec<String>,
+    /// Argument paths holding a value a flagged observation carried.
+    pub flagged_targets: Vec<String>,
+    /// A flagged observation entered the trajectory before this call.
+    pub follows_flagged: bool,
+    /// The user's prompts so far asked for no effect (or there were none).
+    pub user_read_only: bool,
+    /// The user's prompts asked for this kind of effect.
+    pub user_requested: bool,
+    /// Each argument value found in the trajectory, and where it came from.
+    pub origins: Vec<ValueTrace>,
+}
+
+/// One argument value and its origin, for explaining a verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueTrace {
+    pub argument: String,
+    pub value: String,
+    pub user: bool,
+    pub observed: bool,
+    pub flagged: bool,
+    /// The first observation that carried it: `(call_id, tool)`.
+    pub source: Option<(String, String)>,
+}
+
+/// The provenance facts of calling `tool` with `arguments`.
+pub fn of_call(provenance: &Provenance, tool: &str, arguments: &Value) -> CallProvenance {
+    let declared = provenance.tool_effects.get(tool).map(String::as_str);
+    facts(
+        provenance,
+        call_effect(tool, arguments, declared),
+        arguments,
+    )
+}
+
+/// The provenance facts of fetching `url`: a fetch that sends data sends,
+/// and the URL is its target.
+pub fn of_fetch(
+    provenance: &Provenance,
+    url: &str,
+    body: Option<&str>,
+    sends_data: bool,
+) -> CallProvenance {
+    let arguments = serde_json::json!({ "url": url, "body": body });
+    facts(provenance, sends_data.then_some(Effect::Send), &arguments)
+}
+
+fn facts(provenance: &Provenance, effect: Option<Effect>, arguments: &Value) -> CallProvenance {
+    let mut facts = CallProvenance {
+        effect,
+        follows_flagged: provenance.flagged_seen,
+        user_read_only: provenance.user_effects.is_empty(),
+        user_requested: effect.is_some_and(|call| {
+            provenance
+                .user_effects
+                .iter()
+                .filter_map(|asked| Effect::parse(asked))
+                .any(|asked| asked.covers().contains(&call))
+        }),
+        ..CallProvenance::default()
+    };
+    for FoundValue {
+        path: argument,
+        value,
+        target,
+    } in values_in_json(arguments, true)
+    {
+        if !target {
+            continue;
+        }
+        let Some(origin) = provenance.values.get(&fingerprint(&value)) else {
+            continue;
+        };
+        let only_observed = origin.observed && !origin.user;
+        if only_observed && !facts.untrusted_targets.contains(&argument) {
+            facts.untrusted_targets.push(argument.clone());
+        }
+        if origin.flagged && !origin.user && !facts.flagged_targets.contains(&argument) {
+            facts.flagged_targets.push(argument.clone());
+        }
+        facts.origins.push(ValueTrace {
+            argument,
+            value,
+            user: origin.user,
+            observed: origin.observed,
+            flagged: origin.flagged,
+            source: origin
+                .source
+                .and_then(|n| provenance.source(n))
+                .map(|s| (s.call_id.clone(), s.tool.clone())),
+        });
+    }
+    facts
+}
+
+#[cfg(test)]
+mod tests;
