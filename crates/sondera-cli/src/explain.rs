@@ -13,8 +13,11 @@ use crate::ExplainArgs;
 
 pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
     let engine = args.policies.engine()?;
-    let event = event(&args)?;
-    let Some(request) = engine.request(&event, &TrajectoryState::default())? else {
+    let (state, event) = match &args.case {
+        Some(path) => case_event(&engine, path, args.id.as_deref())?,
+        None => (TrajectoryState::default(), event(&args)?),
+    };
+    let Some(request) = engine.request(&event, &state)? else {
         anyhow::bail!(
             "a `{}` event is recorded, not judged by policies",
             event.payload.kind()
@@ -29,11 +32,15 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         None => serde_json::Value::Null,
     };
     let verdict = engine.decide(&request);
+    let origins = value_origins(&state, &event.payload);
+    let evidence = evidence(&event.payload, request.signals.as_ref());
     if args.json {
         let report = serde_json::json!({
             "action": request.action.as_str(),
             "payload": event.payload,
             "context": context,
+            "provenance": origins,
+            "injection_evidence": evidence,
             "verdict": verdict,
         });
         println!("{report}");
@@ -43,6 +50,23 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         println!("context:");
         for line in serde_json::to_string_pretty(&context)?.lines() {
             println!("  {line}");
+        }
+        if !origins.is_empty() {
+            println!("where the values came from:");
+            for origin in &origins {
+                println!("  {}", origin["text"].as_str().unwrap_or_default());
+            }
+        }
+        if !evidence.is_empty() {
+            println!("injection evidence:");
+            for found in &evidence {
+                println!(
+                    "  {} at {}: {}",
+                    found["feature"].as_str().unwrap_or_default(),
+                    found["at"],
+                    found["text"]
+                );
+            }
         }
         let reason = verdict.reason.as_deref().unwrap_or_default();
         println!("decision: {} ({reason})", verdict.decision.as_str());
@@ -54,6 +78,95 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The case `id` of the cases file at `path` (or its only case), as the
+/// state before its last event and that event.
+fn case_event(
+    engine: &sondera_policy::PolicyEngine,
+    path: &str,
+    id: Option<&str>,
+) -> anyhow::Result<(TrajectoryState, Event)> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+    let cases = sondera_harness::corpus::parse_cases(path, &text)?;
+    let case = match id {
+        Some(id) => cases
+            .into_iter()
+            .find(|c| c.id == id)
+            .with_context(|| format!("{path} has no case `{id}`"))?,
+        None if cases.len() == 1 => cases.into_iter().next().expect("one case"),
+        None => anyhow::bail!("{path} holds {} cases: name one with --id", cases.len()),
+    };
+    case.before_last(engine)
+        .with_context(|| format!("case `{}` has no steps", case.id))
+}
+
+/// Where each identifying value a tool call or fetch acts on came from.
+fn value_origins(state: &TrajectoryState, payload: &Payload) -> Vec<serde_json::Value> {
+    use sondera_guard::provenance;
+    let facts = match payload {
+        Payload::ToolCall {
+            tool, arguments, ..
+        } => provenance::of_call(&state.provenance, tool, arguments),
+        Payload::WebFetch { url, body, .. } => {
+            provenance::of_fetch(&state.provenance, url, body.as_deref(), false)
+        }
+        _ => return Vec::new(),
+    };
+    facts
+        .origins
+        .iter()
+        .map(|trace| {
+            let mut from = Vec::new();
+            if trace.user {
+                from.push("the user's prompt".to_string());
+            }
+            if trace.observed {
+                let source = trace.source.as_ref().map_or_else(
+                    || "content the agent read".to_string(),
+                    |(call, tool)| format!("the result of {tool} (call {call})"),
+                );
+                let flag = if trace.flagged {
+                    ", which carried injected instructions"
+                } else {
+                    ""
+                };
+                from.push(format!("{source}{flag}"));
+            }
+            serde_json::json!({
+                "argument": trace.argument,
+                "value": trace.value,
+                "user": trace.user,
+                "observed": trace.observed,
+                "flagged": trace.flagged,
+                "source": trace.source.as_ref().map(|(call, tool)| serde_json::json!({"call_id": call, "tool": tool})),
+                "text": format!("{} = {:?}: from {}", trace.argument, trace.value, from.join(" and ")),
+            })
+        })
+        .collect()
+}
+
+/// The injection features found in what a step reads or sends, with the
+/// text each was found in.
+fn evidence(
+    payload: &Payload,
+    signals: Option<&sondera_guard::content::Signals>,
+) -> Vec<serde_json::Value> {
+    let (Some(text), Some(signals)) = (sondera_guard::content::scanned_text(payload), signals)
+    else {
+        return Vec::new();
+    };
+    signals
+        .evidence
+        .iter()
+        .map(|e| {
+            serde_json::json!({
+                "feature": e.feature.tag(),
+                "at": e.span.start,
+                "text": text.get(e.span.clone()).unwrap_or_default(),
+            })
+        })
+        .collect()
 }
 
 /// `value` with every object's keys in order, so the output is the same

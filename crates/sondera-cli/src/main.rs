@@ -149,7 +149,7 @@ enum PolicyCommand {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("step").args(["event", "shell", "tool", "prompt"]).required(true)))]
+#[command(group(clap::ArgGroup::new("step").args(["event", "shell", "tool", "prompt", "case"]).required(true)))]
 struct ExplainArgs {
     /// An event in the wire format; `-` reads standard input.
     #[arg(value_name = "EVENT.json|-")]
@@ -169,6 +169,14 @@ struct ExplainArgs {
     /// A user prompt.
     #[arg(long, value_name = "TEXT")]
     prompt: Option<String>,
+    /// A policy test case (tests/corpus/FORMAT.md): its steps are judged in
+    /// order and the last one is explained with the state they left, with
+    /// where each value it acts on came from.
+    #[arg(long, value_name = "CASES.jsonl")]
+    case: Option<String>,
+    /// Which case of --case to explain, when the file holds several.
+    #[arg(long, value_name = "ID", requires = "case")]
+    id: Option<String>,
     #[command(flatten)]
     policies: PolicyArgs,
     /// One JSON object instead of text.

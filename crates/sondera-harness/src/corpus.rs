@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 use sondera_guard::{ToolOutcome, classify_tool_call, observation_for};
-use sondera_model::{Adjudicated, Agent, Decision, Payload, PromptRole};
+use sondera_model::{Adjudicated, Agent, Decision, Event, Payload, PromptRole, TrajectoryState};
 use sondera_policy::{PolicyEngine, PolicyEngineBuilder, PolicyLoadErrors, Workspace};
 use sondera_store::MemoryStore;
 
@@ -229,65 +229,95 @@ impl CorpusRunner {
     }
 }
 
+impl Case {
+    /// The agent the case runs as: with a card when the case declares tools.
+    pub fn agent(&self) -> Agent {
+        let agent = Agent::new("policy-test", "sondera");
+        if self.tools.is_empty() {
+            return agent;
+        }
+        agent.with_card(sondera_model::AgentCard::React {
+            model: None,
+            system_instruction: String::new(),
+            tools: self.tools.clone(),
+            sub_agents: Vec::new(),
+        })
+    }
+
+    /// What the case sends after `started`, in order, each with the index of
+    /// its step: a prompt, or a tool call classified as live calls are and
+    /// the observation of its result or error when it has one.
+    pub fn payloads(&self) -> Vec<(usize, Payload)> {
+        let mut payloads = Vec::new();
+        for (n, step) in self.steps.iter().enumerate() {
+            match step {
+                Step::Prompt { prompt, role } => payloads.push((
+                    n,
+                    Payload::Prompt {
+                        role: *role,
+                        content: prompt.clone(),
+                    },
+                )),
+                Step::Tool {
+                    tool,
+                    args,
+                    result,
+                    error,
+                } => {
+                    let action = classify_tool_call(&format!("{}-{n}", self.id), tool, args);
+                    let outcome = match (result, error) {
+                        (Some(result), _) => Some(ToolOutcome::Returned(result)),
+                        (None, Some(error)) => Some(ToolOutcome::Raised(error)),
+                        (None, None) => None,
+                    };
+                    let observation = outcome.map(|o| observation_for(&action, o));
+                    payloads.push((n, action));
+                    payloads.extend(observation.map(|o| (n, o)));
+                }
+            }
+        }
+        payloads
+    }
+
+    /// The trajectory's state just before its last event, judged by
+    /// `engine` from the start, and that event: what `sondera policy
+    /// explain --case` explains. `None` for a case without steps.
+    pub fn before_last(&self, engine: &PolicyEngine) -> Option<(TrajectoryState, Event)> {
+        let agent = self.agent();
+        let mut state = TrajectoryState::default();
+        let event = |payload: Payload| Event::new(self.id.clone(), &agent, payload);
+        let started = Payload::Started {
+            agent: agent.clone(),
+            task: None,
+            session_id: None,
+        };
+        crate::adjudicator::judge_step(engine, &mut state, &event(started));
+        let mut payloads = self.payloads();
+        let (_, last) = payloads.pop()?;
+        for (_, payload) in payloads {
+            let event = event(payload);
+            let judged = crate::adjudicator::as_judged(&event, &state).into_owned();
+            crate::adjudicator::judge_step(engine, &mut state, &judged);
+        }
+        let last = crate::adjudicator::as_judged(&event(last), &state).into_owned();
+        Some((state, last))
+    }
+}
+
 async fn run_steps(
     adjudicator: Arc<crate::Adjudicator>,
     case: &Case,
     first_blocked: &mut Option<usize>,
 ) -> Result<Adjudicated, HarnessError> {
-    let mut agent = Agent::new("policy-test", "sondera");
-    if !case.tools.is_empty() {
-        agent = agent.with_card(sondera_model::AgentCard::React {
-            model: None,
-            system_instruction: String::new(),
-            tools: case.tools.clone(),
-            sub_agents: Vec::new(),
-        });
-    }
-    let mut harness = LocalHarness::with_adjudicator(adjudicator, Some(agent));
+    let mut harness = LocalHarness::with_adjudicator(adjudicator, Some(case.agent()));
     harness.initialize(None, Some(case.id.clone())).await?;
     let mut last = None;
-    let mut note = |n: usize, verdict: &Adjudicated| {
+    for (n, payload) in case.payloads() {
+        let verdict = harness.adjudicate(harness.event(payload)?).await?;
         if !verdict.is_allowed() && first_blocked.is_none() {
             *first_blocked = Some(n);
         }
-    };
-    for (n, step) in case.steps.iter().enumerate() {
-        let call_id = format!("{}-{n}", case.id);
-        last = Some(match step {
-            Step::Prompt { prompt, role } => {
-                let payload = Payload::Prompt {
-                    role: *role,
-                    content: prompt.clone(),
-                };
-                let verdict = harness.adjudicate(harness.event(payload)?).await?;
-                note(n, &verdict);
-                verdict
-            }
-            Step::Tool {
-                tool,
-                args,
-                result,
-                error,
-            } => {
-                let action = classify_tool_call(&call_id, tool, args);
-                let verdict = harness.adjudicate(harness.event(action.clone())?).await?;
-                note(n, &verdict);
-                let outcome = match (result, error) {
-                    (Some(result), _) => Some(ToolOutcome::Returned(result)),
-                    (None, Some(error)) => Some(ToolOutcome::Raised(error)),
-                    (None, None) => None,
-                };
-                match outcome {
-                    Some(outcome) => {
-                        let observation = observation_for(&action, outcome);
-                        let verdict = harness.adjudicate(harness.event(observation)?).await?;
-                        note(n, &verdict);
-                        verdict
-                    }
-                    None => verdict,
-                }
-            }
-        });
+        last = Some(verdict);
     }
     last.ok_or(HarnessError::InvalidEvent(
         sondera_model::EventDecodeError::EmptyField { field: "steps" },
