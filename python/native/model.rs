@@ -323,12 +323,13 @@ record_class! {
     /// A tool an agent can call, with its declaration.
     Tool wraps model::Tool
 }
-json_getters!(Tool: name, description, parameters, parameters_json_schema, response, response_json_schema, source);
+json_getters!(Tool: name, description, parameters, parameters_json_schema, response, response_json_schema, source, annotations);
 
 #[pymethods]
 impl Tool {
     #[new]
-    #[pyo3(signature = (name, description="".to_string(), parameters=None, *, parameters_json_schema=None, response=None, response_json_schema=None, source=None))]
+    #[pyo3(signature = (name, description="".to_string(), parameters=None, *, parameters_json_schema=None, response=None, response_json_schema=None, source=None, annotations=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         name: String,
         description: String,
@@ -337,6 +338,7 @@ impl Tool {
         response: Option<&Bound<'_, PyAny>>,
         response_json_schema: Option<&Bound<'_, PyAny>>,
         source: Option<String>,
+        annotations: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let json =
             |value: Option<&Bound<'_, PyAny>>, what| value.map(|v| json_of(v, what)).transpose();
@@ -348,6 +350,7 @@ impl Tool {
             response: json(response, "tool response")?,
             response_json_schema: json(response_json_schema, "response_json_schema")?,
             source,
+            annotations: json(annotations, "tool annotations")?,
         }))
     }
 }

@@ -273,6 +273,7 @@ fn declaration(tool: &dyn AdkTool) -> Tool {
         response: None,
         response_json_schema: response,
         source: Some("adk-rust".into()),
+        annotations: None,
     }
 }
 
@@ -290,5 +291,6 @@ fn transfer_tool() -> Tool {
         response: None,
         response_json_schema: None,
         source: Some("adk-rust".into()),
+        annotations: None,
     }
 }

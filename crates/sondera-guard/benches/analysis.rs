@@ -62,12 +62,69 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// Layer 2 of injection defence: the provenance facts of a side-effecting
+/// call against a trajectory that has seen its full budget of values, and
+/// folding an email listing into that state.
+fn provenance(c: &mut Criterion) {
+    use sondera_guard::provenance::{fold, of_call};
+    use sondera_model::Payload;
+    use sondera_model::provenance::Provenance;
+
+    let inbox: Vec<serde_json::Value> = (0..40)
+        .map(|i| {
+            serde_json::json!({
+                "id": format!("msg-{i}"),
+                "from": format!("sender{i}@mail{i}.example"),
+                "body": format!("Hi, the invoice INV-{i} of ${i}00.00 is due; pay to DE89370400440532013{i:03} or see https://portal{i}.example/pay. Call +44 20 7946 0{i:03}."),
+            })
+        })
+        .collect();
+    let output = Payload::ToolOutput {
+        call_id: "c1".into(),
+        success: true,
+        output: serde_json::json!({ "emails": inbox }),
+        error: None,
+    };
+    let prompt = Payload::Prompt {
+        role: sondera_model::PromptRole::User,
+        content: "Summarize my inbox and reply to Bob at bob@corp.example".into(),
+    };
+    let mut state = Provenance::default();
+    fold(&mut state, &prompt, None, false);
+    for n in 0..8 {
+        fold(
+            &mut state,
+            &output,
+            Some((&format!("c{n}"), "read_inbox")),
+            n == 7,
+        );
+    }
+    let arguments = serde_json::json!({
+        "to": "sender7@mail7.example",
+        "cc": ["bob@corp.example"],
+        "subject": "Re: invoice",
+        "body": "Thanks, paid via https://portal7.example/pay today.",
+    });
+    let mut group = c.benchmark_group("provenance");
+    group.bench_function("of_call/send_email", |b| {
+        b.iter(|| black_box(of_call(&state, "send_email", &arguments)))
+    });
+    group.bench_function("fold/inbox_40_emails", |b| {
+        b.iter(|| {
+            let mut s = state.clone();
+            fold(&mut s, &output, Some(("c9", "read_inbox")), false);
+            black_box(s)
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(20)
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(2));
-    targets = bench
+    targets = bench, provenance
 }
 criterion_main!(benches);

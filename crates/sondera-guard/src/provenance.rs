@@ -240,9 +240,33 @@ pub fn call_effect(tool: &str, arguments: &Value, declared: Option<&str>) -> Opt
     }
 }
 
-/// The effect a tool's declaration gives it: from its name, else its
-/// description's first verb, else its parameters' names.
+/// The effect a tool's declaration gives it: none when its annotations say
+/// it only reads; else from its name, its description's first verb or its
+/// parameters' names; and when its annotations say it destroys or changes
+/// things but nothing names how, a change.
 pub fn declared_effect(tool: &sondera_model::Tool) -> Option<Effect> {
+    let hint = |name: &str| {
+        tool.annotations
+            .as_ref()
+            .and_then(|a| a.get(name))
+            .and_then(Value::as_bool)
+    };
+    if hint("readOnlyHint") == Some(true) {
+        return None;
+    }
+    let named = named_effect(tool);
+    let destructive = hint("destructiveHint") == Some(true);
+    match named {
+        None if destructive || hint("readOnlyHint") == Some(false) => Some(if destructive {
+            Effect::Delete
+        } else {
+            Effect::Update
+        }),
+        named => named,
+    }
+}
+
+fn named_effect(tool: &sondera_model::Tool) -> Option<Effect> {
     effect_of_words(&words(&tool.name))
         .or_else(|| effect_of_words(&words(&tool.description)))
         .unwrap_or_else(|| {

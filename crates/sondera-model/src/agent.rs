@@ -109,6 +109,12 @@ pub struct Tool {
     /// Where the tool comes from (a toolset, an MCP server, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// Hints about the tool's behaviour, as MCP tool annotations give them
+    /// (`readOnlyHint`, `destructiveHint`, `idempotentHint`,
+    /// `openWorldHint`): a tool that says it only reads has no effect, and
+    /// one that says it destroys has one whatever its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<serde_json::Value>,
 }
 
 /// A sub-agent in the tree below the root agent.

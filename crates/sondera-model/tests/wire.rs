@@ -21,6 +21,7 @@ fn every_payload() -> Vec<Payload> {
             response: None,
             response_json_schema: None,
             source: Some("builtin".into()),
+            annotations: None,
         }],
         sub_agents: vec![SubAgent {
             name: "billing".into(),

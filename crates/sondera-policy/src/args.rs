@@ -248,6 +248,7 @@ mod tests {
             response: None,
             response_json_schema: None,
             source: None,
+            annotations: None,
         };
         let fragment = tool_args_fragment(&[tool]);
         for field in [

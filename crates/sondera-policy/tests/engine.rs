@@ -359,6 +359,7 @@ fn typed_tool_arguments_from_an_agent_card() {
             response: None,
             response_json_schema: None,
             source: None,
+            annotations: None,
         }],
         sub_agents: vec![],
     };

@@ -276,6 +276,7 @@ impl From<model::Tool> for v1::Tool {
             response: t.response.map(json_to_wire),
             response_json_schema: t.response_json_schema.map(json_to_wire),
             source: t.source,
+            annotations: t.annotations.map(json_to_wire),
         }
     }
 }
@@ -300,6 +301,7 @@ impl TryFrom<v1::Tool> for model::Tool {
                 json_from_wire,
             )?,
             source: t.source,
+            annotations: optional(t.annotations, "annotations", json_from_wire)?,
         })
     }
 }

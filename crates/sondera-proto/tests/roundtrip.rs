@@ -32,6 +32,7 @@ fn agent() -> Agent {
                 response: None,
                 response_json_schema: Some(json!({"type": "string"})),
                 source: Some("builtin".into()),
+                annotations: None,
             }],
             sub_agents: vec![SubAgent {
                 name: "researcher".into(),

@@ -93,6 +93,7 @@ class Tool(_Wire):
         response: Any | None = None,
         response_json_schema: Any | None = None,
         source: str | None = None,
+        annotations: Any | None = None,
     ) -> None: ...
     @property
     def name(self) -> str: ...
@@ -108,6 +109,8 @@ class Tool(_Wire):
     def response_json_schema(self) -> Any: ...
     @property
     def source(self) -> str | None: ...
+    @property
+    def annotations(self) -> Any: ...
 
 class ReActSubAgentDescriptor(_Wire):
     def __init__(

@@ -94,8 +94,9 @@ def _declaration(tool: BaseTool) -> Tool:
         declaration = tool._get_declaration()
     except Exception as error:  # a tool whose declaration cannot be built is still listed
         logger.warning("tool %s has no readable declaration: %s", tool.name, error)
+    annotations = _annotations(tool)
     if declaration is None:
-        return Tool(tool.name, tool.description or "")
+        return Tool(tool.name, tool.description or "", annotations=annotations)
     dumped = declaration.model_dump(mode="json", exclude_none=True)
     return Tool(
         tool.name,
@@ -104,7 +105,19 @@ def _declaration(tool: BaseTool) -> Tool:
         parameters_json_schema=dumped.get("parameters_json_schema"),
         response=dumped.get("response"),
         response_json_schema=dumped.get("response_json_schema"),
+        annotations=annotations,
     )
+
+
+def _annotations(tool: BaseTool) -> dict[str, Any] | None:
+    """An MCP tool's behaviour hints (readOnlyHint, destructiveHint, ...)."""
+    annotations = getattr(getattr(tool, "_mcp_tool", None), "annotations", None)
+    if annotations is None:
+        return None
+    if isinstance(annotations, dict):
+        return annotations
+    dump = getattr(annotations, "model_dump", None)
+    return dump(mode="json", exclude_none=True) if callable(dump) else None
 
 
 def _children(agent: BaseAgent) -> Iterator[tuple[BaseAgent, str, bool]]:

@@ -31,20 +31,42 @@ impl<'a> Normalized<'a> {
         let mut one = [0u8; 4];
         let mut previous_letter = false;
         let mut pending_invisible = None;
-        for (at, c) in original.char_indices() {
+        let mut at = 0;
+        while at < original.len() {
+            // ASCII runs are copied in one go; only other characters are
+            // folded one by one.
+            let run = original.as_bytes()[at..]
+                .iter()
+                .position(|b| !b.is_ascii())
+                .unwrap_or(original.len() - at);
+            if run > 0 {
+                let ascii = &original[at..at + run];
+                if let Some(hidden) = pending_invisible.take()
+                    && ascii.as_bytes()[0].is_ascii_alphabetic()
+                {
+                    invisible_in_words.push(hidden);
+                }
+                text.extend(ascii.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+                origins.extend((at..at + run).map(|o| o as u32));
+                previous_letter = ascii.as_bytes()[run - 1].is_ascii_alphabetic();
+                at += run;
+                continue;
+            }
+            let c = original[at..]
+                .chars()
+                .next()
+                .expect("a character at a boundary");
+            let width = c.len_utf8();
             if is_invisible(c) {
                 if previous_letter && pending_invisible.is_none() {
-                    pending_invisible = Some(at..at + c.len_utf8());
+                    pending_invisible = Some(at..at + width);
                 }
+                at += width;
                 continue;
             }
             let start = text.len();
-            if c.is_ascii() {
-                text.push(c.to_ascii_lowercase());
-            } else {
-                for folded in c.encode_utf8(&mut one).nfkc() {
-                    push_visible(&mut text, folded);
-                }
+            for folded in c.encode_utf8(&mut one).nfkc() {
+                push_visible(&mut text, folded);
             }
             let letter = text[start..].bytes().any(|b| b.is_ascii_alphabetic());
             if let Some(hidden) = pending_invisible.take()
@@ -54,6 +76,7 @@ impl<'a> Normalized<'a> {
             }
             previous_letter = letter;
             origins.resize(text.len(), at as u32);
+            at += width;
         }
         Self {
             text: std::borrow::Cow::Owned(text),

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use regex::bytes::Regex;
+use regex::bytes::{Regex, RegexSet, RegexSetBuilder};
 
 use super::Feature;
 
@@ -54,7 +54,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             RoleSwitch,
-            r"\byou\b[^.\n]{0,40}\b(no|without)\s+(any\s+)?(rules|restrictions|limitations|filters|guardrails|censorship)\b",
+            r"\byou\s+(have|are|now\s+have|operate|can\s+act|will\s+act|act|answer|respond)\s+(\w+\s+){0,3}?(no|without)\s+(any\s+)?(rules|restrictions|limitations|filters|guardrails|censorship)\b",
         ),
         (
             NewInstructions,
@@ -66,7 +66,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             FromNowOn,
-            r"\bfrom\s+now\s+on\s*,?\s+(you|your|the\s+assistant|ignore|act|respond|always|only|never)\b|\binstead\s*,?\s+(you\s+(should|must|will|need\s+to)|do\s+the\s+following)\b",
+            r"\bnow\s+on\s*,?\s+(you|your|the\s+assistant|ignore|act|respond|always|only|never)\b|\binstead\s*,?\s+(you\s+(should|must|will|need\s+to)|do\s+the\s+following)\b",
         ),
         (HiddenComment, r"<!--"),
         (
@@ -105,7 +105,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             AddressedToAgent,
-            &format!(r"\b(to|for)\s+you,?\s+(the\s+|my\s+)?({AGENT})\b"),
+            &format!(r"\byou,\s+(the\s+|my\s+|dear\s+)?({AGENT})\b"),
         ),
         (
             AddressedToAgent,
@@ -116,7 +116,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b(the|an?|any|this|dear)\s+({AGENT})s?\s+(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\b"
+                r"\b({AGENT})s?\s+(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\s+(not\s+)?({ACTION}|ignore|disregard|forget|first|immediately|now|always|never)\b"
             ),
         ),
         (
@@ -129,7 +129,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             AuthorityClaim,
-            r"\b(i\s+am|i'm|this\s+is)\s+(your|the)\s+(user|developer|administrator|admin|operator|owner|creator|master|principal)\b",
+            r"\b(am|i'm|is)\s+your\s+(user|developer|administrator|admin|operator|owner|creator|master|principal)\b",
         ),
         (
             AuthorityClaim,
@@ -137,7 +137,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             AddressedToAgent,
-            r"\b(the|your)\s+(user|owner|developer|administrator|operator|principal)\s+(has\s+)?(asked|wants|requested|instructed|authori[sz]ed|approved|needs|requires|would\s+like)\s+(you|that\s+you)\b|\b(urgent\s+|important\s+|new\s+|priority\s+)?instructions?\s+from\s+(me|the|your)\s+(user|developer|administrator|admin|operator|owner|creator|system)\b",
+            r"\b(user|owner|developer|administrator|operator|principal)\s+(has\s+)?(asked|wants|requested|instructed|authori[sz]ed|approved|needs|requires|would\s+like)\s+(you|that\s+you)\b|\b(urgent\s+|important\s+|new\s+|priority\s+)?instructions?\s+from\s+(me|the|your)\s+(user|developer|administrator|admin|operator|owner|creator|system)\b",
         ),
         (
             TaskPrecondition,
@@ -149,7 +149,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             Precondition,
-            r"\b(first|firstly)\s*,?\s+you\s+(must|need|have|should)\b|\bafter\s+(you\s+(do|have\s+done|complete|finish)|doing|completing|finishing)\s+(that|this|it|so)\b|\bin\s+order\s+to\s+(continue|proceed|complete|finish|solve)\b",
+            r"\b(first|firstly)\s*,?\s+you\s+(must|need|have|should)\b|\bafter\s+(you\s+(do|have\s+done|complete|finish)|doing|completing|finishing)\s+(that|this|it|so)\b|\border\s+to\s+(continue|proceed|complete|finish|solve)\s+(the|your|this|my)\s+(task|request|answer|summary)\b",
         ),
         (
             Precondition,
@@ -205,7 +205,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             Urgency,
-            r"\b(takes|top|highest)\s+priority\b|\b(important|urgent|attention|warning|alert|critical|mandatory|asap|priority)\b\s*[!:]|!!!|\b(very|extremely|highly)\s+important\b|\bthis\s+is\s+(urgent|critical|important|mandatory)\b|\bhigh\s+priority\b|\bmust\s+be\s+done\s+(now|immediately|first)\b",
+            r"\b(takes|top|highest)\s+priority\b|\b(important|urgent|attention|warning|alert|critical|mandatory|asap|priority)\b\s*[!:]|!!!|\b(very|extremely|highly)\s+important\b|\bhigh\s+priority\b",
         ),
         (
             TodoDirective,
@@ -286,20 +286,29 @@ fn ascii_words(pattern: &str) -> String {
 }
 
 pub(crate) struct Patterns {
+    /// All patterns at once, to find in one pass which can match at all.
+    set: RegexSet,
     each: Vec<(Feature, Start, Regex)>,
 }
 
-pub(crate) static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
-    each: rules()
-        .into_iter()
-        .map(|(f, start, p)| {
-            (
-                f,
-                start,
-                Regex::new(&p).expect("injection pattern compiles"),
-            )
-        })
-        .collect(),
+pub(crate) static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
+    let rules = rules();
+    Patterns {
+        set: RegexSetBuilder::new(rules.iter().map(|(_, _, p)| p))
+            .dfa_size_limit(8 << 20)
+            .build()
+            .expect("injection patterns compile"),
+        each: rules
+            .into_iter()
+            .map(|(f, start, p)| {
+                (
+                    f,
+                    start,
+                    Regex::new(&p).expect("injection pattern compiles"),
+                )
+            })
+            .collect(),
+    }
 });
 
 /// Most matches of one pattern taken as evidence.
@@ -308,10 +317,11 @@ const MATCHES_PER_PATTERN: usize = 16;
 impl Patterns {
     /// Every feature found in `text`, with where (in `text`).
     pub fn find(&self, text: &str, found: &mut Vec<(Feature, std::ops::Range<usize>)>) {
-        // One regex at a time: each starts with words the engine finds with
-        // a fast literal search, which a set of all of them cannot do.
+        // The set says which patterns match anywhere; only those are run
+        // again, one at a time, for where.
         let bytes = text.as_bytes();
-        for (feature, start, regex) in &self.each {
+        for index in self.set.matches(bytes).iter() {
+            let (feature, start, regex) = &self.each[index];
             let admitted = regex
                 .find_iter(bytes)
                 .filter(|m| start.admits(bytes, m.start()));

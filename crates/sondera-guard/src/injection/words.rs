@@ -393,7 +393,7 @@ fn join_pieces(bytes: &[u8], raw: Vec<(Range<usize>, bool)>) -> Vec<Token> {
             i = run + 1;
             continue;
         }
-        let class = read_class(&bytes[span.clone()], true);
+        let class = read_class(&bytes[span.clone()], false);
         let letters = |r: &Range<usize>| bytes[r.clone()].iter().all(u8::is_ascii_lowercase);
         if class == 0
             && let Some((next, _)) = raw.get(i + 1)
@@ -426,7 +426,30 @@ fn join_pieces(bytes: &[u8], raw: Vec<(Range<usize>, bool)>) -> Vec<Token> {
         });
         i += 1;
     }
+    read_misspellings_near_anchors(bytes, &mut out);
     out
+}
+
+/// Reads words with one mistake, but only within reach of a word of the
+/// lexicon spelled right: a phrase with every word misspelled is not
+/// recognised, and ordinary text, with few such anchors, is not compared
+/// word by word against the lexicon.
+fn read_misspellings_near_anchors(bytes: &[u8], tokens: &mut [Token]) {
+    const ANCHORS: u8 = VERB | PRIOR | NOUN | WEAK_NOUN | POINTER | STOP;
+    let mut tried_up_to = 0;
+    for anchor in 0..tokens.len() {
+        if tokens[anchor].class & ANCHORS == 0 {
+            continue;
+        }
+        let from = anchor.saturating_sub(REACH).max(tried_up_to);
+        let to = (anchor + REACH + 1).min(tokens.len());
+        for token in &mut tokens[from..to] {
+            if token.class == 0 {
+                token.class = read_class(&bytes[token.span.clone()], true);
+            }
+        }
+        tried_up_to = to;
+    }
 }
 
 /// Words a phrase may span between its verb and its noun.

@@ -61,6 +61,7 @@ fn declarations_give_effects() {
         response: None,
         response_json_schema: None,
         source: None,
+        annotations: None,
     };
     assert_eq!(declared_effect(&tool), Some(Effect::Send));
 }
@@ -198,6 +199,7 @@ fn the_card_declares_effects() {
             response: None,
             response_json_schema: None,
             source: None,
+            annotations: None,
         }],
         sub_agents: vec![],
     };
@@ -209,4 +211,36 @@ fn the_card_declares_effects() {
     let p = state_after(&[(started, None, false)]);
     assert_eq!(p.tool_effects["mailer"], "send");
     assert_eq!(of_call(&p, "mailer", &json!({})).effect, Some(Effect::Send));
+}
+
+#[test]
+fn annotations_say_what_a_tool_does() {
+    let tool = |name: &str, annotations: Value| Tool {
+        name: name.into(),
+        description: String::new(),
+        parameters: json!({}),
+        parameters_json_schema: None,
+        response: None,
+        response_json_schema: None,
+        source: Some("mcp".into()),
+        annotations: Some(annotations),
+    };
+    assert_eq!(
+        declared_effect(&tool("send_digest", json!({"readOnlyHint": true}))),
+        None,
+        "a tool that says it only reads has no effect"
+    );
+    assert_eq!(
+        declared_effect(&tool("purge", json!({"destructiveHint": true}))),
+        Some(Effect::Delete)
+    );
+    assert_eq!(
+        declared_effect(&tool("sync_board", json!({"readOnlyHint": false}))),
+        Some(Effect::Update),
+        "a tool that says it writes has an effect even when its name names none"
+    );
+    assert_eq!(
+        declared_effect(&tool("send_invoice", json!({"destructiveHint": false}))),
+        Some(Effect::Send)
+    );
 }
