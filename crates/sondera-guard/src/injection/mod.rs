@@ -99,6 +99,15 @@ pub enum Feature {
     CommandInstruction,
     /// Encoded text (base64, hex) that decodes to instructions.
     EncodedInstruction,
+    /// Directions for the agent's own answer ("in your summary", "when
+    /// summarizing", "regardless of the question").
+    OutputDirective,
+    /// Telling the reader what to do with "the user" ("tell the user",
+    /// "ask the user for"): a reader that works for a user.
+    RefersToUser,
+    /// Taking over the answer ("end your response with", "respond only with",
+    /// "output the word").
+    OutputTakeover,
 }
 
 impl Feature {
@@ -127,6 +136,8 @@ impl Feature {
             ToolMention => "tool_mention",
             CommandInstruction => "command_instruction",
             EncodedInstruction => "encoded_instruction",
+            OutputDirective | OutputTakeover => "output_directive",
+            RefersToUser => "refers_to_user",
         }
     }
 
@@ -135,10 +146,11 @@ impl Feature {
         use Feature::*;
         match self {
             Override | ChatToken | FakeConversation | PromptLeak | RoleSwitch | NewInstructions
-            | EncodedInstruction | BracketRole | FakeToolCall => 30,
+            | EncodedInstruction | BracketRole | FakeToolCall | OutputTakeover => 30,
             RoleHeader | HiddenComment | InvisibleCharacters | AddressedToAgent | Concealment
-            | ToolDirective | ToolMention | FromNowOn | StrongMarkup | TaskPrecondition => 20,
-            Markup | AuthorityClaim | TodoDirective => 15,
+            | ToolDirective | ToolMention | FromNowOn | StrongMarkup | TaskPrecondition
+            | OutputDirective => 20,
+            Markup | AuthorityClaim | TodoDirective | RefersToUser => 15,
             QuotedOverride | ConversationLines | HiddenStyle | Precondition | ActionRequest
             | ActionTarget | Urgency | ToolArguments | CommandInstruction => 10,
         }

@@ -9,13 +9,16 @@ use super::Feature;
 
 /// Verbs of actions with effects outside the conversation, which injected
 /// text asks the reader to take.
-const ACTION: &str = "send|sends|forward|transfer|wire|pay|share|invite|post|publish|delete|remove|grant|give|change|update|reset|create|schedule|book|email|e-mail|upload|add|set|move|rename|approve|submit|purchase|buy|visit|open|click|download|install|run|execute|call|invoke|reply|export|copy|reveal|include|append|insert|write|disable|enable|unlock|cancel|subscribe|follow|retweet|message|text|contact|provide|leak|exfiltrate|print|output|tell|notify|save|store|make|transmit|deliver|attach|mail";
+const ACTION: &str = "escalate|elevate|approve|append|insert|output|respond|translate|recommend|claim|rate|replace|mention|say|state|answer|send|sends|forward|transfer|wire|pay|share|invite|post|publish|delete|remove|grant|give|change|update|reset|create|schedule|book|email|e-mail|upload|add|set|move|rename|approve|submit|purchase|buy|visit|open|click|download|install|run|execute|call|invoke|reply|export|copy|reveal|include|append|insert|write|disable|enable|unlock|cancel|subscribe|follow|retweet|message|text|contact|provide|leak|exfiltrate|print|output|tell|notify|save|store|make|transmit|deliver|attach|mail";
 
 /// Verbs that send something somewhere, or give someone access.
 const SENDING: &str = "send|forward|transfer|wire|pay|share|invite|email|e-mail|upload|post|grant|give|reply|export|copy|deliver|mail|move|submit|provide|leak|exfiltrate|transmit|attach|add|change|set|update|create|schedule";
 
 /// Names and roles a text uses to address a model.
-const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
+const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|ai\s+system|automated\s+(assistant|system|agent|tool|reader|process)s?|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
+
+/// Who addresses a reader in a greeting, a header or a label.
+const GREETING: &str = "dear|hey|hi|hello|yo|ok|okay|psst|listen|attention|attn|note|message|instructions?|reminder|notice|memo|important|p\\.s\\.|ps";
 
 fn rules() -> Vec<(Feature, Start, String)> {
     use Feature::*;
@@ -88,7 +91,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b(dear|hey|hi|hello|attention|attn|note|message|instructions?|reminder|notice|memo|important)\b[\s,:!-]{{0,3}}(to|for)?\s*(the\s+|any\s+|all\s+|our\s+|my\s+)?([a-z]+\s+)?({AGENT})s?\b"
+                r"\b({GREETING})\b[\s,:!-]{{0,3}}(to|for)?\s*(the\s+|any\s+|all\s+|our\s+|my\s+)?([a-z]+\s+)?({AGENT})s?\b"
             ),
         ),
         (
@@ -110,7 +113,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"@sentence\b([a-z]+\s+)?({AGENT})\s*[,:]\s*(please|you|ignore|disregard|forget|do|now|immediately|first|before|your|{ACTION})\b"
+                r"@sentence\b([a-z]+\s+)?({AGENT})s?\s*([,:]\s|\s-)[^.\n]{{0,60}}?\b(please|you|ignore|disregard|forget|now|immediately|first|before|your|{ACTION})\b"
             ),
         ),
         (
@@ -157,7 +160,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             Concealment,
-            r"\b(do\s+not|don'?t|never|without)\s+(tell\w*|inform\w*|notify\w*|mention\w*|reveal\w*|alert\w*|asking|let\w*|disclos\w*|report\w*)\s+(this\s+to\s+)?(the\s+user|anyone|your\s+user|the\s+owner|the\s+account\s+owner)\b",
+            r"\b(do\s+not|don'?t|never|without)\s+(tell\w*|inform\w*|notify\w*|mention\w*|reveal\w*|alert\w*|asking|let\w*|disclos\w*|report\w*)\s+(this\s+to\s+)?(the\s+user|anyone|your\s+user|the\s+owner|the\s+account\s+owner)\b|\b(don'?t|do\s+not|never|without)\s+(explain\w*|justify\w*)\s+(why|it|this|that|yourself)\b",
         ),
         (
             AddressedToAgent,
@@ -184,13 +187,13 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             ActionRequest,
             &format!(
-                r"\b(please|pls|kindly|you\s+(must|should|need\s+to|have\s+to|are\s+to|will\s+need\s+to|are\s+(required|instructed|asked|expected)\s+to)|make\s+sure\s+(to|you)|be\s+sure\s+to|ensure\s+(that\s+)?you|go\s+ahead\s+and|i\s+(need|want)\s+you\s+to|(asked|told|instructed|requested|required|wants|want|would\s+like|needs)\s+you\s+to|(do\s+not|don'?t)\s+forget\s+to|remember\s+to|immediately|urgently)\s+(\w+\s+){{0,2}}?({ACTION})\b"
+                r"\b(please|pls|kindly|you\s+(must|should|need\s+to|have\s+to|are\s+to|will\s+need\s+to|are\s+(required|instructed|asked|expected)\s+to)|make\s+sure\s+(to|you)|be\s+sure\s+to|ensure\s+(that\s+)?you|go\s+ahead\s+and|i\s+(need|want)\s+you\s+to|(asked|told|instructed|requested|required|wants|want|would\s+like|needs|authori[sz]ed|permitted|allowed)\s+you\s+to|(it|they|you)\s+(must|should|needs?\s+to|has\s+to|have\s+to)\s+(first|now|immediately|also)|(do\s+not|don'?t)\s+forget\s+to|remember\s+to|make\s+sure\s+your|immediately|urgently)\s+(\w+\s+){{0,2}}?({ACTION})(s|es|ed|ing)?\b"
             ),
         ),
         (
             ActionRequest,
             &format!(
-                r"@sentence\b(please\s+)?({ACTION})\s+(the|all|every|this|these|my|your|a|an|it|them|him|her|@\w)"
+                r"@clause\b(please\s+)?({ACTION})(s|es)?\s+(the|all|every|this|these|my|your|a|an|it|them|him|her|that|@\w|[a-z0-9._-]+@|[a-z]+_[a-z0-9_]+)"
             ),
         ),
         (
@@ -200,7 +203,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             ActionTarget,
             &format!(
-                r"\b({SENDING})\b[^.\n]{{0,120}}?\b(to|with|from|into|for|at|on)\s+([^\s]+\s+){{0,3}}?[^\s]*(@[a-z0-9]|https?://|www\.|\+\d|\biban\b|\baccount\s+(number\s+)?\w*\d|[a-z]{{2}}\d{{2}}\s?[a-z0-9]{{4}})"
+                r"\b({SENDING})(s|ed|ing)?\b[^.\n]{{0,120}}?\b(to|with|from|into|for|at|on)\s+([^\s]+\s+){{0,3}}?[^\s]*(@[a-z0-9]|https?://|www\.|\+\d|\biban\b|\baccount\s+(number\s+)?\w*\d|[a-z]{{2}}\d{{2}}\s?[a-z0-9]{{4}})"
             ),
         ),
         (
@@ -210,7 +213,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             TodoDirective,
             &format!(
-                r"@sentence\b(todo|to-do|to\s+do|action\s+required|action\s+item|action\s+needed|next\s+steps?|reminder|note\s+to\s+self|task|instructions?\s+for\s+(the\s+)?(ai|assistant|agent|model))(\s*[(\[]\s*(for\s+)?(the\s+)?({AGENT})\s*[)\]])?\s*[:\-]\s*(please\s+)?(\w+\s+){{0,2}}?({ACTION})\b"
+                r"@sentence\b(todo|to-do|to\s+do|action|action\s+required|action\s+item|action\s+needed|next\s+steps?|reminder|note\s+to\s+self|task|instructions?\s+for\s+(the\s+)?(ai|assistant|agent|model))(\s*[(\[]\s*(for\s+)?(the\s+)?({AGENT})\s*[)\]])?\s*[:\-]\s*(please\s+)?(\w+\s+){{0,2}}?({ACTION})\b"
             ),
         ),
         (
@@ -228,6 +231,88 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r#""(name|tool|function|tool_name|function_name)"\s*:\s*"[a-z][a-z0-9_]*"\s*,\s*"(arguments|parameters|args|input|params)"\s*:\s*\{"#,
         ),
         (
+            FakeToolCall,
+            &format!(
+                r#""(instruction|tool|function|tool_name|function_name|call|tool_call)"\s*:\s*"({ACTION})_[a-z0-9_]+""#
+            ),
+        ),
+        (
+            ToolDirective,
+            &format!(
+                r"\b(call|invoke|execute|run|use|trigger)\s+(the\s+)?[`'\x22]?({ACTION})_[a-z0-9_]+[`'\x22]?\s+(now|immediately|right\s+away|first|with|using|for|on|to)\b"
+            ),
+        ),
+        (
+            AddressedToAgent,
+            &format!(
+                r"\b(whoever|anyone|anybody|any\s+(system|program|tool|bot|ai|agent|assistant|model)|({AGENT})s?)\s+(that\s+is\s+|who\s+is\s+|is\s+|are\s+)?(reading|automating|processing|handling|summari[sz]ing|managing|monitoring|parsing|scanning|going\s+through|triaging)\s+(this|these|the|my|our)\b"
+            ),
+        ),
+        (
+            AddressedToAgent,
+            &format!(
+                r"\b(if|when|whenever)\s+(an?\s+|the\s+|any\s+)?({AGENT})\s+(is\s+|are\s+)?(reading|summari[sz]ing|processing|parsing|handling|analy[sz]ing|scanning|triaging)\b"
+            ),
+        ),
+        (
+            AddressedToAgent,
+            &format!(r"\bto\s*:\s*(the\s+|an?\s+|any\s+)?([a-z]+\s+)?({AGENT})s?\b"),
+        ),
+        (
+            AddressedToAgent,
+            &format!(
+                r"[\[(<{{]+\s*({AGENT})\s*[_ -]?\s*(directive|instructions?|note|task|message|command|order)s?\s*[\])>}}]+"
+            ),
+        ),
+        (
+            AuthorityClaim,
+            r"\bfrom\s*:\s*(the\s+)?(system|admin|administrator|developer|operator|it\s+department|security\s+team|root)\b",
+        ),
+        (
+            NewInstructions,
+            r"\b(previous|prior|earlier|above|original|old|initial|existing|current)\s+(context|instructions?|rules|task|guidelines|directions|prompt|request|orders)\s+(is|are|has\s+been|have\s+been|was|were)\s+(now\s+)?(obsolete|void|cancel+ed|outdated|no\s+longer\s+(valid|relevant|applicable|needed)|superseded|invalid|revoked|replaced|overridden|wrong)\b",
+        ),
+        (
+            NewInstructions,
+            r"\bnew\s+(\w+\s+)?(instructions?|task|rules|directive|orders?|assignment)\s*(:|from\s+(the|your|my)|for\s+you)",
+        ),
+        (
+            OutputDirective,
+            r"\b(in|into|to|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\byour\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\b|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b",
+        ),
+        (
+            OutputTakeover,
+            r"\b(end|start|begin|conclude|prefix|finish)\s+(your|each|every)\s+(answer|response|reply|summary|output)s?\s+(with|by)\b|\b(respond|answer|reply)\s+(to\s+(the\s+user|every\s+\w+|all\s+\w+|any\s+\w+)\s+)?only\s+(with|in)\b|\boutput\s+the\s+(word|text|phrase|string|sentence)\s+['\x22]|\byour\s+(final\s+)?(answer|response|reply|output)\s+(must|should|shall|has\s+to)\s+(start|begin|end|be)\s+(with|only)\b|\bto\s+confirm\s+(that\s+)?you\s+(have\s+)?(read|received|seen|processed)\s+this\b",
+        ),
+        (
+            RefersToUser,
+            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|answer)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b",
+        ),
+        (
+            NewInstructions,
+            r"\b(ignore|disregard|forget|drop|abandon)\s+((all|your|any|the)\s+)+other\s+(tasks?|instructions?|requests?|work|goals?|rules)\b",
+        ),
+        (
+            FromNowOn,
+            r"\b(skip|forget|ignore|drop|cancel|abort|stop)\s+(the|your|this)\s+(summary|summari[sz]ation|translation|analysis|review|current\s+task|original\s+task|report)\b",
+        ),
+        (
+            TaskPrecondition,
+            r"\b(respond|reply|answer)\s+(to\s+the\s+user\s+)?only\s+after\b|\bbefore\s+(responding|replying|answering|summari[sz]ing|continuing|proceeding)\s+(to\s+the\s+user|with\s+the\s+(task|summary|request))\b",
+        ),
+        (
+            StrongMarkup,
+            r"\b(begin|start|end)\s+(of\s+)?(the\s+)?(instructions?|system\s+prompt|prompt|directives?|admin\s+note|hidden\s+text|ai\s+instructions?)\b",
+        ),
+        (
+            StrongMarkup,
+            r"<\s*/?\s*([a-z]+[_-])?(admin|system|assistant|agent|instructions?|directive|prompt|override|secret|hidden|important|urgent|ai)[_-][a-z_-]*(\s[^>]{0,60})?>|<\s*/?\s*[a-z]+[_-](admin|system|assistant|agent|instructions?|directive|prompt|override|secret|hidden|important|urgent|ai|note)(\s[^>]{0,60})?>",
+        ),
+        (
+            Concealment,
+            r"\b(do\s+not|don'?t|never|without)\s+(mention|include|reveal|say|disclose|report|tell|bother\s+telling|informing|telling|notifying)\w*\s+(this|it|that|anything|the\s+user|them)?(\s+\w+){0,2}\s*(in|to|from)?\s*(your\s+(summary|reply|response|answer|output|report)|the\s+user)\b",
+        ),
+        (
             ToolArguments,
             r"\b(with|using)\s+(the\s+)?(following\s+)?(arguments|parameters|params|args|inputs)\b|\b(tool|function)\s+call\b",
         ),
@@ -242,6 +327,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             let (start, pattern) = match pattern.split_once('\\') {
                 Some(("@line", _)) => (Start::Line, &pattern[5..]),
                 Some(("@sentence", _)) => (Start::Sentence, &pattern[9..]),
+                Some(("@clause", _)) => (Start::Clause, &pattern[7..]),
                 _ => (Start::Anywhere, *pattern),
             };
             (*feature, start, ascii_words(pattern))
@@ -255,10 +341,13 @@ fn rules() -> Vec<(Feature, Start, String)> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Start {
     Anywhere,
-    /// After nothing but blanks and list, quote or heading marks on its line.
+    /// After nothing but blanks and list, quote or heading marks on its
+    /// line, or right after a tag.
     Line,
     /// At the start of a sentence, a line, a comment or a bracket.
     Sentence,
+    /// At the start of a sentence or after a comma or semicolon.
+    Clause,
 }
 
 impl Start {
@@ -266,13 +355,20 @@ impl Start {
         let before = text[..at].iter().rev();
         match self {
             Self::Anywhere => true,
-            Self::Line => before
-                .take_while(|&&b| b != b'\n')
-                .all(|b| b" \t>*#=|-[]()<{}/x0123456789.".contains(b)),
+            // Markup counts as the start of a line: text opens a paragraph.
+            Self::Line => {
+                let mut line = before.take_while(|&&b| b != b'\n').peekable();
+                line.peek().is_some_and(|&&b| b == b'>')
+                    || line.all(|b| b" \t>*#=|-[]()<{}/x0123456789.".contains(b))
+            }
             Self::Sentence => before
                 .copied()
                 .find(|b| !b" \t".contains(b))
-                .is_none_or(|b| b".!?\n>([-:\"'#*".contains(&b)),
+                .is_none_or(|b| b".!?\n>([-:\"'#*/".contains(&b)),
+            Self::Clause => before
+                .copied()
+                .find(|b| !b" \t".contains(b))
+                .is_none_or(|b| b".!?\n>([-:\"'#*/,;".contains(&b)),
         }
     }
 }
