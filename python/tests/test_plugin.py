@@ -590,3 +590,21 @@ async def test_transfers_are_judged_and_the_sub_agent_attributed() -> None:
     ]
     assert calls == [("transfer_to_agent", "frontdesk"), ("ls invoices", "billing")]
     await runner.close()
+
+
+def test_mcp_annotations_reach_the_card() -> None:
+    from types import SimpleNamespace
+
+    from google.adk.tools import FunctionTool
+
+    from sondera_harness_adk._tree import _declaration
+
+    def archive_board(board: str) -> dict[str, str]:
+        """Archives a board."""
+        return {"board": board}
+
+    tool = FunctionTool(archive_board)
+    hints = {"destructiveHint": True, "readOnlyHint": False}
+    tool._mcp_tool = SimpleNamespace(annotations=hints)  # type: ignore[attr-defined]
+    assert _declaration(tool).annotations == hints
+    assert _declaration(FunctionTool(archive_board)).annotations is None
