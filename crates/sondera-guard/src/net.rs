@@ -423,7 +423,7 @@ impl Egress {
 const HOST_KEYS: &[&str] = &["host", "hostname", "domain", "server", "address", "ip"];
 /// Argument keys that name message recipients; the domain of an address is
 /// where the message goes.
-const RECIPIENT_KEYS: &[&str] = &[
+pub(crate) const RECIPIENT_KEYS: &[&str] = &[
     "to",
     "cc",
     "bcc",

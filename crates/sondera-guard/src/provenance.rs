@@ -425,47 +425,43 @@ fn url_host(value: &str) -> Option<String> {
     (!host.is_empty()).then(|| host.trim_start_matches("www.").to_string())
 }
 
-/// Keys whose value, whole, identifies someone or something.
+/// Keys whose value, whole, identifies someone or something: ids, the
+/// recipient keys egress reads, and the other keys that name an account,
+/// a handle, a link or an amount.
 fn is_identifying_key(key: &str) -> bool {
+    const OTHER_KEYS: &[&str] = &[
+        "emails",
+        "user",
+        "username",
+        "user_name",
+        "handle",
+        "channel",
+        "account",
+        "iban",
+        "phone",
+        "number",
+        "url",
+        "link",
+        "participants",
+        "attendees",
+        "invitees",
+        "members",
+        "assignee",
+        "owner",
+        "amount",
+        "receiver",
+        "target",
+        "destination",
+        "contact",
+        "friend",
+        "guest",
+    ];
     let key = key.to_ascii_lowercase();
     key == "id"
         || key.ends_with("_id")
         || key.ends_with("id") && key.len() > 2 && !key.ends_with("valid")
-        || [
-            "to",
-            "cc",
-            "bcc",
-            "recipient",
-            "recipients",
-            "email",
-            "emails",
-            "user",
-            "username",
-            "user_name",
-            "handle",
-            "channel",
-            "account",
-            "iban",
-            "phone",
-            "number",
-            "url",
-            "link",
-            "address",
-            "participants",
-            "attendees",
-            "invitees",
-            "members",
-            "assignee",
-            "owner",
-            "amount",
-            "receiver",
-            "target",
-            "destination",
-            "contact",
-            "friend",
-            "guest",
-        ]
-        .contains(&key.as_str())
+        || crate::net::RECIPIENT_KEYS.contains(&key.as_str())
+        || OTHER_KEYS.contains(&key.as_str())
 }
 
 /// A value found in JSON, and where.

@@ -192,44 +192,26 @@ const CLASSES: &[(u8, &[&str])] = &[
     ),
 ];
 
-/// Words of the fuzzy classes, for matching misspellings.
-const FUZZY_WORDS: &[&str] = &[
-    "ignore",
-    "disregard",
-    "forget",
-    "override",
-    "bypass",
-    "neglect",
-    "discard",
-    "abandon",
-    "dismiss",
-    "overlook",
-    "previous",
-    "earlier",
-    "preceding",
-    "original",
-    "initial",
-    "instruction",
-    "instructions",
-    "guidelines",
-    "directions",
-    "directives",
-    "commands",
-    "constraints",
-    "restrictions",
-];
+/// Words of the fuzzy classes long enough to be recognised with a mistake
+/// (shorter ones are too close to ordinary words).
+fn fuzzy_words() -> impl Iterator<Item = &'static str> {
+    CLASSES
+        .iter()
+        .filter(|(class, _)| class & FUZZY != 0)
+        .flat_map(|(_, words)| words.iter().copied())
+        .filter(|word| word.len() >= 6)
+}
 
-/// [`FUZZY_WORDS`] with the set of letters each uses.
+/// [`fuzzy_words`] with the set of letters each uses.
 /// Indexed by the length of the word read, the candidates one edit could
 /// have made it from (a length apart at most).
 static FUZZY_MASKS: LazyLock<Vec<Vec<(&'static str, u32)>>> = LazyLock::new(|| {
-    let longest = FUZZY_WORDS.iter().map(|w| w.len()).max().unwrap_or(0);
+    let longest = fuzzy_words().map(str::len).max().unwrap_or(0);
     (0..=longest + 1)
         .map(|len| {
-            FUZZY_WORDS
-                .iter()
+            fuzzy_words()
                 .filter(|w| w.len().abs_diff(len) <= 1)
-                .map(|w| (*w, letter_mask(w.as_bytes())))
+                .map(|w| (w, letter_mask(w.as_bytes())))
                 .collect()
         })
         .collect()
