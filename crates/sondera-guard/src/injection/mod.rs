@@ -117,7 +117,8 @@ impl Feature {
         match self {
             Override | NewInstructions | FromNowOn => "instruction_override",
             QuotedOverride => "quoted_override",
-            ChatToken | FakeConversation | RoleSwitch | BracketRole => "role_hijack",
+            ChatToken | RoleSwitch | BracketRole => "role_hijack",
+            FakeConversation => "fake_conversation",
             RoleHeader => "role_header",
             ConversationLines => "conversation_lines",
             PromptLeak => "prompt_exfiltration",
@@ -292,6 +293,11 @@ fn is_quoted(text: &str, span: &Range<usize>) -> bool {
         "payload",
         "payloads",
         "prompt",
+        "catches",
+        "flags",
+        "blocks",
+        "matches",
+        "text",
     ];
     DISCUSSING.iter().any(|w| before.ends_with(w))
 }

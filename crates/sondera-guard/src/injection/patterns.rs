@@ -49,7 +49,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             RoleSwitch,
-            r"\b(disable|turn\s+off|deactivate|bypass|remove|suspend)\s+(all\s+|any\s+|your\s+|the\s+)*(safety|security|content|ethical|moderation)\s+(checks?|filters?|guardrails|restrictions|protocols|measures|policies|guidelines)\b",
+            r"\b(disable|turn\s+off|deactivate|bypass|remove|suspend)\s+(all\s+|any\s+|your\s+|the\s+)*(safety|content|ethical|moderation)\s+(checks?|filters?|guardrails|restrictions|protocols|measures|policies|guidelines)\b",
         ),
         (
             RoleSwitch,
