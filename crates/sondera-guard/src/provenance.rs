@@ -50,16 +50,7 @@ impl Effect {
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        [
-            Self::Send,
-            Self::Transfer,
-            Self::Share,
-            Self::Delete,
-            Self::Update,
-            Self::Create,
-        ]
-        .into_iter()
-        .find(|e| e.as_str() == name)
+        ALL_EFFECTS.into_iter().find(|e| e.as_str() == name)
     }
 
     /// The effects of calls a user asking for `self` asks for: sending
@@ -319,8 +310,30 @@ fn is_loose_in_requests(word: &str) -> bool {
     )
 }
 
-/// Effects a user's prompt asks for: the verbs of its requests.
+/// Phrases with which a user hands the agent whatever the data asks for.
+static DELEGATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(handle|take\s+care\s+of|deal\s+with|do\s+what\s+(it|they|the\s+\w+)\s+(says?|asks?)|follow\s+(the|its|their)\s+(instructions|steps|requests)|complete\s+(the|all|any)\s+(tasks?|to-?dos?|action\s+items)|act\s+on)\b")
+        .expect("delegation pattern compiles")
+});
+
+/// Every effect, for a request that hands the agent what the data asks for.
+const ALL_EFFECTS: [Effect; 6] = [
+    Effect::Send,
+    Effect::Transfer,
+    Effect::Share,
+    Effect::Delete,
+    Effect::Update,
+    Effect::Create,
+];
+
+/// Effects a user's prompt asks for: the verbs of its requests, or every
+/// effect when it hands the agent whatever the data asks for ("handle my
+/// inbox", "do what the ticket says"). Such data is still judged: a target
+/// taken from content carrying injected instructions stays denied.
 pub fn requested_effects(prompt: &str) -> Vec<Effect> {
+    if DELEGATION.is_match(prompt) {
+        return ALL_EFFECTS.to_vec();
+    }
     let mut effects: Vec<Effect> = words(prompt)
         .iter()
         .filter(|w| !is_loose_in_requests(w))
@@ -416,11 +429,13 @@ fn push_new(found: &mut Vec<String>, value: String) {
     }
 }
 
-/// The host of a URL (or the domain of an address), as a value of its own.
+/// The host of a URL or of a `www.` name, without `www.`, as a value of
+/// its own: a link given as `www.x.example` is fetched as `https://x.example/`.
 fn url_host(value: &str) -> Option<String> {
     let rest = value
         .strip_prefix("https://")
-        .or_else(|| value.strip_prefix("http://"))?;
+        .or_else(|| value.strip_prefix("http://"))
+        .or_else(|| value.starts_with("www.").then_some(value))?;
     let host = rest.split(['/', '?', '#', ':']).next()?;
     (!host.is_empty()).then(|| host.trim_start_matches("www.").to_string())
 }

@@ -80,6 +80,11 @@ fn requests_in_prompts() {
         requested_effects("Reply to Bob's last email"),
         [Effect::Send]
     );
+    assert_eq!(
+        requested_effects("Please go through my inbox and handle the requests").len(),
+        6,
+        "a request that hands over what the data asks for asks for every effect"
+    );
 }
 
 #[test]
@@ -243,4 +248,18 @@ fn annotations_say_what_a_tool_does() {
         declared_effect(&tool("send_invoice", json!({"destructiveHint": false}))),
         Some(Effect::Send)
     );
+}
+
+#[test]
+fn a_link_is_the_same_value_however_it_is_written() {
+    let p = state_after(&[(
+        output(
+            "c1",
+            json!({"text": "Visit www.deals-portal.example for the form"}),
+        ),
+        Some(("c1", "read_inbox")),
+        true,
+    )]);
+    let facts = of_fetch(&p, "https://deals-portal.example/", None, false);
+    assert_eq!(facts.flagged_targets, ["url"], "{facts:?}");
 }
