@@ -42,9 +42,11 @@ pub struct Provenance {
     pub tool_effects: BTreeMap<String, String>,
 }
 
-/// Where one value was seen.
+/// Where one value was seen. Stored as `[flags, source, order]`: a
+/// trajectory's state is written with every step, and its values are most
+/// of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(from = "CompactOrigin", into = "CompactOrigin")]
 pub struct ValueOrigin {
     /// In one of the user's prompts.
     pub user: bool,
@@ -56,6 +58,30 @@ pub struct ValueOrigin {
     pub source: Option<u32>,
     /// When it was last seen.
     pub order: u64,
+}
+
+/// [`ValueOrigin`] as stored: its three flags as bits, then the source
+/// and the order.
+type CompactOrigin = (u8, Option<u32>, u64);
+
+impl From<CompactOrigin> for ValueOrigin {
+    fn from((flags, source, order): CompactOrigin) -> Self {
+        Self {
+            user: flags & 1 != 0,
+            observed: flags & 2 != 0,
+            flagged: flags & 4 != 0,
+            source,
+            order,
+        }
+    }
+}
+
+impl From<ValueOrigin> for CompactOrigin {
+    fn from(origin: ValueOrigin) -> Self {
+        let flags =
+            u8::from(origin.user) | u8::from(origin.observed) << 1 | u8::from(origin.flagged) << 2;
+        (flags, origin.source, origin.order)
+    }
 }
 
 /// An observation values came from.
@@ -190,6 +216,24 @@ mod tests {
             (Some(clean), true, false)
         );
         assert!(p.flagged_seen);
+    }
+
+    #[test]
+    fn origins_are_stored_compactly_and_read_back() {
+        let mut p = Provenance::default();
+        let source = p.add_source("c", "read_inbox", true);
+        p.sighted(
+            42,
+            Sighting::Observation {
+                source,
+                flagged: true,
+            },
+        );
+        p.sighted(42, Sighting::User);
+        let json = serde_json::to_string(&p.values).unwrap();
+        assert_eq!(json, r#"{"42":[7,0,1]}"#);
+        let back: BTreeMap<u64, ValueOrigin> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, p.values);
     }
 
     #[test]
