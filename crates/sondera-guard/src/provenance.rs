@@ -334,14 +334,26 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
     if DELEGATION.is_match(prompt) {
         return ALL_EFFECTS.to_vec();
     }
-    let mut effects: Vec<Effect> = words(prompt)
-        .iter()
-        .filter(|w| !is_loose_in_requests(w))
-        .filter_map(|w| verb_effect(w))
-        .collect();
-    let all = words(prompt);
-    if all.iter().any(|w| is_money_word(w)) && effects.contains(&Effect::Send) {
-        effects.push(Effect::Transfer);
+    let mut effects = Vec::new();
+    for sentence in prompt.split(['.', '!', '?', '\n', ';']) {
+        let words = words(sentence);
+        for (n, word) in words.iter().enumerate() {
+            // A loose verb still asks when it is how the request starts
+            // ("Text Maria", "please order", "can you post"), unless it
+            // asks for something for the user ("give me", "tell us").
+            let leads = (n == 0
+                || matches!(
+                    words[n - 1].as_str(),
+                    "please" | "you" | "and" | "then" | "also" | "just" | "kindly"
+                ))
+                && !matches!(words.get(n + 1).map(String::as_str), Some("me" | "us"));
+            if leads || !is_loose_in_requests(word) {
+                effects.extend(verb_effect(word));
+            }
+        }
+        if words.iter().any(|w| is_money_word(w)) && effects.contains(&Effect::Send) {
+            effects.push(Effect::Transfer);
+        }
     }
     effects.sort_unstable();
     effects.dedup();

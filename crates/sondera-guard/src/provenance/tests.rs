@@ -81,6 +81,15 @@ fn requests_in_prompts() {
         [Effect::Send]
     );
     assert_eq!(
+        requested_effects("Text Maria that I'm late"),
+        [Effect::Send]
+    );
+    assert_eq!(
+        requested_effects("Can you order more paper?"),
+        [Effect::Transfer]
+    );
+    assert_eq!(requested_effects("Give me the text of the order"), []);
+    assert_eq!(
         requested_effects("Please go through my inbox and handle the requests").len(),
         6,
         "a request that hands over what the data asks for asks for every effect"
