@@ -5,10 +5,12 @@ use std::io::Read as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use sondera_server::{Access, Limits, PolicyLoader, Server, TlsFiles, Tokens};
+
+use sondera_server::{Access, Limits, PolicyLoader, Server, TlsFiles, TokenLoader, Tokens};
 
 use crate::PolicyArgs;
 
@@ -39,7 +41,8 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     tokens: Vec<String>,
-    /// A file of token entries, one TENANT=sha256:HEX per line (`#` comments).
+    /// A file of token entries, one TENANT=sha256:HEX per line (`#` comments);
+    /// read again on SIGHUP.
     #[arg(long, value_name = "FILE")]
     tokens_file: Option<PathBuf>,
     /// PEM certificate chain: serve both listeners over TLS (with --tls-key).
@@ -77,28 +80,18 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     fn access(&self) -> anyhow::Result<Access> {
-        let mut tokens = Tokens::default();
-        for entry in &self.tokens {
-            tokens.add(entry)?;
-        }
-        if let Some(file) = &self.tokens_file {
-            let text = std::fs::read_to_string(file)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-            for (n, line) in text.lines().enumerate() {
-                let line = line.trim();
-                if line.is_empty() || line.starts_with('#') {
-                    continue;
-                }
-                tokens
-                    .add(line)
-                    .map_err(|e| anyhow::anyhow!("{}:{}: {e}", file.display(), n + 1))?;
-            }
-        }
+        let tokens = load_tokens(&self.tokens, self.tokens_file.as_deref())?;
         Ok(if tokens.is_empty() {
             Access::LoopbackOnly
         } else {
             Access::Tokens(tokens)
         })
+    }
+
+    /// Reads `--token` and `--tokens-file` again, for reloads on SIGHUP.
+    fn token_loader(&self) -> TokenLoader {
+        let (entries, file) = (self.tokens.clone(), self.tokens_file.clone());
+        Arc::new(move || load_tokens(&entries, file.as_deref()).map_err(|e| format!("{e:#}")))
     }
 
     fn store_location(&self) -> anyhow::Result<String> {
@@ -119,6 +112,29 @@ impl ServeArgs {
     }
 }
 
+/// The tokens of `--token` entries and of a tokens file (one
+/// `TENANT=sha256:HEX` a line; blank lines and `#` comments skipped).
+fn load_tokens(entries: &[String], file: Option<&std::path::Path>) -> anyhow::Result<Tokens> {
+    let mut tokens = Tokens::default();
+    for entry in entries {
+        tokens.add(entry)?;
+    }
+    if let Some(file) = file {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            tokens
+                .add(line)
+                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", file.display(), n + 1))?;
+        }
+    }
+    Ok(tokens)
+}
+
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -135,6 +151,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .grpc_addr(args.grpc_addr)
         .http_addr(args.http_addr)
         .access(access.clone())
+        .token_loader(args.token_loader())
         .limits(args.limits());
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         builder = builder.tls(TlsFiles {

@@ -210,6 +210,48 @@ fn sighup_reloads_and_an_invalid_set_keeps_the_running_one() {
 }
 
 #[test]
+fn sighup_reloads_the_tokens_file_and_a_broken_one_keeps_the_running_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tokens.txt");
+    let entry = |tenant: &str, token: &str| {
+        format!("{tenant}={}\n", sondera_server::hash_token(token))
+    };
+    std::fs::write(&file, entry("acme", "first-token")).unwrap();
+    let tokens = file.display().to_string();
+    let mut server = ServerProcess::start(&["--store", "memory", "--tokens-file", &tokens]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let entered = runtime.enter();
+    let accepted = |token: &str| {
+        let mut h = harness(&server, token);
+        runtime.block_on(h.initialize(None, None)).is_ok()
+    };
+    assert!(accepted("first-token"));
+    assert!(!accepted("second-token"));
+
+    std::fs::write(&file, "# rotated\nnot an entry\n").unwrap();
+    server.signal("HUP");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(accepted("first-token"), "a broken file keeps the running tokens");
+
+    std::fs::write(&file, entry("acme", "second-token")).unwrap();
+    server.signal("HUP");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !accepted("second-token") {
+        assert!(Instant::now() < deadline, "the reload never took effect");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!accepted("first-token"), "a removed token stops working");
+    drop(entered);
+    drop(runtime);
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    assert!(stderr.contains("token reload refused"), "{stderr}");
+}
+
+#[test]
 fn serve_refuses_a_public_address_without_tokens() {
     let output = sondera(&[
         "serve",

@@ -3,6 +3,9 @@
 //! service never holds or logs a token itself.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
 
 use sha2::{Digest, Sha256};
 
@@ -92,6 +95,80 @@ impl Tokens {
     }
 }
 
+/// Builds the tokens again when they are reloaded (on SIGHUP).
+pub type TokenLoader = Arc<dyn Fn() -> Result<Tokens, String> + Send + Sync>;
+
+/// Who may call, replaceable while the server runs: with a
+/// [`TokenLoader`], tokens reload on SIGHUP as policies do, and requests
+/// already authenticated are not affected.
+pub struct AccessControl {
+    current: RwLock<Arc<Access>>,
+    loader: Option<TokenLoader>,
+}
+
+/// What a token reload did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TokenReload {
+    /// These many tokens are now in force.
+    Reloaded(usize),
+    /// Nothing to reload: no loader, or a loopback-only server (which a
+    /// reload never turns into one with tokens, nor back).
+    Unchanged,
+    /// The tokens could not be loaded, or none were left; the running
+    /// tokens stay.
+    Refused(String),
+}
+
+impl AccessControl {
+    pub fn new(access: Access, loader: Option<TokenLoader>) -> Self {
+        Self {
+            current: RwLock::new(Arc::new(access)),
+            loader,
+        }
+    }
+
+    /// The tenant an `authorization` header value grants.
+    pub fn tenant(&self, authorization: Option<&str>) -> Result<String, ServiceError> {
+        let access = self.current.read().clone();
+        access.tenant(authorization)
+    }
+
+    pub fn is_loopback_only(&self) -> bool {
+        matches!(**self.current.read(), Access::LoopbackOnly)
+    }
+
+    /// Loads the tokens again and puts them in force. A server with tokens
+    /// keeps needing them: a reload that yields none is refused, since it
+    /// would leave a listener on the network open to anyone.
+    pub fn reload(&self) -> TokenReload {
+        let Some(loader) = &self.loader else {
+            return TokenReload::Unchanged;
+        };
+        if self.is_loopback_only() {
+            return TokenReload::Unchanged;
+        }
+        let outcome = match loader() {
+            Ok(tokens) if tokens.is_empty() => {
+                TokenReload::Refused("no tokens are configured any more".into())
+            }
+            Ok(tokens) => {
+                let count = tokens.len();
+                *self.current.write() = Arc::new(Access::Tokens(tokens));
+                TokenReload::Reloaded(count)
+            }
+            Err(problem) => TokenReload::Refused(problem),
+        };
+        match &outcome {
+            TokenReload::Reloaded(count) => tracing::info!(tokens = count, "tokens reloaded"),
+            TokenReload::Refused(problem) => {
+                tracing::error!("token reload refused, the running tokens stay in force: {problem}")
+            }
+            TokenReload::Unchanged => {}
+        }
+        outcome
+    }
+}
+
 impl Access {
     /// The tenant an `authorization` header value grants.
     pub fn tenant(&self, authorization: Option<&str>) -> Result<String, ServiceError> {
@@ -119,6 +196,44 @@ impl Access {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn tokens(entries: &[(&str, &str)]) -> Tokens {
+        let mut tokens = Tokens::default();
+        for (tenant, token) in entries {
+            tokens
+                .add(&format!("{tenant}={}", hash_token(token)))
+                .unwrap();
+        }
+        tokens
+    }
+
+    #[test]
+    fn reloaded_tokens_replace_the_running_ones_unless_none_are_left() {
+        let next = Arc::new(parking_lot::Mutex::new(Ok(tokens(&[("beta", "new")]))));
+        let source = next.clone();
+        let loader: TokenLoader = Arc::new(move || source.lock().clone());
+        let control = AccessControl::new(Access::Tokens(tokens(&[("acme", "old")])), Some(loader));
+        assert_eq!(control.tenant(Some("Bearer old")).unwrap(), "acme");
+        assert_eq!(control.reload(), TokenReload::Reloaded(1));
+        assert!(
+            control.tenant(Some("Bearer old")).is_err(),
+            "a removed token stops working"
+        );
+        assert_eq!(control.tenant(Some("Bearer new")).unwrap(), "beta");
+
+        *next.lock() = Ok(Tokens::default());
+        assert!(matches!(control.reload(), TokenReload::Refused(_)));
+        *next.lock() = Err("tokens.txt:3: malformed".into());
+        assert!(matches!(control.reload(), TokenReload::Refused(_)));
+        assert_eq!(
+            control.tenant(Some("Bearer new")).unwrap(),
+            "beta",
+            "a refused reload changes nothing"
+        );
+
+        let open = AccessControl::new(Access::LoopbackOnly, None);
+        assert_eq!(open.reload(), TokenReload::Unchanged);
+    }
 
     #[test]
     fn a_configured_hash_grants_its_tenant_and_nothing_else_does() {

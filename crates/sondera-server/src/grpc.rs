@@ -10,13 +10,13 @@ use sondera_proto::{optional_enum, put_grant_from_wire, timestamp_from_wire, v1}
 use sondera_store::{AdjudicationFilter, PageRequest, TimeWindow, TrajectoryFilter};
 use tonic::{Request, Response, Status};
 
-use crate::auth::Access;
+use crate::auth::AccessControl;
 use crate::error::ServiceError;
 use crate::governance::{Governance, StreamFilter, page_request};
 
 pub(crate) struct GrpcService {
     pub(crate) governance: Arc<Governance>,
-    pub(crate) access: Arc<Access>,
+    pub(crate) access: Arc<AccessControl>,
 }
 
 type Reply<T> = Result<Response<T>, Status>;

@@ -18,14 +18,14 @@ use serde_json::value::RawValue;
 use sondera_model::{Decision, Event, Grant};
 use sondera_store::{AdjudicationFilter, TimeWindow, TrajectoryFilter, TrajectoryStatus};
 
-use crate::auth::Access;
+use crate::auth::AccessControl;
 use crate::error::ServiceError;
 use crate::governance::{Governance, StreamFilter, page_request};
 
 #[derive(Clone)]
 pub(crate) struct HttpState {
     pub(crate) governance: Arc<Governance>,
-    pub(crate) access: Arc<Access>,
+    pub(crate) access: Arc<AccessControl>,
 }
 
 /// The OpenAPI document of the `/v1` routes.

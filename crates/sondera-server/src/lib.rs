@@ -17,7 +17,7 @@
 //!
 //! Live subscribers never slow adjudication: events fan out through a
 //! bounded broadcast buffer, and a subscriber that falls behind it is
-//! dropped with an error. Policies reload on SIGHUP or when a watched
+//! dropped with an error. Policies (and tokens) reload on SIGHUP, policies also when a watched
 //! directory changes; an invalid set is refused and the running set stays.
 
 mod auth;
@@ -30,7 +30,10 @@ mod metrics;
 mod reload;
 mod serve;
 
-pub use auth::{Access, TokenConfigError, Tokens, hash_token, valid_tenant};
+pub use auth::{
+    Access, AccessControl, TokenConfigError, TokenLoader, TokenReload, Tokens, hash_token,
+    valid_tenant,
+};
 pub use error::ServiceError;
 pub use governance::{Governance, LiveEvent, StreamFilter, Subscription};
 pub use http::OPENAPI;

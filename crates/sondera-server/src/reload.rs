@@ -1,5 +1,6 @@
 //! Policy reloads: on SIGHUP, and when a file under a watched directory
 //! changes. A set that fails to load is reported and the running set stays.
+//! Tokens reload on SIGHUP too (see [`AccessControl::reload`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use sondera_policy::{PolicyEngine, PolicyLoadErrors};
 
+use crate::auth::AccessControl;
 use crate::governance::Governance;
 
 /// Builds the policy engine, at start and on every reload.
@@ -62,10 +64,11 @@ fn fingerprint(dirs: &[PathBuf]) -> Vec<(PathBuf, Option<SystemTime>, u64)> {
     files
 }
 
-/// Reloads on SIGHUP and whenever the watched directories change, until
-/// the task is dropped.
+/// Reloads policies on SIGHUP and whenever the watched directories change,
+/// and tokens on SIGHUP, until the task is dropped.
 pub(crate) async fn watch(
     governance: Arc<Governance>,
+    access: Arc<AccessControl>,
     loader: PolicyLoader,
     dirs: Vec<PathBuf>,
     poll: Duration,
@@ -83,9 +86,10 @@ pub(crate) async fn watch(
         };
         tokio::select! {
             _ = hup => {
-                tracing::info!("SIGHUP: reloading policies");
+                tracing::info!("SIGHUP: reloading policies and tokens");
                 seen = fingerprint(&dirs);
                 reload(&governance, &loader);
+                access.reload();
             }
             _ = tick.tick(), if !dirs.is_empty() => {
                 let now = fingerprint(&dirs);

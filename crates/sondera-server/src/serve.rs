@@ -16,7 +16,7 @@ use sondera_store::{HookedStore, TrajectoryStore};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-use crate::auth::Access;
+use crate::auth::{Access, AccessControl, TokenLoader};
 use crate::governance::Governance;
 use crate::grpc::GrpcService;
 use crate::http::{HttpState, router};
@@ -57,6 +57,7 @@ pub struct ServerBuilder {
     grpc_addr: SocketAddr,
     http_addr: SocketAddr,
     access: Access,
+    token_loader: Option<TokenLoader>,
     limits: Limits,
     tls: Option<TlsFiles>,
     watch: Vec<PathBuf>,
@@ -82,6 +83,14 @@ impl ServerBuilder {
     #[must_use]
     pub fn access(mut self, access: Access) -> Self {
         self.access = access;
+        self
+    }
+
+    /// Loads the tokens again on SIGHUP (a server with tokens only); a
+    /// reload that fails or yields none keeps the running tokens.
+    #[must_use]
+    pub fn token_loader(mut self, loader: TokenLoader) -> Self {
+        self.token_loader = Some(loader);
         self
     }
 
@@ -136,7 +145,7 @@ impl ServerBuilder {
             grpc: bind(self.grpc_addr).await?,
             http: bind(self.http_addr).await?,
             governance,
-            access: Arc::new(self.access),
+            access: Arc::new(AccessControl::new(self.access, self.token_loader)),
             limits: self.limits,
             tls,
             loader: self.loader,
@@ -151,7 +160,7 @@ pub struct Server {
     grpc: TcpListener,
     http: TcpListener,
     governance: Arc<Governance>,
-    access: Arc<Access>,
+    access: Arc<AccessControl>,
     limits: Limits,
     tls: Option<Tls>,
     loader: PolicyLoader,
@@ -213,6 +222,7 @@ impl Server {
             grpc_addr: SocketAddr::from(([127, 0, 0, 1], 50051)),
             http_addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
             access: Access::LoopbackOnly,
+            token_loader: None,
             limits: Limits::default(),
             tls: None,
             watch: Vec::new(),
@@ -236,6 +246,11 @@ impl Server {
         &self.governance
     }
 
+    /// Who may call; [`AccessControl::reload`] is what SIGHUP does to tokens.
+    pub fn access(&self) -> &Arc<AccessControl> {
+        &self.access
+    }
+
     /// Serves until `shutdown` completes, then stops accepting, ends live
     /// streams and lets in-flight requests finish, waiting at most the
     /// request timeout for connections that stay open.
@@ -246,6 +261,7 @@ impl Server {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let reloader = tokio::spawn(reload::watch(
             self.governance.clone(),
+            self.access.clone(),
             self.loader.clone(),
             self.watch.clone(),
             self.poll,
