@@ -9,6 +9,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_server(true)
         .build_client(true)
+        // Decode failures are the caller's error (see src/codec.rs).
+        .codec_path("crate::WireCodec")
         .compile_fds(descriptors)?;
     Ok(())
 }

@@ -213,9 +213,8 @@ fn sighup_reloads_and_an_invalid_set_keeps_the_running_one() {
 fn sighup_reloads_the_tokens_file_and_a_broken_one_keeps_the_running_tokens() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("tokens.txt");
-    let entry = |tenant: &str, token: &str| {
-        format!("{tenant}={}\n", sondera_server::hash_token(token))
-    };
+    let entry =
+        |tenant: &str, token: &str| format!("{tenant}={}\n", sondera_server::hash_token(token));
     std::fs::write(&file, entry("acme", "first-token")).unwrap();
     let tokens = file.display().to_string();
     let mut server = ServerProcess::start(&["--store", "memory", "--tokens-file", &tokens]);
@@ -234,7 +233,10 @@ fn sighup_reloads_the_tokens_file_and_a_broken_one_keeps_the_running_tokens() {
     std::fs::write(&file, "# rotated\nnot an entry\n").unwrap();
     server.signal("HUP");
     std::thread::sleep(Duration::from_millis(500));
-    assert!(accepted("first-token"), "a broken file keeps the running tokens");
+    assert!(
+        accepted("first-token"),
+        "a broken file keeps the running tokens"
+    );
 
     std::fs::write(&file, entry("acme", "second-token")).unwrap();
     server.signal("HUP");

@@ -11,7 +11,10 @@
 //! `adjudicated.decision`, ...). Free-form JSON travels as `JsonValue`, which
 //! keeps integers exact (a `u64` above 2^53 survives the round trip).
 
+mod codec;
 mod convert;
+
+pub use codec::{WireCodec, WireDecoder};
 
 pub use convert::{
     DecodeError, WireEnum, agent_record_from_wire, json_from_wire, json_to_wire, optional_enum,

@@ -911,6 +911,25 @@ async fn one_nesting_limit_holds_at_every_way_in_and_all_it_accepts_reads_back()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_protobuf_cannot_decode_is_the_callers_error() {
+    let server =
+        start(builder(Arc::new(MemoryStore::new()), builtin()).access(two_tenants())).await;
+    let mut harness = harness(server.grpc, Some(ACME));
+    harness.initialize(None, None).await.unwrap();
+    // Past prost's recursion limit of 100: the server cannot decode it.
+    let event: v1::Event = harness.event(nested_call(120)).unwrap().into();
+    let c = connection(server.grpc, Some(ACME));
+    let status = c.client().adjudicate(c.request(event)).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status}");
+    assert!(
+        status.message().contains("cannot be decoded"),
+        "{}",
+        status.message()
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_size_outside_its_range_is_refused() {
     let server =
         start(builder(Arc::new(MemoryStore::new()), builtin()).access(two_tenants())).await;
