@@ -23,7 +23,9 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8080", env = "SONDERA_HTTP_ADDR")]
     http_addr: SocketAddr,
     /// Where trajectories are recorded: a directory (SQLite inside), sqlite:FILE,
-    /// postgres://... or memory. Default: ~/.sondera/data.
+    /// postgres://..., memory, or memory:EVENTS (how many events to keep
+    /// before ended trajectories are forgotten; memory keeps 100000).
+    /// Default: ~/.sondera/data.
     #[arg(long, value_name = "LOCATION", env = "SONDERA_STORE")]
     store: Option<String>,
     #[command(flatten)]

@@ -13,7 +13,8 @@
 //!
 //! [`TrajectoryStore`] is the interface; [`SqliteStore`] is the embedded
 //! default (one file under a data directory, WAL journal, synchronous
-//! commits) and [`MemoryStore`] keeps everything in process memory.
+//! commits) and [`MemoryStore`] keeps trajectories in process memory, bounded by
+//! an event budget past which ended trajectories are forgotten.
 
 mod hooked;
 mod memory;
@@ -22,7 +23,7 @@ mod sqlite;
 mod types;
 
 pub use hooked::{AppendHook, HookedStore};
-pub use memory::MemoryStore;
+pub use memory::{DEFAULT_EVENT_BUDGET, MemoryStore};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use types::*;
@@ -70,6 +71,13 @@ pub async fn connect(location: &str) -> Result<std::sync::Arc<dyn TrajectoryStor
     }
     if location == "memory" {
         return Ok(std::sync::Arc::new(MemoryStore::new()));
+    }
+    if let Some(budget) = location.strip_prefix("memory:") {
+        let events = budget.parse().map_err(|_| StoreError::Open {
+            path: location.to_string(),
+            message: "memory:EVENTS takes the number of events to keep, e.g. memory:500000".into(),
+        })?;
+        return Ok(std::sync::Arc::new(MemoryStore::with_event_budget(events)));
     }
     if let Some(file) = location.strip_prefix("sqlite:") {
         return Ok(std::sync::Arc::new(SqliteStore::open(file)?));

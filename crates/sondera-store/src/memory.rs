@@ -1,4 +1,4 @@
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -12,12 +12,28 @@ use crate::{
     TrajectoryStatus, TrajectoryStore, TrajectorySummary,
 };
 
-/// A store that keeps everything in process memory, for tests, benchmarks
-/// and runs that need no record. Appends cost the same however much is
-/// stored; queries scan, which suits the sizes such runs reach.
-#[derive(Debug, Default)]
+/// A store that keeps trajectories in process memory, for tests,
+/// benchmarks and runs that need no record. Appends cost the same however
+/// much is stored; queries scan, which suits the sizes such runs reach.
+///
+/// Memory is bounded: past an event budget ([`DEFAULT_EVENT_BUDGET`] unless
+/// set with [`MemoryStore::with_event_budget`]) the trajectories that ended
+/// longest ago are forgotten, with their events and verdicts, so a process
+/// that runs for weeks stays flat. Trajectories still running are never
+/// forgotten, and a forgotten one is unknown afterwards, as if never stored.
+#[derive(Debug)]
 pub struct MemoryStore {
     inner: RwLock<Inner>,
+}
+
+/// Events kept before ended trajectories are forgotten: a few hundred MB of
+/// typical events.
+pub const DEFAULT_EVENT_BUDGET: usize = 100_000;
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::with_event_budget(DEFAULT_EVENT_BUDGET)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -30,6 +46,13 @@ struct Inner {
     verdicts: Vec<VerdictRef>,
     /// Keyed by tenant, agent id and shape.
     grants: BTreeMap<(String, String, String), Grant>,
+    /// Events stored, and how many may be before ended trajectories go.
+    events: usize,
+    budget: usize,
+    /// Ended trajectories, in the order they ended.
+    ended: VecDeque<String>,
+    /// Entries of `verdicts` whose trajectory was forgotten.
+    dangling_verdicts: usize,
 }
 
 #[derive(Debug)]
@@ -46,8 +69,25 @@ struct VerdictRef {
 }
 
 impl MemoryStore {
+    /// A store with the default event budget.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A store that keeps about `events` events (at least one trajectory's
+    /// worth, and every running trajectory whole).
+    pub fn with_event_budget(events: usize) -> Self {
+        Self {
+            inner: RwLock::new(Inner {
+                budget: events,
+                ..Inner::default()
+            }),
+        }
+    }
+
+    /// How many events are stored now.
+    pub fn stored_events(&self) -> usize {
+        self.inner.read().events
     }
 }
 
@@ -142,11 +182,45 @@ impl Inner {
             adjudication: step.adjudication.cloned(),
         });
         let summary = &mut trajectory.summary;
+        let ends = !summary.status.is_terminal() && step.status.is_terminal();
         summary.status = step.status;
         summary.updated_at = event.timestamp;
         summary.event_count = step.seq + 1;
         summary.state = step.state.clone();
+        self.events += 1;
+        if ends {
+            self.ended.push_back(event.trajectory_id.clone());
+        }
+        self.forget_beyond_budget();
         Ok(())
+    }
+
+    /// Forgets ended trajectories, longest ended first, until the events
+    /// fit the budget or none has ended.
+    fn forget_beyond_budget(&mut self) {
+        while self.events > self.budget {
+            let Some(id) = self.ended.pop_front() else {
+                return;
+            };
+            let Some(trajectory) = self.trajectories.remove(&id) else {
+                continue;
+            };
+            self.events -= trajectory.events.len();
+            for stored in &trajectory.events {
+                self.event_ids.remove(&stored.event.event_id);
+            }
+            self.dangling_verdicts += trajectory
+                .events
+                .iter()
+                .filter(|e| e.adjudication.is_some())
+                .count();
+        }
+        if self.dangling_verdicts * 2 > self.verdicts.len() {
+            let trajectories = &self.trajectories;
+            self.verdicts
+                .retain(|v| trajectories.contains_key(&v.trajectory_id));
+            self.dangling_verdicts = 0;
+        }
     }
 }
 

@@ -846,3 +846,50 @@ async fn a_store_from_before_tenants_is_migrated() {
         2
     );
 }
+
+#[tokio::test]
+async fn the_memory_store_forgets_ended_trajectories_beyond_its_budget() {
+    use Decision::*;
+    // Each trajectory is 5 events: started, three steps, completed.
+    let store = MemoryStore::with_event_budget(50);
+    write_trajectory(&store, "running", "bot", "s", 0, &[Allow, Deny], false).await;
+    for n in 0..100 {
+        let id = format!("done-{n}");
+        write_trajectory(&store, &id, "bot", "s", 10 + n, &[Allow, Deny, Allow], true).await;
+    }
+    assert!(store.stored_events() <= 50, "{}", store.stored_events());
+    assert!(
+        store.trajectory("done-0").await.unwrap().is_none(),
+        "the oldest ended one is gone"
+    );
+    assert!(
+        store.trajectory("done-99").await.unwrap().is_some(),
+        "the newest stays"
+    );
+    assert!(
+        store.trajectory("running").await.unwrap().is_some(),
+        "a running trajectory is never forgotten"
+    );
+    // What is forgotten is not listed, and its verdicts do not count.
+    let blocked = store
+        .list_adjudications(&AdjudicationFilter::default(), &PageRequest::first(1000))
+        .await
+        .unwrap();
+    let listed: std::collections::BTreeSet<&str> = blocked
+        .items
+        .iter()
+        .map(|a| a.trajectory_id.as_str())
+        .collect();
+    assert!(!listed.contains("done-0"));
+    assert!(listed.contains("done-99") && listed.contains("running"));
+    assert!(blocked.items.len() <= 50);
+    // A forgotten trajectory is unknown: its id can start again.
+    write_trajectory(&store, "done-0", "bot", "s", 500, &[Allow], true).await;
+}
+
+#[tokio::test]
+async fn a_memory_location_may_name_its_budget() {
+    assert!(connect("memory:5000").await.is_ok());
+    let err = connect("memory:lots").await.unwrap_err();
+    assert!(err.to_string().contains("memory:EVENTS"), "{err}");
+}
