@@ -841,6 +841,13 @@ async fn a_generic_call_is_judged_as_the_shell_command_it_carries() {
     server.stop().await;
 }
 
+/// Fails unless `status` is `INVALID_ARGUMENT` with `needle` in its message.
+#[track_caller]
+fn assert_invalid_argument(status: &tonic::Status, needle: &str) {
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status}");
+    assert!(status.message().contains(needle), "{}", status.message());
+}
+
 /// Tool arguments nested `levels` objects deep, built by moves.
 fn nested_call(levels: usize) -> Payload {
     let mut value = serde_json::json!("x");
@@ -920,12 +927,7 @@ async fn a_message_protobuf_cannot_decode_is_the_callers_error() {
     let event: v1::Event = harness.event(nested_call(120)).unwrap().into();
     let c = connection(server.grpc, Some(ACME));
     let status = c.client().adjudicate(c.request(event)).await.unwrap_err();
-    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status}");
-    assert!(
-        status.message().contains("cannot be decoded"),
-        "{}",
-        status.message()
-    );
+    assert_invalid_argument(&status, "cannot be decoded");
     server.stop().await;
 }
 
@@ -961,12 +963,7 @@ async fn a_page_size_outside_its_range_is_refused() {
         }))
         .await
         .unwrap_err();
-    assert_eq!(err.code(), tonic::Code::InvalidArgument);
-    assert!(
-        err.message().contains("page_size 5000"),
-        "{}",
-        err.message()
-    );
+    assert_invalid_argument(&err, "page_size 5000");
     server.stop().await;
 }
 
