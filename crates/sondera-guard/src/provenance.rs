@@ -68,6 +68,44 @@ impl Effect {
     }
 }
 
+/// What a tool call does, as far as its declaration, name and arguments say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallKind {
+    /// It only reads (a reading verb, or `readOnlyHint`).
+    Reads,
+    /// It has this effect.
+    Acts(Effect),
+    /// Nothing says: no verb, no telling argument, no annotation. Never
+    /// taken as reading: policies see `effect == "unknown"`.
+    Unknown,
+}
+
+impl CallKind {
+    /// As stored in the card's tool effects and shown to policies: "" for
+    /// reading, "unknown", or the effect.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Reads => "",
+            Self::Acts(effect) => effect.as_str(),
+            Self::Unknown => "unknown",
+        }
+    }
+
+    fn parse(stored: &str) -> Self {
+        match stored {
+            "" => Self::Reads,
+            other => Effect::parse(other).map_or(Self::Unknown, Self::Acts),
+        }
+    }
+
+    pub fn effect(self) -> Option<Effect> {
+        match self {
+            Self::Acts(effect) => Some(effect),
+            Self::Reads | Self::Unknown => None,
+        }
+    }
+}
+
 /// The effect a word names, as a verb of a tool name or of a request.
 fn verb_effect(word: &str) -> Option<Effect> {
     use Effect::*;
@@ -175,14 +213,14 @@ fn words(name: &str) -> Vec<String> {
 /// The effect words give, read as a tool's name or description: the first
 /// verb decides, a reading verb meaning none; money words make a send a
 /// transfer.
-fn effect_of_words(words: &[String]) -> Option<Option<Effect>> {
+fn effect_of_words(words: &[String]) -> Option<CallKind> {
     let money = words.iter().any(|w| is_money_word(w));
     for word in words {
         if is_read_verb(word) {
-            return Some(None);
+            return Some(CallKind::Reads);
         }
         if let Some(effect) = verb_effect(word) {
-            return Some(Some(if money && effect == Effect::Send {
+            return Some(CallKind::Acts(if money && effect == Effect::Send {
                 Effect::Transfer
             } else {
                 effect
@@ -218,24 +256,24 @@ fn effect_of_arguments(arguments: &Value) -> Option<Effect> {
     }
 }
 
-/// The effect of calling `tool` with `arguments`; `declared` is the effect
-/// the agent's card gave the tool, when it listed it ("" for a reading
-/// tool). `None` for a call that only reads.
-pub fn call_effect(tool: &str, arguments: &Value, declared: Option<&str>) -> Option<Effect> {
+/// What calling `tool` with `arguments` does; `declared` is what the
+/// agent's card said of the tool ([`CallKind::as_str`]), when it listed it.
+pub fn call_effect(tool: &str, arguments: &Value, declared: Option<&str>) -> CallKind {
     if let Some(declared) = declared {
-        return Effect::parse(declared);
+        return CallKind::parse(declared);
     }
-    match effect_of_words(&words(tool)) {
-        Some(effect) => effect,
-        None => effect_of_arguments(arguments),
-    }
+    effect_of_words(&words(tool)).unwrap_or_else(|| kind_of_arguments(arguments))
+}
+
+fn kind_of_arguments(arguments: &Value) -> CallKind {
+    effect_of_arguments(arguments).map_or(CallKind::Unknown, CallKind::Acts)
 }
 
 /// The effect a tool's declaration gives it: none when its annotations say
 /// it only reads; else from its name, its description's first verb or its
 /// parameters' names; and when its annotations say it destroys or changes
 /// things but nothing names how, a change.
-pub fn declared_effect(tool: &sondera_model::Tool) -> Option<Effect> {
+pub fn declared_effect(tool: &sondera_model::Tool) -> CallKind {
     let hint = |name: &str| {
         tool.annotations
             .as_ref()
@@ -243,32 +281,25 @@ pub fn declared_effect(tool: &sondera_model::Tool) -> Option<Effect> {
             .and_then(Value::as_bool)
     };
     if hint("readOnlyHint") == Some(true) {
-        return None;
+        return CallKind::Reads;
     }
-    let named = named_effect(tool);
     let destructive = hint("destructiveHint") == Some(true);
-    match named {
-        None if destructive || hint("readOnlyHint") == Some(false) => Some(if destructive {
-            Effect::Delete
-        } else {
-            Effect::Update
-        }),
+    match named_effect(tool) {
+        CallKind::Unknown if destructive => CallKind::Acts(Effect::Delete),
+        CallKind::Unknown if hint("readOnlyHint") == Some(false) => CallKind::Acts(Effect::Update),
         named => named,
     }
 }
 
-fn named_effect(tool: &sondera_model::Tool) -> Option<Effect> {
+fn named_effect(tool: &sondera_model::Tool) -> CallKind {
     effect_of_words(&words(&tool.name))
         .or_else(|| effect_of_words(&words(&tool.description)))
         .unwrap_or_else(|| {
-            let properties = tool
+            let parameters = tool
                 .parameters_json_schema
                 .as_ref()
-                .unwrap_or(&tool.parameters)
-                .get("properties")
-                .cloned()
-                .unwrap_or(Value::Null);
-            effect_of_arguments(&properties)
+                .unwrap_or(&tool.parameters);
+            kind_of_arguments(parameters.get("properties").unwrap_or(&Value::Null))
         })
 }
 
@@ -598,8 +629,7 @@ pub fn fold(
         Payload::Started { agent, .. } => {
             if let Some(AgentCard::React { tools, .. }) = &agent.card {
                 for tool in tools {
-                    let effect = declared_effect(tool).map_or("", Effect::as_str);
-                    provenance.declare_tool(&tool.name, effect);
+                    provenance.declare_tool(&tool.name, declared_effect(tool).as_str());
                 }
             }
         }
@@ -661,6 +691,8 @@ fn observed_values(payload: &Payload) -> Vec<String> {
 pub struct CallProvenance {
     /// The call has an effect outside the conversation.
     pub effect: Option<Effect>,
+    /// Nothing says whether the call has an effect (see [`CallKind::Unknown`]).
+    pub effect_unknown: bool,
     /// Argument paths holding a value that only observations carried.
     pub untrusted_targets: Vec<String>,
     /// Argument paths holding a value a flagged observation carried.
@@ -706,12 +738,18 @@ pub fn of_fetch(
     sends_data: bool,
 ) -> CallProvenance {
     let arguments = serde_json::json!({ "url": url, "body": body });
-    facts(provenance, sends_data.then_some(Effect::Send), &arguments)
+    let kind = match sends_data {
+        true => CallKind::Acts(Effect::Send),
+        false => CallKind::Reads,
+    };
+    facts(provenance, kind, &arguments)
 }
 
-fn facts(provenance: &Provenance, effect: Option<Effect>, arguments: &Value) -> CallProvenance {
+fn facts(provenance: &Provenance, kind: CallKind, arguments: &Value) -> CallProvenance {
+    let effect = kind.effect();
     let mut facts = CallProvenance {
         effect,
+        effect_unknown: kind == CallKind::Unknown,
         follows_flagged: provenance.flagged_seen,
         user_read_only: provenance.user_effects.is_empty(),
         user_requested: effect.is_some_and(|call| {

@@ -38,7 +38,8 @@ pub struct Provenance {
     /// An observation the injection detector flagged entered the trajectory.
     pub flagged_seen: bool,
     /// The agent's tools by name, with the effect their declaration gives
-    /// ("" for tools that only read), from its card.
+    /// ("" for tools that only read, "unknown" when nothing says), from its
+    /// card.
     pub tool_effects: BTreeMap<String, String>,
 }
 

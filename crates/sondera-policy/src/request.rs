@@ -275,7 +275,11 @@ fn provenance_facts(facts: &sondera_guard::provenance::CallProvenance) -> Restri
         ),
         (
             "effect".to_string(),
-            string(facts.effect.map_or("", |e| e.as_str())),
+            string(match (facts.effect, facts.effect_unknown) {
+                (Some(effect), _) => effect.as_str(),
+                (None, true) => "unknown",
+                (None, false) => "",
+            }),
         ),
         (
             "untrusted_targets".to_string(),
