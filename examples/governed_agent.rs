@@ -124,7 +124,7 @@ fn print_event(event: &adk_core::Event) {
 
 async fn print_trajectory(store: &dyn TrajectoryStore, id: &str) -> anyhow::Result<()> {
     let detail = store
-        .trajectory_with_events(id)
+        .trajectory_with_events(&sondera_store::TenantId::default(), id)
         .await?
         .ok_or_else(|| anyhow::anyhow!("trajectory {id} is not recorded"))?;
     println!("\nTrajectory {id} ({:?}):", detail.summary.status);

@@ -220,7 +220,10 @@ async fn an_always_approval_outlives_the_session_and_the_process() {
     let turn = restarted.turn("cy", "s3", "push").await;
     assert!(turn.errors.is_empty(), "{turn:?}");
     assert_eq!((shell.runs(), nobody.asked()), (1, 0));
-    let grants = store.grants("default", "coder").await.unwrap();
+    let grants = store
+        .grants(&sondera_store::TenantId::default(), "coder")
+        .await
+        .unwrap();
     assert_eq!(grants.len(), 1);
     assert_eq!(grants[0].scope, GrantScope::Always);
 }
@@ -235,7 +238,10 @@ async fn no_approval_covers_a_deny() {
     };
     let shape = sondera_guard::action_shape(&wipe).unwrap();
     let grant = Grant::new(shape, GrantScope::Always, Actor::human("careless"));
-    store.put_grant("default", "coder", &grant).await.unwrap();
+    store
+        .put_grant(&sondera_store::TenantId::default(), "coder", &grant)
+        .await
+        .unwrap();
 
     let (fixture, shell) = fixture_over(store, |b| b.approver(Yolo));
     let turn = fixture.turn("ana", "s1", "wipe").await;

@@ -147,7 +147,7 @@ async fn fully_consumed_runs_release_their_lease_and_shutdown_ends_idle_sessions
     let status = served
         .fixture
         .store
-        .trajectory(&plain_id)
+        .trajectory(&sondera_store::TenantId::default(), &plain_id)
         .await
         .unwrap()
         .unwrap()
@@ -198,7 +198,7 @@ async fn an_abandoned_stream_stays_leased_and_blocks_close() {
     let status = served
         .fixture
         .store
-        .trajectory(&id)
+        .trajectory(&sondera_store::TenantId::default(), &id)
         .await
         .unwrap()
         .unwrap()

@@ -53,7 +53,7 @@ async fn until(check: impl Fn() -> bool) {
 async fn status(fixture: &Fixture, trajectory_id: &str) -> TrajectoryStatus {
     fixture
         .store
-        .trajectory(trajectory_id)
+        .trajectory(&sondera_store::TenantId::default(), trajectory_id)
         .await
         .unwrap()
         .unwrap()

@@ -30,13 +30,16 @@ pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
                 })
                 .transpose()?;
             let filter = TrajectoryFilter {
-                tenant: None,
                 agent_id: agent,
                 status,
                 session_id: session,
             };
-            let store = store.open_recorded()?;
-            let page = block_on(store.list_trajectories(&filter, &PageRequest::first(limit)))??;
+            let records = store.open_recorded()?;
+            let page = block_on(records.list_trajectories(
+                store.tenants(),
+                &filter,
+                &PageRequest::first(limit),
+            ))??;
             for t in &page.items {
                 if json {
                     println!("{}", serde_json::to_string(t)?);
@@ -54,8 +57,9 @@ pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         TrajectoriesCommand::Show { store, id, json } => {
-            let store = store.open_recorded()?;
-            let Some(detail) = block_on(store.trajectory_with_events(&id))?? else {
+            let records = store.open_recorded()?;
+            let Some(detail) = block_on(records.trajectory_with_events(&store.tenant(), &id))??
+            else {
                 eprintln!("error: trajectory {id} is not recorded");
                 return Ok(ExitCode::from(1));
             };
@@ -106,13 +110,16 @@ pub fn adjudications(command: AdjudicationsCommand) -> anyhow::Result<ExitCode> 
         Some(other) => anyhow::bail!("unknown decision `{other}` (deny or escalate)"),
     };
     let filter = AdjudicationFilter {
-        tenant: None,
         agent_id: agent,
         trajectory_id: trajectory,
         decision,
     };
-    let store = store.open_recorded()?;
-    let page = block_on(store.list_adjudications(&filter, &PageRequest::first(limit)))??;
+    let records = store.open_recorded()?;
+    let page = block_on(records.list_adjudications(
+        store.tenants(),
+        &filter,
+        &PageRequest::first(limit),
+    ))??;
     for a in &page.items {
         if json {
             println!("{}", serde_json::to_string(a)?);

@@ -444,11 +444,28 @@ struct RecordsArgs {
     /// The local data directory (SQLite). Default: ~/.sondera/data.
     #[arg(long, value_name = "DIR", env = "SONDERA_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// Only this tenant's records, in a data directory a server wrote. Lists
+    /// show every tenant's without it; `show` looks among the default
+    /// tenant's. A server decides the tenant from the token instead.
+    #[arg(long, value_name = "TENANT", conflicts_with = "server")]
+    tenant: Option<sondera_store::TenantId>,
     #[command(flatten)]
     remote: ServerArgs,
 }
 
 impl RecordsArgs {
+    /// Whose records a listing covers.
+    fn tenants(&self) -> sondera_store::Tenants<'_> {
+        self.tenant
+            .as_ref()
+            .map_or(sondera_store::Tenants::All, sondera_store::Tenants::Only)
+    }
+
+    /// The tenant whose trajectory `show` reads.
+    fn tenant(&self) -> sondera_store::TenantId {
+        self.tenant.clone().unwrap_or_default()
+    }
+
     /// The store of recorded trajectories, for commands that read them.
     fn open_recorded(&self) -> anyhow::Result<std::sync::Arc<dyn sondera_store::TrajectoryStore>> {
         if self.remote.server.is_some() {

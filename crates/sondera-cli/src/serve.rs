@@ -237,10 +237,7 @@ pub fn token(command: TokenCommand) -> anyhow::Result<ExitCode> {
             (tenant, token.trim().to_string(), false)
         }
     };
-    anyhow::ensure!(
-        sondera_server::valid_tenant(&tenant),
-        "tenant `{tenant}` is not a valid name: use letters, digits, `-`, `_` and `.`, at most 64"
-    );
+    let tenant = sondera_store::TenantId::new(&tenant)?;
     anyhow::ensure!(!token.is_empty(), "no token on standard input");
     let entry = format!("{tenant}={}", sondera_server::hash_token(&token));
     if fresh {

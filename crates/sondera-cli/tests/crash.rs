@@ -73,7 +73,11 @@ fn crash_and_recover(store: &str) {
             RemoteRecords::new(sondera_harness::remote::Connection::lazy(&config).unwrap());
         let mut stored = HashSet::new();
         for id in &ids {
-            let detail = records.trajectory_with_events(id).await.unwrap().unwrap();
+            let detail = records
+                .trajectory_with_events(&sondera_store::TenantId::default(), id)
+                .await
+                .unwrap()
+                .unwrap();
             let seqs: Vec<u64> = detail.events.iter().map(|e| e.seq).collect();
             assert_eq!(
                 seqs,

@@ -150,8 +150,18 @@ fn a_server_records_what_remote_agents_do_and_the_cli_reads_it() {
         "{stderr}"
     );
 
-    // Everything acknowledged is in the data directory.
+    // Everything acknowledged is in the data directory, as the tenant's.
     let local = sondera(&["trajectories", "show", &id, "--data-dir", &store]);
+    assert_eq!(local.status.code(), Some(1), "ids are per tenant");
+    let local = sondera(&[
+        "trajectories",
+        "show",
+        &id,
+        "--data-dir",
+        &store,
+        "--tenant",
+        "acme",
+    ]);
     assert!(
         stdout(&local).contains("shell_command"),
         "{}",

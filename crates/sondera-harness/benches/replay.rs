@@ -96,7 +96,7 @@ async fn populate(store: &SqliteStore, n: usize) {
             };
             store
                 .append(StepRecord {
-                    tenant: sondera_store::DEFAULT_TENANT,
+                    tenant: &sondera_store::TenantId::default(),
                     event: &event,
                     seq: seq as u64,
                     adjudication: governed.then_some(&verdict),

@@ -9,15 +9,13 @@ use parking_lot::{Mutex, RwLock};
 use sondera_guard::content;
 use sondera_model::{Adjudicated, Event, Payload, TrajectoryState};
 use sondera_policy::PolicyEngine;
-use sondera_store::{DEFAULT_TENANT, StepRecord, StoreError, TrajectoryStatus, TrajectoryStore};
+use sondera_store::{StepRecord, StoreError, TenantId, TrajectoryStatus, TrajectoryStore};
 
 use crate::HarnessError;
 
 /// Where a trajectory stands: what the next event is judged with.
 #[derive(Debug)]
 struct Cursor {
-    /// The tenant that owns the trajectory.
-    tenant: String,
     status: TrajectoryStatus,
     /// Position of the next event.
     next_seq: u64,
@@ -25,9 +23,8 @@ struct Cursor {
 }
 
 impl Cursor {
-    fn unstarted(tenant: &str) -> Self {
+    fn unstarted() -> Self {
         Self {
-            tenant: tenant.to_string(),
             status: TrajectoryStatus::Pending,
             next_seq: 0,
             state: TrajectoryState::default(),
@@ -68,7 +65,8 @@ const CONFLICT_RETRIES: usize = 16;
 pub struct Adjudicator {
     engine: RwLock<Arc<PolicyEngine>>,
     store: Arc<dyn TrajectoryStore>,
-    trajectories: Mutex<HashMap<String, Slot>>,
+    /// Keyed by tenant, then trajectory id: ids are unique per tenant.
+    trajectories: Mutex<HashMap<TenantId, HashMap<String, Slot>>>,
 }
 
 impl Adjudicator {
@@ -94,50 +92,59 @@ impl Adjudicator {
         &self.store
     }
 
-    fn slot(&self, trajectory_id: &str) -> Slot {
+    fn slot(&self, tenant: &TenantId, trajectory_id: &str) -> Slot {
         let mut map = self.trajectories.lock();
-        if let Some(slot) = map.get(trajectory_id) {
+        if let Some(slot) = map.get(tenant).and_then(|t| t.get(trajectory_id)) {
             return slot.clone();
         }
-        if map.len() >= CACHED_TRAJECTORIES {
-            map.retain(|_, slot| Arc::strong_count(slot) > 1);
+        if map.values().map(HashMap::len).sum::<usize>() >= CACHED_TRAJECTORIES {
+            for slots in map.values_mut() {
+                slots.retain(|_, slot| Arc::strong_count(slot) > 1);
+            }
+            map.retain(|_, slots| !slots.is_empty());
         }
-        map.entry(trajectory_id.to_string()).or_default().clone()
+        map.entry(tenant.clone())
+            .or_default()
+            .entry(trajectory_id.to_string())
+            .or_default()
+            .clone()
     }
 
-    fn forget(&self, trajectory_id: &str) {
-        self.trajectories.lock().remove(trajectory_id);
+    fn forget(&self, tenant: &TenantId, trajectory_id: &str) {
+        if let Some(slots) = self.trajectories.lock().get_mut(tenant) {
+            slots.remove(trajectory_id);
+        }
     }
 
     /// Judges and records one event of the default tenant, returning its verdict.
     pub async fn adjudicate(&self, event: &Event) -> Result<Adjudicated, HarnessError> {
-        Ok(self.adjudicate_as(DEFAULT_TENANT, event).await?.verdict)
+        Ok(self
+            .adjudicate_as(&TenantId::default(), event)
+            .await?
+            .verdict)
     }
 
-    /// Judges and records one event on behalf of `tenant`. A trajectory
-    /// another tenant owns is reported as unknown, whatever its id.
+    /// Judges and records one event on behalf of `tenant`. Trajectory and
+    /// event ids are `tenant`'s own: another tenant's records are never read.
     pub async fn adjudicate_as(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         event: &Event,
     ) -> Result<Recorded, HarnessError> {
         event.check()?;
-        let slot = self.slot(&event.trajectory_id);
+        let slot = self.slot(tenant, &event.trajectory_id);
         let mut guard = slot.lock().await;
         let mut attempts = 0;
         let result = loop {
             if guard.is_none() {
-                *guard = self.load(event).await?;
+                *guard = self.load(tenant, event).await?;
             }
             if guard.is_none() && matches!(event.payload, Payload::Started { .. }) {
-                *guard = Some(Cursor::unstarted(tenant));
+                *guard = Some(Cursor::unstarted());
             }
             let result = match guard.as_mut() {
-                Some(cursor) if cursor.tenant == tenant => self.step(cursor, event).await,
-                Some(_) if matches!(event.payload, Payload::Started { .. }) => {
-                    Err(HarnessError::AlreadyStarted(event.trajectory_id.clone()))
-                }
-                _ => Err(HarnessError::UnknownTrajectory(event.trajectory_id.clone())),
+                Some(cursor) => self.step(tenant, cursor, event).await,
+                None => Err(HarnessError::UnknownTrajectory(event.trajectory_id.clone())),
             };
             // Another process sharing the store appended first: judge again
             // against what it recorded.
@@ -155,26 +162,30 @@ impl Adjudicator {
             // On error the store may know more than this cache; reload next time.
             *guard = None;
             drop(guard);
-            self.forget(&event.trajectory_id);
+            self.forget(tenant, &event.trajectory_id);
         }
         result
     }
 
     /// Reads a trajectory's cursor from the store; `None` when it is not recorded.
-    async fn load(&self, event: &Event) -> Result<Option<Cursor>, HarnessError> {
+    async fn load(&self, tenant: &TenantId, event: &Event) -> Result<Option<Cursor>, HarnessError> {
         Ok(self
             .store
-            .trajectory(&event.trajectory_id)
+            .trajectory(tenant, &event.trajectory_id)
             .await?
             .map(|summary| Cursor {
-                tenant: summary.tenant,
                 status: summary.status,
                 next_seq: summary.event_count,
                 state: summary.state,
             }))
     }
 
-    async fn step(&self, cursor: &mut Cursor, event: &Event) -> Result<Recorded, HarnessError> {
+    async fn step(
+        &self,
+        tenant: &TenantId,
+        cursor: &mut Cursor,
+        event: &Event,
+    ) -> Result<Recorded, HarnessError> {
         let id = &event.trajectory_id;
         if let Payload::Started { .. } = event.payload
             && cursor.next_seq > 0
@@ -194,7 +205,7 @@ impl Adjudicator {
         let status = cursor.status.after(&event.payload);
         self.store
             .append(StepRecord {
-                tenant: &cursor.tenant,
+                tenant,
                 event,
                 seq: cursor.next_seq,
                 adjudication: governed.then_some(&verdict),

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use sondera_model::{Adjudicated, Agent, Event, Grant, Mode};
 use sondera_policy::{PolicyEngine, PolicyLoadErrors, Workspace};
-use sondera_store::{DEFAULT_TENANT, MemoryStore, SqliteStore, StoreError, TrajectoryStore};
+use sondera_store::{MemoryStore, SqliteStore, StoreError, TenantId, TrajectoryStore};
 
 use crate::scope::{Backend, ScopedHarness};
 use crate::{Adjudicator, HarnessError};
@@ -181,7 +181,7 @@ impl Backend for Arc<Adjudicator> {
     async fn recorded_agent(&self, trajectory_id: &str) -> Result<Option<Agent>, HarnessError> {
         let store = self.store();
         let recorded = store
-            .trajectory(trajectory_id)
+            .trajectory(&TenantId::default(), trajectory_id)
             .await?
             .ok_or_else(|| HarnessError::UnknownTrajectory(trajectory_id.to_string()))?;
         Ok(store.agent(&recorded.tenant, &recorded.agent_id).await?)
@@ -190,11 +190,11 @@ impl Backend for Arc<Adjudicator> {
     async fn put_grant(&self, agent_id: &str, grant: &Grant) -> Result<(), HarnessError> {
         Ok(self
             .store()
-            .put_grant(DEFAULT_TENANT, agent_id, grant)
+            .put_grant(&TenantId::default(), agent_id, grant)
             .await?)
     }
 
     async fn grants(&self, agent_id: &str) -> Result<Vec<Grant>, HarnessError> {
-        Ok(self.store().grants(DEFAULT_TENANT, agent_id).await?)
+        Ok(self.store().grants(&TenantId::default(), agent_id).await?)
     }
 }

@@ -6,16 +6,17 @@ use async_trait::async_trait;
 use sondera_model::{Agent, Grant};
 use sondera_proto::v1;
 use sondera_store::{
-    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, DEFAULT_TENANT, Page,
-    PageRequest, StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail,
-    TrajectoryFilter, TrajectoryStore, TrajectorySummary,
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, StepRecord,
+    StoreError, StoredEvent, TenantId, Tenants, TimeWindow, TrajectoryDetail, TrajectoryFilter,
+    TrajectoryStore, TrajectorySummary,
 };
 
 use crate::HarnessError;
 use crate::remote::Connection;
 
-/// The records of the caller's tenant on a harness server. Summaries carry
-/// the default tenant: the server decides the tenant from the token.
+/// The records of the caller's tenant on a harness server. The server
+/// decides the tenant from the token, so the tenant a query names is not
+/// sent, and summaries carry the default tenant.
 #[derive(Debug, Clone)]
 pub struct RemoteRecords {
     connection: Connection,
@@ -77,7 +78,10 @@ impl RemoteRecords {
             message: "a trajectory without its summary".into(),
         })?;
         Ok(Some(TrajectoryDetail {
-            summary: decode(sondera_proto::summary_from_wire(summary, DEFAULT_TENANT))?,
+            summary: decode(sondera_proto::summary_from_wire(
+                summary,
+                &TenantId::default(),
+            ))?,
             events: wire
                 .events
                 .into_iter()
@@ -97,7 +101,7 @@ impl TrajectoryStore for RemoteRecords {
 
     async fn put_grant(
         &self,
-        _tenant: &str,
+        _tenant: &TenantId,
         _agent_id: &str,
         _grant: &Grant,
     ) -> Result<(), StoreError> {
@@ -106,24 +110,29 @@ impl TrajectoryStore for RemoteRecords {
         ))
     }
 
-    async fn grants(&self, _tenant: &str, _agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+    async fn grants(&self, _tenant: &TenantId, _agent_id: &str) -> Result<Vec<Grant>, StoreError> {
         Err(StoreError::ReadOnly(
             "a server's grants are read through its harness, not its records".into(),
         ))
     }
 
-    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
+    async fn trajectory(
+        &self,
+        _tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<TrajectorySummary>, StoreError> {
         Ok(self.detail(id, true).await?.map(|d| d.summary))
     }
 
     async fn trajectory_with_events(
         &self,
+        _tenant: &TenantId,
         id: &str,
     ) -> Result<Option<TrajectoryDetail>, StoreError> {
         self.detail(id, false).await
     }
 
-    async fn agent(&self, _tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {
+    async fn agent(&self, _tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {
         let c = &self.connection;
         let request = v1::GetAgentRequest {
             agent_id: id.to_string(),
@@ -137,7 +146,7 @@ impl TrajectoryStore for RemoteRecords {
 
     async fn list_agents(
         &self,
-        _tenant: Option<&str>,
+        _tenants: Tenants<'_>,
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, StoreError> {
         let c = &self.connection;
@@ -150,12 +159,13 @@ impl TrajectoryStore for RemoteRecords {
             .await
             .map_err(remote)?;
         decoded_page(wire.agents, wire.next_page_token, |a| {
-            sondera_proto::agent_record_from_wire(a, DEFAULT_TENANT)
+            sondera_proto::agent_record_from_wire(a, &TenantId::default())
         })
     }
 
     async fn list_trajectories(
         &self,
+        _tenants: Tenants<'_>,
         filter: &TrajectoryFilter,
         page: &PageRequest,
     ) -> Result<Page<TrajectorySummary>, StoreError> {
@@ -174,12 +184,13 @@ impl TrajectoryStore for RemoteRecords {
             .await
             .map_err(remote)?;
         decoded_page(wire.trajectories, wire.next_page_token, |t| {
-            sondera_proto::summary_from_wire(t, DEFAULT_TENANT)
+            sondera_proto::summary_from_wire(t, &TenantId::default())
         })
     }
 
     async fn list_adjudications(
         &self,
+        _tenants: Tenants<'_>,
         filter: &AdjudicationFilter,
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError> {
@@ -204,7 +215,7 @@ impl TrajectoryStore for RemoteRecords {
 
     async fn analytics(
         &self,
-        _tenant: Option<&str>,
+        _tenants: Tenants<'_>,
         window: &TimeWindow,
     ) -> Result<Analytics, StoreError> {
         let c = &self.connection;

@@ -13,7 +13,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sondera_model::{Decision, TrajectoryState};
 use sondera_policy::PolicyEngine;
-use sondera_store::{PageRequest, StoreError, TrajectoryDetail, TrajectoryFilter, TrajectoryStore};
+use sondera_store::{
+    PageRequest, StoreError, Tenants, TrajectoryDetail, TrajectoryFilter, TrajectoryStore,
+};
 
 use crate::adjudicator::{as_judged, judge_step};
 
@@ -71,13 +73,18 @@ pub async fn replay(
     let mut report = ReplayReport::default();
     let mut page = PageRequest::first(PageRequest::MAX_LIMIT);
     loop {
-        let trajectories = store.list_trajectories(&scope.filter, &page).await?;
+        let trajectories = store
+            .list_trajectories(Tenants::All, &scope.filter, &page)
+            .await?;
         for summary in &trajectories.items {
             if scope.since.is_some_and(|since| summary.updated_at < since) {
                 continue;
             }
             // A trajectory removed since it was listed is simply skipped.
-            if let Some(detail) = store.trajectory_with_events(&summary.id).await? {
+            if let Some(detail) = store
+                .trajectory_with_events(&summary.tenant, &summary.id)
+                .await?
+            {
                 replay_one(candidate, &detail, &mut report);
                 progress(report.events);
             }

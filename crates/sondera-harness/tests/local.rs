@@ -1,4 +1,9 @@
 use std::sync::Arc;
+fn tenant(name: &str) -> TenantId {
+    TenantId::new(name).unwrap()
+}
+
+use sondera_store::{TenantId, Tenants};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::json;
@@ -60,7 +65,11 @@ async fn lifecycle_records_every_step_and_clears_the_id_at_the_end() {
     h.finalize(Some("done".into())).await.unwrap();
     assert_eq!(h.trajectory_id(), None);
 
-    let detail = store.trajectory_with_events(&id).await.unwrap().unwrap();
+    let detail = store
+        .trajectory_with_events(&TenantId::default(), &id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(detail.summary.status, TrajectoryStatus::Completed);
     assert_eq!(detail.summary.session_id.as_deref(), Some("session-7"));
     assert_eq!(
@@ -72,7 +81,11 @@ async fn lifecycle_records_every_step_and_clears_the_id_at_the_end() {
         ["started", "shell_command", "shell_command", "completed"]
     );
     let blocked = store
-        .list_adjudications(&AdjudicationFilter::default(), &PageRequest::default())
+        .list_adjudications(
+            Tenants::All,
+            &AdjudicationFilter::default(),
+            &PageRequest::default(),
+        )
         .await
         .unwrap();
     assert_eq!(blocked.items.len(), 1);
@@ -148,7 +161,11 @@ async fn scopes_share_resources_but_not_trajectory_state() {
             .is_allowed()
     );
     let page = store
-        .list_trajectories(&TrajectoryFilter::default(), &PageRequest::default())
+        .list_trajectories(
+            Tenants::All,
+            &TrajectoryFilter::default(),
+            &PageRequest::default(),
+        )
         .await
         .unwrap();
     assert_eq!(page.items.len(), 2, "both scopes write to the shared store");
@@ -244,7 +261,11 @@ async fn unevaluable_steps_are_recorded_as_denied() {
         "{verdict:?}"
     );
     let blocked = store
-        .list_adjudications(&AdjudicationFilter::default(), &PageRequest::default())
+        .list_adjudications(
+            Tenants::All,
+            &AdjudicationFilter::default(),
+            &PageRequest::default(),
+        )
         .await
         .unwrap();
     assert_eq!(blocked.items.len(), 1);
@@ -345,7 +366,11 @@ async fn concurrent_scopes_keep_their_own_order_and_counts() {
     }
     for task in tasks {
         let id = task.await.unwrap();
-        let detail = store.trajectory_with_events(&id).await.unwrap().unwrap();
+        let detail = store
+            .trajectory_with_events(&TenantId::default(), &id)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(detail.summary.state.step_count, 20);
         let thoughts: Vec<String> = detail
             .events
@@ -430,7 +455,10 @@ async fn a_tenant_cannot_touch_another_tenants_trajectory() {
             session_id: None,
         },
     );
-    adjudicator.adjudicate_as("acme", &started).await.unwrap();
+    adjudicator
+        .adjudicate_as(&tenant("acme"), &started)
+        .await
+        .unwrap();
     let step = Event::new(
         "t-acme",
         &agent(),
@@ -439,33 +467,36 @@ async fn a_tenant_cannot_touch_another_tenants_trajectory() {
         },
     );
     let err = adjudicator
-        .adjudicate_as("globex", &step)
+        .adjudicate_as(&tenant("globex"), &step)
         .await
         .unwrap_err();
     assert!(
         matches!(err, HarnessError::UnknownTrajectory(ref id) if id == "t-acme"),
         "{err}"
     );
+    // Ids are each tenant's own: the other tenant may start a trajectory
+    // of the same id, which is its own and leaves the first untouched.
     let restart = Event::new("t-acme", &agent(), started.payload.clone());
-    let err = adjudicator
-        .adjudicate_as("globex", &restart)
+    adjudicator
+        .adjudicate_as(&tenant("globex"), &restart)
         .await
-        .unwrap_err();
-    assert!(matches!(err, HarnessError::AlreadyStarted(_)), "{err}");
-    // Nothing the other tenant sent was recorded, and the owner carries on.
+        .unwrap();
+    let of = |name: &str| {
+        let store = store.clone();
+        let name = tenant(name);
+        async move { store.trajectory(&name, "t-acme").await.unwrap().unwrap() }
+    };
     assert_eq!(
-        store
-            .trajectory("t-acme")
-            .await
-            .unwrap()
-            .unwrap()
-            .event_count,
-        1
+        (of("acme").await.event_count, of("globex").await.event_count),
+        (1, 1)
     );
-    adjudicator.adjudicate_as("acme", &step).await.unwrap();
+    adjudicator
+        .adjudicate_as(&tenant("acme"), &step)
+        .await
+        .unwrap();
     assert_eq!(
-        store.trajectory("t-acme").await.unwrap().unwrap().tenant,
-        "acme"
+        (of("acme").await.event_count, of("globex").await.event_count),
+        (2, 1)
     );
 }
 
@@ -503,7 +534,7 @@ async fn adjudicators_sharing_a_store_keep_one_order_and_state() {
         ]
     );
     let summary = store
-        .trajectory(scope.trajectory_id().unwrap())
+        .trajectory(&TenantId::default(), scope.trajectory_id().unwrap())
         .await
         .unwrap()
         .unwrap();
@@ -540,7 +571,7 @@ async fn grants_hold_for_the_trajectory_or_for_the_agent() {
     harness.initialize(None, None).await.unwrap();
     assert_eq!(harness.granted(&web("docs.rs")).await.unwrap(), None);
     assert_eq!(
-        store.grants("default", "coder").await.unwrap(),
+        store.grants(&TenantId::default(), "coder").await.unwrap(),
         vec![always]
     );
 }
@@ -596,7 +627,11 @@ async fn generic_calls_are_judged_in_the_class_the_detectors_give_them() {
         .await
         .unwrap();
     assert_ne!(output.decision, Decision::Allow, "{output:?}");
-    let detail = store.trajectory_with_events(&id).await.unwrap().unwrap();
+    let detail = store
+        .trajectory_with_events(&TenantId::default(), &id)
+        .await
+        .unwrap()
+        .unwrap();
     let kinds: Vec<&str> = detail
         .events
         .iter()

@@ -159,7 +159,11 @@ async fn replay_filters_and_writes_nothing() {
         .unwrap();
     assert_eq!(later.trajectories, 0);
 
-    let before = store.trajectory_with_events("t-1").await.unwrap().unwrap();
+    let before = store
+        .trajectory_with_events(&sondera_store::TenantId::default(), "t-1")
+        .await
+        .unwrap()
+        .unwrap();
     let mut seen = Vec::new();
     replay(
         store.as_ref(),
@@ -169,7 +173,11 @@ async fn replay_filters_and_writes_nothing() {
     )
     .await
     .unwrap();
-    let after = store.trajectory_with_events("t-1").await.unwrap().unwrap();
+    let after = store
+        .trajectory_with_events(&sondera_store::TenantId::default(), "t-1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(before, after, "replay writes nothing");
     assert_eq!(seen.len(), 2, "progress after each trajectory");
     assert_eq!(seen.last(), Some(&6));

@@ -858,7 +858,7 @@ impl From<store::TrajectorySummary> for v1::TrajectorySummary {
 /// caller's, never sent on the wire.
 pub fn summary_from_wire(
     t: v1::TrajectorySummary,
-    tenant: &str,
+    tenant: &store::TenantId,
 ) -> Decoded<store::TrajectorySummary> {
     Ok(store::TrajectorySummary {
         status: WireEnum::decode(t.status, "status")?,
@@ -866,7 +866,7 @@ pub fn summary_from_wire(
         updated_at: time_field(t.updated_at, "updated_at")?,
         state: t.state.unwrap_or_default().into(),
         id: t.id,
-        tenant: tenant.to_string(),
+        tenant: tenant.clone(),
         agent_id: t.agent_id,
         session_id: t.session_id,
         event_count: t.event_count,
@@ -907,10 +907,13 @@ impl From<store::AgentRecord> for v1::AgentRecord {
 }
 
 /// Decodes an agent record received from `tenant`'s server.
-pub fn agent_record_from_wire(a: v1::AgentRecord, tenant: &str) -> Decoded<store::AgentRecord> {
+pub fn agent_record_from_wire(
+    a: v1::AgentRecord,
+    tenant: &store::TenantId,
+) -> Decoded<store::AgentRecord> {
     Ok(store::AgentRecord {
         agent: nested(a.agent, "agent", TryInto::try_into)?,
-        tenant: tenant.to_string(),
+        tenant: tenant.clone(),
         first_seen: time_field(a.first_seen, "first_seen")?,
         last_seen: time_field(a.last_seen, "last_seen")?,
         trajectory_count: a.trajectory_count,

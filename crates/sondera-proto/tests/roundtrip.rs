@@ -230,7 +230,7 @@ fn verdicts_and_records_roundtrip() {
     ] {
         let summary = TrajectorySummary {
             id: "t".into(),
-            tenant: "acme".into(),
+            tenant: sondera_store::TenantId::new("acme").unwrap(),
             agent_id: "coder".into(),
             session_id: Some("s".into()),
             status,
@@ -241,7 +241,11 @@ fn verdicts_and_records_roundtrip() {
         };
         let wire: v1::TrajectorySummary = summary.clone().into();
         assert_eq!(
-            sondera_proto::summary_from_wire(through_bytes(wire), "acme").unwrap(),
+            sondera_proto::summary_from_wire(
+                through_bytes(wire),
+                &sondera_store::TenantId::new("acme").unwrap()
+            )
+            .unwrap(),
             summary
         );
     }

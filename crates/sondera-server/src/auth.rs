@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
-
 use sha2::{Digest, Sha256};
+use sondera_store::TenantId;
 
 use crate::error::ServiceError;
 
@@ -18,10 +18,8 @@ pub enum TokenConfigError {
         "token entry `{entry}` is not TENANT=sha256:HEX; make one with `sondera token hash --tenant TENANT`"
     )]
     Malformed { entry: String },
-    #[error(
-        "tenant `{tenant}` is not a valid name: use letters, digits, `-`, `_` and `.`, at most 64"
-    )]
-    BadTenant { tenant: String },
+    #[error("in a token entry: {0}")]
+    BadTenant(#[from] sondera_store::InvalidTenant),
     #[error("token hash for tenant `{tenant}` is not 64 hex digits")]
     BadHash { tenant: String },
     #[error("the same token hash is configured for tenants `{first}` and `{second}`")]
@@ -40,21 +38,12 @@ pub enum Access {
 /// Token hashes and the tenant each grants.
 #[derive(Debug, Clone, Default)]
 pub struct Tokens {
-    tenants: HashMap<[u8; 32], String>,
+    tenants: HashMap<[u8; 32], TenantId>,
 }
 
 /// The `sha256:HEX` form a token is configured as.
 pub fn hash_token(token: &str) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(token.as_bytes())))
-}
-
-/// Whether `name` can be a tenant: short, and safe in cursors and logs.
-pub fn valid_tenant(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 impl Tokens {
@@ -65,11 +54,7 @@ impl Tokens {
         };
         let (tenant, hash) = entry.trim().split_once('=').ok_or_else(malformed)?;
         let hash = hash.strip_prefix("sha256:").ok_or_else(malformed)?;
-        if !valid_tenant(tenant) {
-            return Err(TokenConfigError::BadTenant {
-                tenant: tenant.to_string(),
-            });
-        }
+        let tenant = TenantId::new(tenant)?;
         let bytes: [u8; 32] = hex::decode(hash)
             .ok()
             .and_then(|b| b.try_into().ok())
@@ -78,11 +63,11 @@ impl Tokens {
             })?;
         if let Some(first) = self.tenants.get(&bytes) {
             return Err(TokenConfigError::Duplicate {
-                first: first.clone(),
+                first: first.to_string(),
                 second: tenant.to_string(),
             });
         }
-        self.tenants.insert(bytes, tenant.to_string());
+        self.tenants.insert(bytes, tenant);
         Ok(())
     }
 
@@ -128,7 +113,7 @@ impl AccessControl {
     }
 
     /// The tenant an `authorization` header value grants.
-    pub fn tenant(&self, authorization: Option<&str>) -> Result<String, ServiceError> {
+    pub fn tenant(&self, authorization: Option<&str>) -> Result<TenantId, ServiceError> {
         let access = self.current.read().clone();
         access.tenant(authorization)
     }
@@ -171,9 +156,9 @@ impl AccessControl {
 
 impl Access {
     /// The tenant an `authorization` header value grants.
-    pub fn tenant(&self, authorization: Option<&str>) -> Result<String, ServiceError> {
+    pub fn tenant(&self, authorization: Option<&str>) -> Result<TenantId, ServiceError> {
         match self {
-            Self::LoopbackOnly => Ok(sondera_store::DEFAULT_TENANT.to_string()),
+            Self::LoopbackOnly => Ok(TenantId::default()),
             Self::Tokens(tokens) => {
                 // The scheme is case-insensitive (RFC 9110).
                 let token = authorization

@@ -10,7 +10,7 @@ use sondera_model::{Adjudicated, Agent, Event, Grant, GrantScope};
 use sondera_policy::PolicyEngine;
 use sondera_store::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, StoreError,
-    TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStore, TrajectorySummary,
+    TenantId, TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStore, TrajectorySummary,
 };
 use tokio::sync::{broadcast, watch};
 
@@ -21,7 +21,7 @@ use crate::metrics::Metrics;
 /// One recorded event as live subscribers see it.
 #[derive(Debug, Clone)]
 pub struct LiveEvent {
-    pub tenant: String,
+    pub tenant: TenantId,
     pub seq: u64,
     pub event: Event,
     pub verdict: Adjudicated,
@@ -35,8 +35,8 @@ pub struct StreamFilter {
 }
 
 impl StreamFilter {
-    fn admits(&self, tenant: &str, live: &LiveEvent) -> bool {
-        live.tenant == tenant
+    fn admits(&self, tenant: &TenantId, live: &LiveEvent) -> bool {
+        live.tenant == *tenant
             && self
                 .agent_id
                 .as_ref()
@@ -51,7 +51,7 @@ impl StreamFilter {
 /// A live subscription. Adjudication never waits for it: a subscriber that
 /// falls more than the stream buffer behind is ended with an error.
 pub struct Subscription {
-    tenant: String,
+    tenant: TenantId,
     filter: StreamFilter,
     receiver: broadcast::Receiver<Arc<LiveEvent>>,
     closing: watch::Receiver<bool>,
@@ -143,7 +143,7 @@ impl Governance {
     /// Judges and records one event; the verdict is returned only once it is durable.
     pub async fn adjudicate(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         event: Event,
     ) -> Result<Adjudicated, ServiceError> {
         let started = Instant::now();
@@ -157,7 +157,7 @@ impl Governance {
         if self.live.receiver_count() > 0 {
             // A subscriber leaving between the check and the send is not an error.
             let _ = self.live.send(Arc::new(LiveEvent {
-                tenant: tenant.to_string(),
+                tenant: tenant.clone(),
                 seq: recorded.seq,
                 event,
                 verdict: recorded.verdict.clone(),
@@ -170,7 +170,7 @@ impl Governance {
     /// error is the last result).
     pub async fn adjudicate_batch(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         events: Vec<Event>,
     ) -> Result<Vec<Result<Adjudicated, ServiceError>>, ServiceError> {
         self.limits.check_batch(events.len())?;
@@ -188,13 +188,13 @@ impl Governance {
 
     pub async fn list_agents(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, ServiceError> {
-        Ok(self.store().list_agents(Some(tenant), page).await?)
+        Ok(self.store().list_agents(tenant.into(), page).await?)
     }
 
-    pub async fn agent(&self, tenant: &str, id: &str) -> Result<Agent, ServiceError> {
+    pub async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Agent, ServiceError> {
         self.store()
             .agent(tenant, id)
             .await?
@@ -205,7 +205,7 @@ impl Governance {
     /// are kept here; session approvals live in the harness scope.
     pub async fn put_grant(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         agent_id: &str,
         grant: &Grant,
     ) -> Result<(), ServiceError> {
@@ -222,67 +222,72 @@ impl Governance {
         Ok(self.store().put_grant(tenant, agent_id, grant).await?)
     }
 
-    pub async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, ServiceError> {
+    pub async fn grants(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+    ) -> Result<Vec<Grant>, ServiceError> {
         Ok(self.store().grants(tenant, agent_id).await?)
     }
 
     pub async fn list_trajectories(
         &self,
-        tenant: &str,
-        mut filter: TrajectoryFilter,
+        tenant: &TenantId,
+        filter: TrajectoryFilter,
         page: &PageRequest,
     ) -> Result<Page<TrajectorySummary>, ServiceError> {
-        filter.tenant = Some(tenant.to_string());
-        Ok(self.store().list_trajectories(&filter, page).await?)
+        Ok(self
+            .store()
+            .list_trajectories(tenant.into(), &filter, page)
+            .await?)
     }
 
     /// A trajectory of `tenant`, with its events unless `summary_only`.
-    /// Another tenant's trajectory is not found, whatever its id.
     pub async fn trajectory(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         id: &str,
         summary_only: bool,
     ) -> Result<TrajectoryDetail, ServiceError> {
         let not_found = || ServiceError::NotFound(format!("trajectory {id} is not recorded"));
         let detail = if summary_only {
             self.store()
-                .trajectory(id)
+                .trajectory(tenant, id)
                 .await?
                 .map(|summary| TrajectoryDetail {
                     summary,
                     events: Vec::new(),
                 })
         } else {
-            self.store().trajectory_with_events(id).await?
+            self.store().trajectory_with_events(tenant, id).await?
         };
-        detail
-            .filter(|d| d.summary.tenant == tenant)
-            .ok_or_else(not_found)
+        detail.ok_or_else(not_found)
     }
 
     pub async fn list_adjudications(
         &self,
-        tenant: &str,
-        mut filter: AdjudicationFilter,
+        tenant: &TenantId,
+        filter: AdjudicationFilter,
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, ServiceError> {
-        filter.tenant = Some(tenant.to_string());
-        Ok(self.store().list_adjudications(&filter, page).await?)
+        Ok(self
+            .store()
+            .list_adjudications(tenant.into(), &filter, page)
+            .await?)
     }
 
     pub async fn analytics(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         window: &TimeWindow,
     ) -> Result<Analytics, ServiceError> {
-        Ok(self.store().analytics(Some(tenant), window).await?)
+        Ok(self.store().analytics(tenant.into(), window).await?)
     }
 
     /// Follows events recorded from now on.
-    pub fn subscribe(&self, tenant: &str, filter: StreamFilter) -> Subscription {
+    pub fn subscribe(&self, tenant: &TenantId, filter: StreamFilter) -> Subscription {
         Subscription {
-            tenant: tenant.to_string(),
+            tenant: tenant.clone(),
             filter,
             receiver: self.live.subscribe(),
             closing: self.closing.subscribe(),
@@ -292,7 +297,10 @@ impl Governance {
 
     /// Whether the store answers.
     pub async fn healthy(&self) -> Result<(), StoreError> {
-        self.store().trajectory("").await.map(|_| ())
+        self.store()
+            .trajectory(&TenantId::default(), "")
+            .await
+            .map(|_| ())
     }
 }
 

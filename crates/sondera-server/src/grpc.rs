@@ -22,7 +22,7 @@ pub(crate) struct GrpcService {
 type Reply<T> = Result<Response<T>, Status>;
 
 impl GrpcService {
-    fn tenant<T>(&self, request: &Request<T>) -> Result<String, ServiceError> {
+    fn tenant<T>(&self, request: &Request<T>) -> Result<sondera_store::TenantId, ServiceError> {
         let header = request
             .metadata()
             .get("authorization")
@@ -150,7 +150,6 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         let tenant = self.tenant(&request)?;
         let r = request.into_inner();
         let filter = TrajectoryFilter {
-            tenant: None,
             agent_id: r.agent_id,
             status: optional_enum(r.status, "status").map_err(ServiceError::from)?,
             session_id: r.session_id,
@@ -190,7 +189,6 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         let decision: Option<Decision> =
             optional_enum(r.decision, "decision").map_err(ServiceError::from)?;
         let filter = AdjudicationFilter {
-            tenant: None,
             agent_id: r.agent_id,
             trajectory_id: r.trajectory_id,
             decision,

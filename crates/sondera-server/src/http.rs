@@ -55,7 +55,7 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
 type Reply<T> = Result<Json<T>, ServiceError>;
 
 impl HttpState {
-    fn tenant(&self, headers: &HeaderMap) -> Result<String, ServiceError> {
+    fn tenant(&self, headers: &HeaderMap) -> Result<sondera_store::TenantId, ServiceError> {
         let header = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
@@ -244,7 +244,6 @@ async fn list_trajectories(
         })
         .transpose()?;
     let filter = TrajectoryFilter {
-        tenant: None,
         agent_id: q.agent_id,
         status,
         session_id: q.session_id,
@@ -305,7 +304,6 @@ async fn list_adjudications(
         }
     };
     let filter = AdjudicationFilter {
-        tenant: None,
         agent_id: q.agent_id,
         trajectory_id: q.trajectory_id,
         decision,

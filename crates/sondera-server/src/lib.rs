@@ -32,7 +32,6 @@ mod serve;
 
 pub use auth::{
     Access, AccessControl, TokenConfigError, TokenLoader, TokenReload, Tokens, hash_token,
-    valid_tenant,
 };
 pub use error::ServiceError;
 pub use governance::{Governance, LiveEvent, StreamFilter, Subscription};

@@ -3,6 +3,10 @@
 
 mod common;
 
+fn tenant(name: &str) -> sondera_store::TenantId {
+    sondera_store::TenantId::new(name).unwrap()
+}
+
 use std::sync::Arc;
 
 use common::*;
@@ -74,7 +78,11 @@ async fn alternating_servers_keep_one_order_and_one_state() {
     // the denial count the other recorded.
     assert_eq!(decisions, [deny, allow, deny, deny, deny]);
 
-    let detail = a.governance.trajectory("acme", id, false).await.unwrap();
+    let detail = a
+        .governance
+        .trajectory(&tenant("acme"), id, false)
+        .await
+        .unwrap();
     assert_eq!(detail.summary.event_count, 6);
     assert_eq!(detail.summary.state.denial_count, 4);
     let seqs: Vec<u64> = detail.events.iter().map(|e| e.seq).collect();
@@ -121,7 +129,11 @@ async fn concurrent_trajectories_spread_over_two_servers_lose_nothing() {
     }
     let ids = tasks.join_all().await;
     for id in ids {
-        let detail = b.governance.trajectory("acme", &id, false).await.unwrap();
+        let detail = b
+            .governance
+            .trajectory(&tenant("acme"), &id, false)
+            .await
+            .unwrap();
         assert_eq!(detail.summary.event_count, 11, "{id}");
         assert_eq!(detail.summary.state.step_count, 10, "{id}");
         let thoughts: Vec<String> = detail

@@ -3,6 +3,10 @@
 
 mod common;
 
+fn tenant(name: &str) -> sondera_store::TenantId {
+    sondera_store::TenantId::new(name).unwrap()
+}
+
 use std::sync::Arc;
 
 use common::*;
@@ -98,7 +102,7 @@ async fn a_trajectory_resumes_through_another_scope() {
         .unwrap();
     let summary = server
         .governance
-        .trajectory("acme", &id, true)
+        .trajectory(&tenant("acme"), &id, true)
         .await
         .unwrap()
         .summary;
@@ -331,11 +335,75 @@ async fn a_tenant_can_neither_read_nor_write_another_tenants_trajectory() {
 
         let summary = server
             .governance
-            .trajectory("acme", &id, true)
+            .trajectory(&tenant("acme"), &id, true)
             .await
             .unwrap()
             .summary;
         assert_eq!(summary.event_count, 2, "nothing globex sent was recorded");
+        server.stop().await;
+    }
+}
+
+/// Ids are each tenant's own: another tenant reusing a trajectory or event
+/// id learns nothing (no "already started", no "already recorded") and
+/// takes nothing the first will use.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_reveal_nothing_across_tenants_and_cannot_be_squatted() {
+    for backend in each_store().await {
+        let server = start_on(&backend).await;
+        let mut acme = harness(server.grpc, Some(ACME));
+        let id = acme.initialize(None, None).await.unwrap();
+        let recorded = server
+            .governance
+            .trajectory(&tenant("acme"), &id, false)
+            .await
+            .unwrap();
+        let globex = connection(server.grpc, Some(GLOBEX));
+        let mut client = globex.client();
+        // The very event acme recorded, ids and all.
+        let copy = recorded.events[0].event.clone();
+        client
+            .adjudicate(globex.request(v1::Event::from(copy)))
+            .await
+            .unwrap();
+        // Globex squats an id acme has not used yet; acme uses it after.
+        let squatted = format!("{id}-next");
+        let squat = Event::new(
+            &squatted,
+            acme.agent().unwrap(),
+            recorded.events[0].event.payload.clone(),
+        );
+        client
+            .adjudicate(globex.request(v1::Event::from(squat.clone())))
+            .await
+            .unwrap();
+        let acme_connection = connection(server.grpc, Some(ACME));
+        acme_connection
+            .client()
+            .adjudicate(acme_connection.request(v1::Event::from(squat)))
+            .await
+            .unwrap();
+        for (who, event_count) in [("acme", 1), ("globex", 1)] {
+            let summary = server
+                .governance
+                .trajectory(&tenant(who), &id, true)
+                .await
+                .unwrap()
+                .summary;
+            assert_eq!(
+                (summary.tenant.as_str(), summary.event_count),
+                (who, event_count)
+            );
+        }
+        acme.adjudicate(acme.event(shell("ls")).unwrap())
+            .await
+            .unwrap();
+        let acme_now = server
+            .governance
+            .trajectory(&tenant("acme"), &id, true)
+            .await
+            .unwrap();
+        assert_eq!(acme_now.summary.event_count, 2);
         server.stop().await;
     }
 }
@@ -592,7 +660,9 @@ async fn a_slow_subscriber_is_dropped_and_never_blocks_adjudication() {
         ..Limits::default()
     };
     let server = start(builder(Arc::new(MemoryStore::new()), builtin()).limits(limits)).await;
-    let mut subscription = server.governance.subscribe("default", Default::default());
+    let mut subscription = server
+        .governance
+        .subscribe(&tenant("default"), Default::default());
     let mut harness = harness(server.grpc, None);
     harness.initialize(None, None).await.unwrap();
     for _ in 0..20 {

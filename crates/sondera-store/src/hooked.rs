@@ -8,7 +8,8 @@ use sondera_model::{Agent, Grant};
 
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, StepRecord,
-    StoreError, TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStore, TrajectorySummary,
+    StoreError, TenantId, Tenants, TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStore,
+    TrajectorySummary,
 };
 
 /// What a [`HookedStore`] does around each append.
@@ -50,63 +51,70 @@ impl<H: AppendHook> TrajectoryStore for HookedStore<H> {
         result
     }
 
-    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
-        self.inner.trajectory(id).await
+    async fn trajectory(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<TrajectorySummary>, StoreError> {
+        self.inner.trajectory(tenant, id).await
     }
 
     async fn trajectory_with_events(
         &self,
+        tenant: &TenantId,
         id: &str,
     ) -> Result<Option<TrajectoryDetail>, StoreError> {
-        self.inner.trajectory_with_events(id).await
+        self.inner.trajectory_with_events(tenant, id).await
     }
 
     async fn put_grant(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         agent_id: &str,
         grant: &Grant,
     ) -> Result<(), StoreError> {
         self.inner.put_grant(tenant, agent_id, grant).await
     }
 
-    async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+    async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
         self.inner.grants(tenant, agent_id).await
     }
 
-    async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {
+    async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {
         self.inner.agent(tenant, id).await
     }
 
     async fn list_agents(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, StoreError> {
-        self.inner.list_agents(tenant, page).await
+        self.inner.list_agents(tenants, page).await
     }
 
     async fn list_trajectories(
         &self,
+        tenants: Tenants<'_>,
         filter: &TrajectoryFilter,
         page: &PageRequest,
     ) -> Result<Page<TrajectorySummary>, StoreError> {
-        self.inner.list_trajectories(filter, page).await
+        self.inner.list_trajectories(tenants, filter, page).await
     }
 
     async fn list_adjudications(
         &self,
+        tenants: Tenants<'_>,
         filter: &AdjudicationFilter,
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError> {
-        self.inner.list_adjudications(filter, page).await
+        self.inner.list_adjudications(tenants, filter, page).await
     }
 
     async fn analytics(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         window: &TimeWindow,
     ) -> Result<Analytics, StoreError> {
-        self.inner.analytics(tenant, window).await
+        self.inner.analytics(tenants, window).await
     }
 }

@@ -11,21 +11,33 @@
 //! refuses a second event at the same position ([`StoreError::Conflict`]), so
 //! two writers racing on one trajectory cannot interleave silently.
 //!
+//! Every record belongs to a tenant ([`TenantId`]), and every id (agent,
+//! trajectory, event) is unique only within its tenant: one tenant can
+//! neither learn that another's id exists nor take an id another will use.
+//! So every query that reads by id takes the tenant, and the few that span
+//! tenants (an operator's local listing) say so with [`Tenants::All`].
+//!
 //! [`TrajectoryStore`] is the interface; [`SqliteStore`] is the embedded
 //! default (one file under a data directory, WAL journal, synchronous
 //! commits) and [`MemoryStore`] keeps trajectories in process memory, bounded by
-//! an event budget past which ended trajectories are forgotten.
+//! an event budget past which ended trajectories are forgotten. The two SQL
+//! stores share their statements and their migration runner (`sql`), so
+//! they cannot drift apart.
 
 mod hooked;
 mod memory;
+mod migrations;
 mod postgres;
+mod sql;
 mod sqlite;
+mod tenant;
 mod types;
 
 pub use hooked::{AppendHook, HookedStore};
 pub use memory::{DEFAULT_EVENT_BUDGET, MemoryStore};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
+pub use tenant::{DEFAULT_TENANT, InvalidTenant, MAX_TENANT_LEN, TenantId, Tenants};
 pub use types::*;
 
 use async_trait::async_trait;
@@ -101,26 +113,33 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
     async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError>;
 
     /// A trajectory's summary, including the state needed to resume it.
-    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError>;
+    async fn trajectory(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<TrajectorySummary>, StoreError>;
 
     /// A trajectory with its events in order.
     async fn trajectory_with_events(
         &self,
+        tenant: &TenantId,
         id: &str,
     ) -> Result<Option<TrajectoryDetail>, StoreError>;
 
     /// The agent `id` as `tenant` last recorded it.
-    async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError>;
+    async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError>;
 
-    /// Agents in id order; every tenant's when `tenant` is `None`.
+    /// Agents in (tenant, id) order.
     async fn list_agents(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, StoreError>;
 
+    /// Trajectories, newest first.
     async fn list_trajectories(
         &self,
+        tenants: Tenants<'_>,
         filter: &TrajectoryFilter,
         page: &PageRequest,
     ) -> Result<Page<TrajectorySummary>, StoreError>;
@@ -128,14 +147,15 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
     /// Adjudications that denied or escalated, newest first.
     async fn list_adjudications(
         &self,
+        tenants: Tenants<'_>,
         filter: &AdjudicationFilter,
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError>;
 
-    /// Counts over `window`; every tenant's when `tenant` is `None`.
+    /// Counts over `window`.
     async fn analytics(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         window: &TimeWindow,
     ) -> Result<Analytics, StoreError>;
 
@@ -143,11 +163,11 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
     /// of the same shape.
     async fn put_grant(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         agent_id: &str,
         grant: &Grant,
     ) -> Result<(), StoreError>;
 
     /// The standing approvals recorded for `agent_id`, oldest first.
-    async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, StoreError>;
+    async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError>;
 }

@@ -8,8 +8,8 @@ use sondera_model::{Adjudicated, Agent, Decision, Grant, Payload};
 use crate::types::{cursor_parts, cursor_time};
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
-    StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail, TrajectoryFilter,
-    TrajectoryStatus, TrajectoryStore, TrajectorySummary,
+    StepRecord, StoreError, StoredEvent, TenantId, Tenants, TimeWindow, TrajectoryDetail,
+    TrajectoryFilter, TrajectoryStatus, TrajectoryStore, TrajectorySummary,
 };
 
 /// A store that keeps trajectories in process memory, for tests,
@@ -39,18 +39,19 @@ impl Default for MemoryStore {
 #[derive(Debug, Default)]
 struct Inner {
     /// Keyed by tenant and agent id.
-    agents: BTreeMap<(String, String), AgentRecord>,
-    trajectories: HashMap<String, Trajectory>,
-    event_ids: HashSet<String>,
+    agents: BTreeMap<(TenantId, String), AgentRecord>,
+    /// Keyed by tenant, then trajectory id: ids are unique per tenant.
+    trajectories: HashMap<TenantId, HashMap<String, Trajectory>>,
+    event_ids: HashMap<TenantId, HashSet<String>>,
     /// Where every verdict is, in the order recorded, for queries and analytics.
     verdicts: Vec<VerdictRef>,
     /// Keyed by tenant, agent id and shape.
-    grants: BTreeMap<(String, String, String), Grant>,
+    grants: BTreeMap<(TenantId, String, String), Grant>,
     /// Events stored, and how many may be before ended trajectories go.
     events: usize,
     budget: usize,
     /// Ended trajectories, in the order they ended.
-    ended: VecDeque<String>,
+    ended: VecDeque<(TenantId, String)>,
     /// Entries of `verdicts` whose trajectory was forgotten.
     dangling_verdicts: usize,
 }
@@ -64,6 +65,7 @@ struct Trajectory {
 /// A verdict stored with its event: the trajectory and the event's index.
 #[derive(Debug)]
 struct VerdictRef {
+    tenant: TenantId,
     trajectory_id: String,
     index: usize,
 }
@@ -97,10 +99,10 @@ impl Inner {
         let at = event.timestamp;
         let record = self
             .agents
-            .entry((step.tenant.to_string(), agent.id.clone()))
+            .entry((step.tenant.clone(), agent.id.clone()))
             .or_insert_with(|| AgentRecord {
                 agent: agent.clone(),
-                tenant: step.tenant.to_string(),
+                tenant: step.tenant.clone(),
                 first_seen: at,
                 last_seen: at,
                 trajectory_count: 0,
@@ -108,41 +110,47 @@ impl Inner {
         record.agent = agent.clone();
         record.last_seen = at;
         record.trajectory_count += 1;
-        self.trajectories.insert(
-            event.trajectory_id.clone(),
-            Trajectory {
-                summary: TrajectorySummary {
-                    id: event.trajectory_id.clone(),
-                    tenant: step.tenant.to_string(),
-                    agent_id: event.agent.id.clone(),
-                    session_id: session_id.map(str::to_string),
-                    status: TrajectoryStatus::Pending,
-                    created_at: at,
-                    updated_at: at,
-                    event_count: 0,
-                    state: Default::default(),
+        self.trajectories
+            .entry(step.tenant.clone())
+            .or_default()
+            .insert(
+                event.trajectory_id.clone(),
+                Trajectory {
+                    summary: TrajectorySummary {
+                        id: event.trajectory_id.clone(),
+                        tenant: step.tenant.clone(),
+                        agent_id: event.agent.id.clone(),
+                        session_id: session_id.map(str::to_string),
+                        status: TrajectoryStatus::Pending,
+                        created_at: at,
+                        updated_at: at,
+                        event_count: 0,
+                        state: Default::default(),
+                    },
+                    events: Vec::new(),
                 },
-                events: Vec::new(),
-            },
-        );
+            );
     }
 
     /// Everything that can refuse a step, checked before anything changes.
     fn check(&self, step: &StepRecord<'_>) -> Result<(), StoreError> {
         let event = step.event;
-        if self.event_ids.contains(&event.event_id) {
+        if self
+            .event_ids
+            .get(step.tenant)
+            .is_some_and(|ids| ids.contains(&event.event_id))
+        {
             return Err(StoreError::DuplicateEvent(event.event_id.clone()));
         }
+        let existing = self.trajectory(step.tenant, &event.trajectory_id);
         if let Payload::Started { .. } = event.payload {
-            return match self.trajectories.contains_key(&event.trajectory_id) {
-                true => Err(StoreError::DuplicateTrajectory(event.trajectory_id.clone())),
-                false => Ok(()),
+            return match existing {
+                Some(_) => Err(StoreError::DuplicateTrajectory(event.trajectory_id.clone())),
+                None => Ok(()),
             };
         }
-        let trajectory = self
-            .trajectories
-            .get(&event.trajectory_id)
-            .ok_or_else(|| StoreError::UnknownTrajectory(event.trajectory_id.clone()))?;
+        let trajectory =
+            existing.ok_or_else(|| StoreError::UnknownTrajectory(event.trajectory_id.clone()))?;
         if trajectory
             .events
             .last()
@@ -165,13 +173,18 @@ impl Inner {
         {
             self.start(step, agent, session_id.as_deref());
         }
-        self.event_ids.insert(event.event_id.clone());
+        self.event_ids
+            .entry(step.tenant.clone())
+            .or_default()
+            .insert(event.event_id.clone());
         let trajectory = self
             .trajectories
-            .get_mut(&event.trajectory_id)
+            .get_mut(step.tenant)
+            .and_then(|t| t.get_mut(&event.trajectory_id))
             .expect("checked above");
         if step.adjudication.is_some() {
             self.verdicts.push(VerdictRef {
+                tenant: step.tenant.clone(),
                 trajectory_id: event.trajectory_id.clone(),
                 index: trajectory.events.len(),
             });
@@ -189,7 +202,8 @@ impl Inner {
         summary.state = step.state.clone();
         self.events += 1;
         if ends {
-            self.ended.push_back(event.trajectory_id.clone());
+            self.ended
+                .push_back((step.tenant.clone(), event.trajectory_id.clone()));
         }
         self.forget_beyond_budget();
         Ok(())
@@ -199,15 +213,21 @@ impl Inner {
     /// fit the budget or none has ended.
     fn forget_beyond_budget(&mut self) {
         while self.events > self.budget {
-            let Some(id) = self.ended.pop_front() else {
+            let Some((tenant, id)) = self.ended.pop_front() else {
                 return;
             };
-            let Some(trajectory) = self.trajectories.remove(&id) else {
+            let Some(trajectory) = self
+                .trajectories
+                .get_mut(&tenant)
+                .and_then(|t| t.remove(&id))
+            else {
                 continue;
             };
             self.events -= trajectory.events.len();
-            for stored in &trajectory.events {
-                self.event_ids.remove(&stored.event.event_id);
+            if let Some(ids) = self.event_ids.get_mut(&tenant) {
+                for stored in &trajectory.events {
+                    ids.remove(&stored.event.event_id);
+                }
             }
             self.dangling_verdicts += trajectory
                 .events
@@ -217,33 +237,48 @@ impl Inner {
         }
         if self.dangling_verdicts * 2 > self.verdicts.len() {
             let trajectories = &self.trajectories;
-            self.verdicts
-                .retain(|v| trajectories.contains_key(&v.trajectory_id));
+            self.verdicts.retain(|v| {
+                trajectories
+                    .get(&v.tenant)
+                    .is_some_and(|t| t.contains_key(&v.trajectory_id))
+            });
             self.dangling_verdicts = 0;
         }
     }
 }
 
 impl Inner {
-    /// Whether `trajectory_id` belongs to `tenant` (any tenant when `None`).
-    fn owned_by(&self, trajectory_id: &str, tenant: Option<&str>) -> bool {
-        tenant.is_none_or(|n| {
-            self.trajectories
-                .get(trajectory_id)
-                .is_some_and(|t| t.summary.tenant == n)
-        })
+    fn trajectory(&self, tenant: &TenantId, id: &str) -> Option<&Trajectory> {
+        self.trajectories.get(tenant)?.get(id)
     }
 
-    /// Every stored verdict with its event, in the order recorded.
-    fn verdicts(&self) -> impl Iterator<Item = (&StoredEvent, &Adjudicated)> {
-        self.verdicts.iter().filter_map(|v| {
-            let stored = self
-                .trajectories
-                .get(&v.trajectory_id)?
-                .events
-                .get(v.index)?;
-            Some((stored, stored.adjudication.as_ref()?))
-        })
+    /// The trajectories of the tenants in scope.
+    fn trajectories_of<'a>(
+        &'a self,
+        tenants: Tenants<'a>,
+    ) -> impl Iterator<Item = &'a Trajectory> + 'a {
+        self.trajectories
+            .iter()
+            .filter(move |(tenant, _)| tenants.includes(tenant))
+            .flat_map(|(_, trajectories)| trajectories.values())
+    }
+
+    /// Every stored verdict of the tenants in scope with its event, in the
+    /// order recorded.
+    fn verdicts<'a>(
+        &'a self,
+        tenants: Tenants<'a>,
+    ) -> impl Iterator<Item = (&'a StoredEvent, &'a Adjudicated)> + 'a {
+        self.verdicts
+            .iter()
+            .filter(move |v| tenants.includes(&v.tenant))
+            .filter_map(|v| {
+                let stored = self
+                    .trajectory(&v.tenant, &v.trajectory_id)?
+                    .events
+                    .get(v.index)?;
+                Some((stored, stored.adjudication.as_ref()?))
+            })
     }
 }
 
@@ -297,24 +332,27 @@ impl TrajectoryStore for MemoryStore {
         self.inner.write().append(&step)
     }
 
-    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
+    async fn trajectory(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<TrajectorySummary>, StoreError> {
         Ok(self
             .inner
             .read()
-            .trajectories
-            .get(id)
+            .trajectory(tenant, id)
             .map(|t| t.summary.clone()))
     }
 
     async fn trajectory_with_events(
         &self,
+        tenant: &TenantId,
         id: &str,
     ) -> Result<Option<TrajectoryDetail>, StoreError> {
         Ok(self
             .inner
             .read()
-            .trajectories
-            .get(id)
+            .trajectory(tenant, id)
             .map(|t| TrajectoryDetail {
                 summary: t.summary.clone(),
                 events: t.events.clone(),
@@ -323,16 +361,16 @@ impl TrajectoryStore for MemoryStore {
 
     async fn put_grant(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         agent_id: &str,
         grant: &Grant,
     ) -> Result<(), StoreError> {
-        let key = (tenant.to_string(), agent_id.to_string(), grant.shape.key());
+        let key = (tenant.clone(), agent_id.to_string(), grant.shape.key());
         self.inner.write().grants.insert(key, grant.clone());
         Ok(())
     }
 
-    async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+    async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
         let inner = self.inner.read();
         let mut grants: Vec<Grant> = inner
             .grants
@@ -344,18 +382,18 @@ impl TrajectoryStore for MemoryStore {
         Ok(grants)
     }
 
-    async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {
+    async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {
         Ok(self
             .inner
             .read()
             .agents
-            .get(&(tenant.to_string(), id.to_string()))
+            .get(&(tenant.clone(), id.to_string()))
             .map(|a| a.agent.clone()))
     }
 
     async fn list_agents(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, StoreError> {
         let inner = self.inner.read();
@@ -363,7 +401,7 @@ impl TrajectoryStore for MemoryStore {
         let listed = inner
             .agents
             .values()
-            .filter(|a| tenant.is_none_or(|t| a.tenant == t))
+            .filter(|a| tenants.includes(&a.tenant))
             .filter(|a| {
                 after.is_none_or(|(t, id)| (a.tenant.as_str(), a.agent.id.as_str()) > (t, id))
             });
@@ -377,15 +415,14 @@ impl TrajectoryStore for MemoryStore {
 
     async fn list_trajectories(
         &self,
+        tenants: Tenants<'_>,
         filter: &TrajectoryFilter,
         page: &PageRequest,
     ) -> Result<Page<TrajectorySummary>, StoreError> {
         let inner = self.inner.read();
         let mut matching: Vec<&TrajectorySummary> = inner
-            .trajectories
-            .values()
+            .trajectories_of(tenants)
             .map(|t| &t.summary)
-            .filter(|t| filter.tenant.as_ref().is_none_or(|n| *n == t.tenant))
             .filter(|t| filter.agent_id.as_ref().is_none_or(|a| *a == t.agent_id))
             .filter(|t| filter.status.is_none_or(|s| s == t.status))
             .filter(|t| filter.session_id.is_none() || filter.session_id == t.session_id)
@@ -402,14 +439,14 @@ impl TrajectoryStore for MemoryStore {
 
     async fn list_adjudications(
         &self,
+        tenants: Tenants<'_>,
         filter: &AdjudicationFilter,
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError> {
         let inner = self.inner.read();
         let mut matching: Vec<AdjudicationRecord> = inner
-            .verdicts()
+            .verdicts(tenants)
             .filter(|(_, v)| v.decision != Decision::Allow)
-            .filter(|(e, _)| inner.owned_by(&e.event.trajectory_id, filter.tenant.as_deref()))
             .filter(|(_, v)| filter.decision.is_none_or(|d| d == v.decision))
             .filter(|(e, _)| {
                 filter
@@ -437,16 +474,11 @@ impl TrajectoryStore for MemoryStore {
 
     async fn analytics(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         window: &TimeWindow,
     ) -> Result<Analytics, StoreError> {
         let inner = self.inner.read();
-        let owned = || {
-            inner
-                .trajectories
-                .values()
-                .filter(|t| tenant.is_none_or(|n| t.summary.tenant == n))
-        };
+        let owned = || inner.trajectories_of(tenants);
         let mut analytics = Analytics {
             trajectories: owned()
                 .filter(|t| in_window(window, &t.summary.created_at))
@@ -459,9 +491,8 @@ impl TrajectoryStore for MemoryStore {
         };
         let mut by_policy: BTreeMap<&str, u64> = BTreeMap::new();
         for (_, verdict) in inner
-            .verdicts()
+            .verdicts(tenants)
             .filter(|(e, _)| in_window(window, &e.event.timestamp))
-            .filter(|(e, _)| inner.owned_by(&e.event.trajectory_id, tenant))
         {
             match verdict.decision {
                 Decision::Allow => analytics.allowed += 1,

@@ -21,80 +21,13 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 
+use crate::sql::{self, Dialect};
 use crate::types::{PreparedStep, cursor_parts, paginate};
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
-    StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail, TrajectoryFilter,
-    TrajectoryStatus, TrajectoryStore, TrajectorySummary,
+    StepRecord, StoreError, StoredEvent, TenantId, Tenants, TimeWindow, TrajectoryDetail,
+    TrajectoryFilter, TrajectoryStatus, TrajectoryStore, TrajectorySummary,
 };
-
-/// Migrations, applied in order; the version is the index plus one.
-const MIGRATIONS: &[&str] = &[
-    r#"
-CREATE TABLE agents (
-    tenant TEXT NOT NULL,
-    id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    first_seen TIMESTAMPTZ NOT NULL,
-    last_seen TIMESTAMPTZ NOT NULL,
-    PRIMARY KEY (tenant, id)
-);
-CREATE TABLE trajectories (
-    id TEXT PRIMARY KEY,
-    tenant TEXT NOT NULL,
-    agent_id TEXT NOT NULL,
-    session_id TEXT,
-    status TEXT NOT NULL,
-    created_at TIMESTAMPTZ NOT NULL,
-    updated_at TIMESTAMPTZ NOT NULL,
-    event_count BIGINT NOT NULL,
-    state TEXT NOT NULL
-);
-CREATE INDEX trajectories_by_tenant ON trajectories (tenant, created_at DESC, id DESC);
-CREATE INDEX trajectories_by_agent ON trajectories (agent_id, created_at DESC);
-CREATE INDEX trajectories_by_session ON trajectories (session_id);
-CREATE TABLE events (
-    trajectory_id TEXT NOT NULL,
-    seq BIGINT NOT NULL,
-    event_id TEXT NOT NULL CONSTRAINT events_event_id_unique UNIQUE,
-    tenant TEXT NOT NULL,
-    recorded_at TIMESTAMPTZ NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (trajectory_id, seq)
-);
-CREATE INDEX events_by_time ON events (recorded_at);
-CREATE TABLE adjudications (
-    event_id TEXT PRIMARY KEY,
-    tenant TEXT NOT NULL,
-    trajectory_id TEXT NOT NULL,
-    agent_id TEXT NOT NULL,
-    seq BIGINT NOT NULL,
-    kind TEXT NOT NULL,
-    decision TEXT NOT NULL,
-    recorded_at TIMESTAMPTZ NOT NULL,
-    body TEXT NOT NULL
-);
-CREATE INDEX adjudications_by_decision ON adjudications (tenant, decision, recorded_at DESC, event_id DESC);
-CREATE INDEX adjudications_by_time ON adjudications (recorded_at);
-CREATE TABLE adjudication_policies (
-    event_id TEXT NOT NULL,
-    tenant TEXT NOT NULL,
-    policy_id TEXT NOT NULL,
-    recorded_at TIMESTAMPTZ NOT NULL
-);
-CREATE INDEX adjudication_policies_by_time ON adjudication_policies (recorded_at);
-"#,
-    r#"
-CREATE TABLE grants (
-    tenant TEXT NOT NULL,
-    agent_id TEXT NOT NULL,
-    shape TEXT NOT NULL,
-    granted_at TIMESTAMPTZ NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant, agent_id, shape)
-);
-"#,
-];
 
 /// Steps written in one transaction at most.
 const MAX_BATCH: usize = 128;
@@ -155,7 +88,10 @@ impl PostgresStore {
             .max_size(POOL_SIZE)
             .build()
             .map_err(|e| open(e.to_string()))?;
-        migrate(&pool).await.map_err(|e| open(e.to_string()))?;
+        migrate(&pool, &redact(url)).await.map_err(|e| match e {
+            StoreError::Open { .. } => e,
+            e => open(e.to_string()),
+        })?;
         let (writes, queue) = mpsc::channel(MAX_BATCH * WRITERS * 4);
         let queue = Arc::new(Mutex::new(queue));
         for _ in 0..WRITERS {
@@ -184,7 +120,7 @@ fn redact(url: &str) -> String {
 }
 
 /// Applies the migrations not yet applied, one process at a time.
-async fn migrate(pool: &Pool) -> Result<(), StoreError> {
+async fn migrate(pool: &Pool, location: &str) -> Result<(), StoreError> {
     let mut client = pool.get().await.map_err(pool_error)?;
     let tx = client.transaction().await?;
     tx.batch_execute(
@@ -192,15 +128,15 @@ async fn migrate(pool: &Pool) -> Result<(), StoreError> {
          CREATE TABLE IF NOT EXISTS sondera_schema (version INTEGER NOT NULL)",
     )
     .await?;
-    let applied: i64 = tx
-        .query_one("SELECT COUNT(*) FROM sondera_schema", &[])
+    let applied: i32 = tx
+        .query_one("SELECT COALESCE(MAX(version), 0) FROM sondera_schema", &[])
         .await?
         .get(0);
-    for (i, migration) in MIGRATIONS.iter().enumerate().skip(applied as usize) {
-        tx.batch_execute(migration).await?;
+    for (version, statements) in sql::pending(applied as u32, Dialect::Postgres, location)? {
+        tx.batch_execute(statements).await?;
         tx.execute(
             "INSERT INTO sondera_schema (version) VALUES ($1)",
-            &[&(i as i32 + 1)],
+            &[&(version as i32)],
         )
         .await?;
     }
@@ -294,43 +230,30 @@ async fn write_step(
     tx: &deadpool_postgres::Transaction<'_>,
     s: &PreparedStep,
 ) -> Result<(), StoreError> {
+    let tenant = s.tenant.as_str();
     if let Some((agent, session_id)) = &s.started {
-        let upsert = tx
-            .prepare_cached(
-                "INSERT INTO agents (tenant, id, body, first_seen, last_seen) VALUES ($1, $2, $3, $4, $4)
-                 ON CONFLICT (tenant, id) DO UPDATE SET body = excluded.body, last_seen = excluded.last_seen",
-            )
+        let upsert = tx.prepare_cached(sql::UPSERT_AGENT).await?;
+        tx.execute(&upsert, &[&tenant, &s.agent_id, agent, &s.at])
             .await?;
-        tx.execute(&upsert, &[&s.tenant, &s.agent_id, agent, &s.at])
-            .await?;
-        let create = tx
-            .prepare_cached(
-                "INSERT INTO trajectories (id, tenant, agent_id, session_id, status, created_at, updated_at, event_count, state)
-                 VALUES ($1, $2, $3, $4, 'pending', $5, $5, 0, '{}') ON CONFLICT (id) DO NOTHING",
-            )
-            .await?;
+        let create = tx.prepare_cached(sql::CREATE_TRAJECTORY).await?;
         let created = tx
             .execute(
                 &create,
-                &[&s.trajectory_id, &s.tenant, &s.agent_id, session_id, &s.at],
+                &[&tenant, &s.trajectory_id, &s.agent_id, session_id, &s.at],
             )
             .await?;
         if created == 0 {
             return Err(StoreError::DuplicateTrajectory(s.trajectory_id.clone()));
         }
     }
-    let insert_event = tx
-        .prepare_cached(
-            "INSERT INTO events (trajectory_id, seq, event_id, tenant, recorded_at, body) VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .await?;
+    let insert_event = tx.prepare_cached(sql::INSERT_EVENT).await?;
     tx.execute(
         &insert_event,
         &[
+            &tenant,
             &s.trajectory_id,
             &s.seq,
             &s.event_id,
-            &s.tenant,
             &s.at,
             &s.event,
         ],
@@ -338,7 +261,7 @@ async fn write_step(
     .await
     .map_err(|e| match e.as_db_error() {
         Some(db) if *db.code() == SqlState::UNIQUE_VIOLATION => {
-            if db.constraint() == Some("events_event_id_unique") {
+            if db.constraint() == Some(sql::EVENT_ID_CONSTRAINT) {
                 StoreError::DuplicateEvent(s.event_id.clone())
             } else {
                 StoreError::Conflict {
@@ -350,17 +273,12 @@ async fn write_step(
         _ => e.into(),
     })?;
     if let Some((decision, body, blocking)) = &s.verdict {
-        let insert = tx
-            .prepare_cached(
-                "INSERT INTO adjudications (event_id, tenant, trajectory_id, agent_id, seq, kind, decision, recorded_at, body)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            )
-            .await?;
+        let insert = tx.prepare_cached(sql::INSERT_ADJUDICATION).await?;
         tx.execute(
             &insert,
             &[
+                &tenant,
                 &s.event_id,
-                &s.tenant,
                 &s.trajectory_id,
                 &s.agent_id,
                 &s.seq,
@@ -378,19 +296,22 @@ async fn write_step(
                      SELECT $1, $2, unnest($3::text[]), $4",
                 )
                 .await?;
-            tx.execute(&policies, &[&s.event_id, &s.tenant, blocking, &s.at])
+            tx.execute(&policies, &[&s.event_id, &tenant, blocking, &s.at])
                 .await?;
         }
     }
-    let update = tx
-        .prepare_cached(
-            "UPDATE trajectories SET status = $2, updated_at = $3, event_count = $4, state = $5 WHERE id = $1",
-        )
-        .await?;
+    let update = tx.prepare_cached(sql::UPDATE_TRAJECTORY).await?;
     let updated = tx
         .execute(
             &update,
-            &[&s.trajectory_id, &s.status, &s.at, &(s.seq + 1), &s.state],
+            &[
+                &s.status,
+                &s.at,
+                &(s.seq + 1),
+                &s.state,
+                &tenant,
+                &s.trajectory_id,
+            ],
         )
         .await?;
     if updated == 0 {
@@ -399,14 +320,11 @@ async fn write_step(
     Ok(())
 }
 
-const SUMMARY_COLUMNS: &str =
-    "id, tenant, agent_id, session_id, status, created_at, updated_at, event_count, state";
-
 fn summary(row: &Row) -> Result<TrajectorySummary, StoreError> {
     let status: String = row.get(4);
     Ok(TrajectorySummary {
         id: row.get(0),
-        tenant: row.get(1),
+        tenant: tenant_of(row.get(1))?,
         agent_id: row.get(2),
         session_id: row.get(3),
         status: TrajectoryStatus::parse(&status).ok_or_else(|| StoreError::Corrupt {
@@ -417,6 +335,13 @@ fn summary(row: &Row) -> Result<TrajectorySummary, StoreError> {
         updated_at: row.get(6),
         event_count: row.get::<_, i64>(7) as u64,
         state: from_json("trajectory state", row.get(8))?,
+    })
+}
+
+fn tenant_of(text: &str) -> Result<TenantId, StoreError> {
+    TenantId::new(text).map_err(|e| StoreError::Corrupt {
+        what: "tenant".into(),
+        message: e.to_string(),
     })
 }
 
@@ -449,12 +374,15 @@ impl TrajectoryStore for PostgresStore {
         })?
     }
 
-    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
+    async fn trajectory(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<TrajectorySummary>, StoreError> {
         let client = self.client().await?;
-        let sql = format!("SELECT {SUMMARY_COLUMNS} FROM trajectories WHERE id = $1");
-        let statement = client.prepare_cached(&sql).await?;
+        let statement = client.prepare_cached(sql::SELECT_TRAJECTORY).await?;
         client
-            .query_opt(&statement, &[&id])
+            .query_opt(&statement, &[&tenant.as_str(), &id])
             .await?
             .map(|row| summary(&row))
             .transpose()
@@ -462,20 +390,25 @@ impl TrajectoryStore for PostgresStore {
 
     async fn trajectory_with_events(
         &self,
+        tenant: &TenantId,
         id: &str,
     ) -> Result<Option<TrajectoryDetail>, StoreError> {
-        let Some(summary) = self.trajectory(id).await? else {
+        let mut client = self.client().await?;
+        // One snapshot, so the summary and the events agree.
+        let tx = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await?;
+        let statement = tx.prepare_cached(sql::SELECT_TRAJECTORY).await?;
+        let Some(row) = tx.query_opt(&statement, &[&tenant.as_str(), &id]).await? else {
             return Ok(None);
         };
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
-                "SELECT e.seq, e.body, a.body FROM events e LEFT JOIN adjudications a ON a.event_id = e.event_id
-                 WHERE e.trajectory_id = $1 ORDER BY e.seq",
-            )
-            .await?;
-        let events = client
-            .query(&statement, &[&id])
+        let summary = summary(&row)?;
+        let statement = tx.prepare_cached(sql::SELECT_EVENTS).await?;
+        let events = tx
+            .query(&statement, &[&tenant.as_str(), &id])
             .await?
             .iter()
             .map(|row| {
@@ -487,12 +420,13 @@ impl TrajectoryStore for PostgresStore {
                 })
             })
             .collect::<Result<_, StoreError>>()?;
+        tx.commit().await?;
         Ok(Some(TrajectoryDetail { summary, events }))
     }
 
     async fn put_grant(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         agent_id: &str,
         grant: &Grant,
     ) -> Result<(), StoreError> {
@@ -501,17 +435,12 @@ impl TrajectoryStore for PostgresStore {
             message: e.to_string(),
         })?;
         let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
-                "INSERT INTO grants (tenant, agent_id, shape, granted_at, body) VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (tenant, agent_id, shape) DO UPDATE SET granted_at = EXCLUDED.granted_at, body = EXCLUDED.body",
-            )
-            .await?;
+        let statement = client.prepare_cached(sql::UPSERT_GRANT).await?;
         client
             .execute(
                 &statement,
                 &[
-                    &tenant,
+                    &tenant.as_str(),
                     &agent_id,
                     &grant.shape.key(),
                     &grant.granted_at,
@@ -522,28 +451,22 @@ impl TrajectoryStore for PostgresStore {
         Ok(())
     }
 
-    async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+    async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
         let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
-                "SELECT body FROM grants WHERE tenant = $1 AND agent_id = $2 ORDER BY granted_at, shape",
-            )
-            .await?;
+        let statement = client.prepare_cached(sql::SELECT_GRANTS).await?;
         client
-            .query(&statement, &[&tenant, &agent_id])
+            .query(&statement, &[&tenant.as_str(), &agent_id])
             .await?
             .iter()
             .map(|row| from_json("grant", row.get(0)))
             .collect()
     }
 
-    async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {
+    async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {
         let client = self.client().await?;
-        let statement = client
-            .prepare_cached("SELECT body FROM agents WHERE tenant = $1 AND id = $2")
-            .await?;
+        let statement = client.prepare_cached(sql::SELECT_AGENT).await?;
         client
-            .query_opt(&statement, &[&tenant, &id])
+            .query_opt(&statement, &[&tenant.as_str(), &id])
             .await?
             .map(|row| from_json("agent", row.get(0)))
             .transpose()
@@ -551,9 +474,10 @@ impl TrajectoryStore for PostgresStore {
 
     async fn list_agents(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, StoreError> {
+        let tenant = tenants.only().map(TenantId::as_str);
         let after = cursor_parts(page)?;
         let limit = page.bounded_limit();
         let client = self.client().await?;
@@ -581,7 +505,7 @@ impl TrajectoryStore for PostgresStore {
             .iter()
             .map(|row| {
                 Ok(AgentRecord {
-                    tenant: row.get(0),
+                    tenant: tenant_of(row.get(0))?,
                     agent: from_json("agent", row.get(1))?,
                     first_seen: row.get(2),
                     last_seen: row.get(3),
@@ -596,20 +520,24 @@ impl TrajectoryStore for PostgresStore {
 
     async fn list_trajectories(
         &self,
+        tenants: Tenants<'_>,
         filter: &TrajectoryFilter,
         page: &PageRequest,
     ) -> Result<Page<TrajectorySummary>, StoreError> {
+        let tenant = tenants.only().map(TenantId::as_str);
         let (after_time, after_id) = position(page)?;
         let limit = page.bounded_limit();
         let client = self.client().await?;
-        let sql = format!(
-            "SELECT {SUMMARY_COLUMNS} FROM trajectories
+        let sql = concat!(
+            "SELECT ",
+            sql::summary_columns!(),
+            " FROM trajectories
              WHERE ($1::text IS NULL OR agent_id = $1) AND ($2::text IS NULL OR status = $2)
                AND ($3::text IS NULL OR session_id = $3) AND ($4::text IS NULL OR tenant = $4)
                AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::text))
              ORDER BY created_at DESC, id DESC LIMIT $7"
         );
-        let statement = client.prepare_cached(&sql).await?;
+        let statement = client.prepare_cached(sql).await?;
         let rows = client
             .query(
                 &statement,
@@ -617,7 +545,7 @@ impl TrajectoryStore for PostgresStore {
                     &filter.agent_id,
                     &filter.status.map(TrajectoryStatus::as_str),
                     &filter.session_id,
-                    &filter.tenant,
+                    &tenant,
                     &after_time,
                     &after_id,
                     &((limit + 1) as i64),
@@ -632,9 +560,11 @@ impl TrajectoryStore for PostgresStore {
 
     async fn list_adjudications(
         &self,
+        tenants: Tenants<'_>,
         filter: &AdjudicationFilter,
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError> {
+        let tenant = tenants.only().map(TenantId::as_str);
         let (after_time, after_id) = position(page)?;
         let limit = page.bounded_limit();
         let client = self.client().await?;
@@ -655,7 +585,7 @@ impl TrajectoryStore for PostgresStore {
                     &filter.decision.map(Decision::as_str),
                     &filter.agent_id,
                     &filter.trajectory_id,
-                    &filter.tenant,
+                    &tenant,
                     &after_time,
                     &after_id,
                     &((limit + 1) as i64),
@@ -683,9 +613,10 @@ impl TrajectoryStore for PostgresStore {
 
     async fn analytics(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         window: &TimeWindow,
     ) -> Result<Analytics, StoreError> {
+        let tenant = tenants.only().map(TenantId::as_str);
         let client = self.client().await?;
         let in_window = |column: &str| {
             format!(
@@ -737,6 +668,52 @@ impl TrajectoryStore for PostgresStore {
 
 #[cfg(test)]
 mod tests {
+    use crate::{TenantId, TrajectoryStore};
+
+    /// A database at version 2 (ids unique across tenants) keeps its records
+    /// when the keys gain the tenant.
+    #[tokio::test]
+    async fn a_database_before_tenant_scoped_ids_is_migrated() {
+        let url = sondera_testkit::postgres_database();
+        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+            .batch_execute("CREATE TABLE sondera_schema (version INTEGER NOT NULL)")
+            .await
+            .unwrap();
+        for m in &crate::migrations::MIGRATIONS[..2] {
+            client.batch_execute(m.postgres).await.unwrap();
+            client
+                .execute(
+                    "INSERT INTO sondera_schema (version) VALUES ($1)",
+                    &[&(m.version as i32)],
+                )
+                .await
+                .unwrap();
+        }
+        client
+            .batch_execute(
+                "INSERT INTO trajectories VALUES ('old', 'acme', 'bot', NULL, 'running', now(), now(), 1, '{}')",
+            )
+            .await
+            .unwrap();
+        let store = super::PostgresStore::connect(&url).await.unwrap();
+        let acme = TenantId::new("acme").unwrap();
+        let old = store.trajectory(&acme, "old").await.unwrap().unwrap();
+        assert_eq!((old.tenant, old.event_count), (acme, 1));
+        let keys: String = client
+            .query_one(
+                "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'trajectories_pkey'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(keys, "PRIMARY KEY (tenant, id)");
+    }
+
     #[test]
     fn passwords_never_reach_messages() {
         assert_eq!(

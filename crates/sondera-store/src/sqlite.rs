@@ -10,105 +10,20 @@ use sondera_model::{Agent, Decision, Event, Grant};
 
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
-    StepRecord, StoreError, StoredEvent, TimeWindow, TrajectoryDetail, TrajectoryFilter,
-    TrajectoryStatus, TrajectoryStore, TrajectorySummary,
+    StepRecord, StoreError, StoredEvent, TenantId, Tenants, TimeWindow, TrajectoryDetail,
+    TrajectoryFilter, TrajectoryStatus, TrajectoryStore, TrajectorySummary,
 };
-
-const SCHEMA: &str = r#"
-CREATE TABLE IF NOT EXISTS agents (
-    tenant TEXT NOT NULL,
-    id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    first_seen TEXT NOT NULL,
-    last_seen TEXT NOT NULL,
-    PRIMARY KEY (tenant, id)
-);
-CREATE TABLE IF NOT EXISTS trajectories (
-    id TEXT PRIMARY KEY,
-    tenant TEXT NOT NULL,
-    agent_id TEXT NOT NULL,
-    session_id TEXT,
-    status TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    event_count INTEGER NOT NULL,
-    state TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS trajectories_by_created ON trajectories (created_at DESC, id DESC);
-CREATE INDEX IF NOT EXISTS trajectories_by_agent ON trajectories (agent_id, created_at DESC);
-CREATE INDEX IF NOT EXISTS trajectories_by_session ON trajectories (session_id);
-CREATE INDEX IF NOT EXISTS trajectories_by_tenant ON trajectories (tenant, created_at DESC);
-CREATE TABLE IF NOT EXISTS events (
-    trajectory_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    event_id TEXT NOT NULL UNIQUE,
-    tenant TEXT NOT NULL,
-    recorded_at TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (trajectory_id, seq)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS events_by_time ON events (recorded_at);
-CREATE TABLE IF NOT EXISTS adjudications (
-    event_id TEXT PRIMARY KEY,
-    tenant TEXT NOT NULL,
-    trajectory_id TEXT NOT NULL,
-    agent_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    decision TEXT NOT NULL,
-    recorded_at TEXT NOT NULL,
-    body TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS adjudications_by_decision ON adjudications (decision, recorded_at DESC, event_id DESC);
-CREATE INDEX IF NOT EXISTS adjudications_by_time ON adjudications (recorded_at);
-CREATE TABLE IF NOT EXISTS adjudication_policies (
-    event_id TEXT NOT NULL,
-    tenant TEXT NOT NULL,
-    policy_id TEXT NOT NULL,
-    recorded_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS adjudication_policies_by_time ON adjudication_policies (recorded_at);
-CREATE TABLE IF NOT EXISTS grants (
-    tenant TEXT NOT NULL,
-    agent_id TEXT NOT NULL,
-    shape TEXT NOT NULL,
-    granted_at TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant, agent_id, shape)
-);
-"#;
-
-/// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
-
-/// Version 0 (before tenants): everything becomes the default tenant's, and
-/// agents are keyed by tenant and id.
-const MIGRATE_FROM_0: &str = r#"
-ALTER TABLE trajectories ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
-ALTER TABLE events ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
-ALTER TABLE adjudications ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
-ALTER TABLE adjudication_policies ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
-CREATE TABLE agents_by_tenant (
-    tenant TEXT NOT NULL,
-    id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    first_seen TEXT NOT NULL,
-    last_seen TEXT NOT NULL,
-    PRIMARY KEY (tenant, id)
-);
-INSERT INTO agents_by_tenant SELECT 'default', id, body, first_seen, last_seen FROM agents;
-DROP TABLE agents;
-ALTER TABLE agents_by_tenant RENAME TO agents;
-"#;
 
 /// The embedded store: SQLite in one file (WAL journal, a commit is synced
 /// before it is acknowledged) or entirely in memory.
 ///
-/// Calls run on the caller's thread under one connection lock; each is a
-/// short indexed transaction whose cost does not depend on how much is stored.
+/// Writes go to one writer thread that commits waiting steps together. A
+/// file store reads on a connection of its own, so a query never waits
+/// behind a commit's sync; each read is a short indexed statement whose cost
+/// does not depend on how much is stored.
 #[derive(Debug)]
 pub struct SqliteStore {
-    conn: Arc<Mutex<Connection>>,
+    reader: Arc<Mutex<Connection>>,
     path: Option<PathBuf>,
     writes: std::sync::mpsc::Sender<Pending>,
 }
@@ -142,36 +57,50 @@ impl SqliteStore {
             path: path.display().to_string(),
             message: e.to_string(),
         };
-        let conn = Connection::open(path).map_err(open_error)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(open_error)?;
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(open_error)?;
-        Self::init(conn, Some(path.to_path_buf()))
+        let open = || -> rusqlite::Result<Connection> {
+            let conn = Connection::open(path)?;
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            conn.pragma_update(None, "synchronous", "FULL")?;
+            Ok(conn)
+        };
+        let writer = open().map_err(open_error)?;
+        prepare(&writer)?;
+        let reader = open().map_err(open_error)?;
+        prepare(&reader)?;
+        Self::start(
+            writer,
+            Arc::new(Mutex::new(reader)),
+            Some(path.to_path_buf()),
+        )
     }
 
-    /// A store that lives and dies with this value.
+    /// A store that lives and dies with this value. Its one connection both
+    /// reads and writes, since an in-memory database is private to it.
     pub fn in_memory() -> Result<Self, StoreError> {
-        Self::init(Connection::open_in_memory()?, None)
+        let conn = Connection::open_in_memory()?;
+        prepare(&conn)?;
+        let shared = Arc::new(Mutex::new(conn));
+        let (writes, queue) = std::sync::mpsc::channel();
+        spawn_writer(shared.clone(), queue, None)?;
+        Ok(Self {
+            reader: shared,
+            path: None,
+            writes,
+        })
     }
 
-    fn init(conn: Connection, path: Option<PathBuf>) -> Result<Self, StoreError> {
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        migrate(&conn)?;
-        let conn = Arc::new(Mutex::new(conn));
+    fn start(
+        writer: Connection,
+        reader: Arc<Mutex<Connection>>,
+        path: Option<PathBuf>,
+    ) -> Result<Self, StoreError> {
         let (writes, queue) = std::sync::mpsc::channel();
-        let writer = conn.clone();
-        std::thread::Builder::new()
-            .name("sondera-sqlite-writer".into())
-            .spawn(move || write_loop(writer, queue))
-            .map_err(|e| StoreError::Open {
-                path: path
-                    .as_ref()
-                    .map_or(":memory:".into(), |p| p.display().to_string()),
-                message: format!("cannot start the writer thread: {e}"),
-            })?;
-        Ok(Self { conn, path, writes })
+        spawn_writer(Arc::new(Mutex::new(writer)), queue, path.as_deref())?;
+        Ok(Self {
+            reader,
+            path,
+            writes,
+        })
     }
 
     /// The database file, or `None` in memory.
@@ -180,33 +109,63 @@ impl SqliteStore {
     }
 }
 
+use crate::sql::{self, Dialect};
 use crate::types::{PreparedStep, cursor_parts, cursor_time as timestamp, paginate};
 
-/// Brings the database to `SCHEMA_VERSION`, refusing one written by a newer
-/// release rather than guessing at its layout.
+fn spawn_writer(
+    conn: Arc<Mutex<Connection>>,
+    queue: std::sync::mpsc::Receiver<Pending>,
+    path: Option<&Path>,
+) -> Result<(), StoreError> {
+    std::thread::Builder::new()
+        .name("sondera-sqlite-writer".into())
+        .spawn(move || write_loop(conn, queue))
+        .map(|_| ())
+        .map_err(|e| StoreError::Open {
+            path: path.map_or(":memory:".into(), |p| p.display().to_string()),
+            message: format!("cannot start the writer thread: {e}"),
+        })
+}
+
+/// Settings every connection needs, then the schema brought up to date.
+fn prepare(conn: &Connection) -> Result<(), StoreError> {
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    migrate(conn)
+}
+
+/// Applies what [`sql::pending`] says the database needs, each migration in
+/// a transaction with its version, so a crash leaves a known version.
 fn migrate(conn: &Connection) -> Result<(), StoreError> {
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if version > SCHEMA_VERSION {
-        return Err(StoreError::Open {
-            path: conn.path().unwrap_or(":memory:").to_string(),
-            message: format!(
-                "schema version {version} is newer than this release understands ({SCHEMA_VERSION}); upgrade sondera"
-            ),
-        });
-    }
+    let location = conn.path().unwrap_or(":memory:").to_string();
+    let mut version: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let tables: i64 = conn.query_row(
         "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'trajectories'",
         [],
         |r| r.get(0),
     )?;
-    let batch = match (version, tables) {
-        (0, 1) => format!(
-            "BEGIN; {MIGRATE_FROM_0} {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-        ),
-        (SCHEMA_VERSION, _) => SCHEMA.to_string(),
-        _ => format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"),
-    };
-    conn.execute_batch(&batch)?;
+    if version == 0 && tables == 1 {
+        conn.execute_batch(&format!(
+            "BEGIN; {} PRAGMA user_version = 1; COMMIT;",
+            crate::migrations::SQLITE_BEFORE_VERSIONS
+        ))?;
+        version = 1;
+    }
+    for (next, statements) in sql::pending(version, Dialect::Sqlite, &location)? {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        let applied = (|| -> rusqlite::Result<()> {
+            // Another process opening the same file may have migrated first.
+            let now: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            if now < next {
+                conn.execute_batch(&format!("{statements} PRAGMA user_version = {next};"))?;
+            }
+            conn.execute_batch("COMMIT")
+        })();
+        if let Err(e) = applied {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e.into());
+        }
+    }
     Ok(())
 }
 
@@ -230,41 +189,50 @@ fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreErro
 /// Writes one prepared step inside `tx`.
 fn write_step(tx: &Connection, s: &PreparedStep) -> Result<(), StoreError> {
     let at = timestamp(&s.at);
+    let tenant = s.tenant.as_str();
     if let Some((agent, session_id)) = &s.started {
-        tx.prepare_cached(
-            "INSERT INTO agents (tenant, id, body, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?4)
-             ON CONFLICT (tenant, id) DO UPDATE SET body = excluded.body, last_seen = excluded.last_seen",
-        )?
-        .execute(params![s.tenant, s.agent_id, agent, at])?;
-        let created = tx
-            .prepare_cached(
-                "INSERT INTO trajectories (id, tenant, agent_id, session_id, status, created_at, updated_at, event_count, state)
-                 VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5, 0, '{}') ON CONFLICT (id) DO NOTHING",
-            )?
-            .execute(params![s.trajectory_id, s.tenant, s.agent_id, session_id, at])?;
+        tx.prepare_cached(sql::UPSERT_AGENT)?
+            .execute(params![tenant, s.agent_id, agent, at])?;
+        let created = tx.prepare_cached(sql::CREATE_TRAJECTORY)?.execute(params![
+            tenant,
+            s.trajectory_id,
+            s.agent_id,
+            session_id,
+            at
+        ])?;
         if created == 0 {
             return Err(StoreError::DuplicateTrajectory(s.trajectory_id.clone()));
         }
     }
     insert_event(tx, s, &at)?;
     if let Some((decision, body, blocking)) = &s.verdict {
-        tx.prepare_cached(
-            "INSERT INTO adjudications (event_id, tenant, trajectory_id, agent_id, seq, kind, decision, recorded_at, body)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )?
-        .execute(params![s.event_id, s.tenant, s.trajectory_id, s.agent_id, s.seq, s.kind, decision, at, body])?;
+        tx.prepare_cached(sql::INSERT_ADJUDICATION)?
+            .execute(params![
+                tenant,
+                s.event_id,
+                s.trajectory_id,
+                s.agent_id,
+                s.seq,
+                s.kind,
+                decision,
+                at,
+                body
+            ])?;
         let mut insert = tx.prepare_cached(
             "INSERT INTO adjudication_policies (event_id, tenant, policy_id, recorded_at) VALUES (?1, ?2, ?3, ?4)",
         )?;
         for policy in blocking {
-            insert.execute(params![s.event_id, s.tenant, policy, at])?;
+            insert.execute(params![s.event_id, tenant, policy, at])?;
         }
     }
-    let updated = tx
-        .prepare_cached(
-            "UPDATE trajectories SET status = ?2, updated_at = ?3, event_count = ?4, state = ?5 WHERE id = ?1",
-        )?
-        .execute(params![s.trajectory_id, s.status, at, s.seq + 1, s.state])?;
+    let updated = tx.prepare_cached(sql::UPDATE_TRAJECTORY)?.execute(params![
+        s.status,
+        at,
+        s.seq + 1,
+        s.state,
+        tenant,
+        s.trajectory_id
+    ])?;
     if updated == 0 {
         return Err(StoreError::UnknownTrajectory(s.trajectory_id.clone()));
     }
@@ -272,9 +240,14 @@ fn write_step(tx: &Connection, s: &PreparedStep) -> Result<(), StoreError> {
 }
 
 fn insert_event(tx: &Connection, s: &PreparedStep, at: &str) -> Result<(), StoreError> {
-    let result = tx
-        .prepare_cached("INSERT INTO events (trajectory_id, seq, event_id, tenant, recorded_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
-        .execute(params![s.trajectory_id, s.seq, s.event_id, s.tenant, at, s.event]);
+    let result = tx.prepare_cached(sql::INSERT_EVENT)?.execute(params![
+        s.tenant.as_str(),
+        s.trajectory_id,
+        s.seq,
+        s.event_id,
+        at,
+        s.event
+    ]);
     match result {
         Err(rusqlite::Error::SqliteFailure(e, Some(message)))
             if e.code == rusqlite::ErrorCode::ConstraintViolation
@@ -362,9 +335,6 @@ fn write_batch(conn: &mut Connection, batch: &[Pending]) -> Vec<Result<(), Store
     }
 }
 
-const SUMMARY_COLUMNS: &str =
-    "id, tenant, agent_id, session_id, status, created_at, updated_at, event_count, state";
-
 /// A `trajectories` row as read, decoded in a second step so that SQL errors
 /// and corrupt contents stay distinct.
 struct SummaryRow {
@@ -402,7 +372,7 @@ impl SummaryRow {
             updated_at: parse_time(&self.updated_at)?,
             state: from_json("trajectory state", &self.state)?,
             id: self.id,
-            tenant: self.tenant,
+            tenant: tenant_of(&self.tenant)?,
             agent_id: self.agent_id,
             session_id: self.session_id,
             event_count: self.event_count as u64,
@@ -410,55 +380,61 @@ impl SummaryRow {
     }
 }
 
-impl SqliteStore {
-    fn trajectory_sync(
-        &self,
-        conn: &Connection,
-        id: &str,
-    ) -> Result<Option<TrajectorySummary>, StoreError> {
-        conn.prepare_cached(&format!(
-            "SELECT {SUMMARY_COLUMNS} FROM trajectories WHERE id = ?1"
-        ))?
-        .query_row([id], SummaryRow::read)
+fn tenant_of(text: &str) -> Result<TenantId, StoreError> {
+    TenantId::new(text).map_err(|e| corrupt("tenant", e))
+}
+
+fn trajectory_row(
+    conn: &Connection,
+    tenant: &TenantId,
+    id: &str,
+) -> Result<Option<TrajectorySummary>, StoreError> {
+    conn.prepare_cached(sql::SELECT_TRAJECTORY)?
+        .query_row([tenant.as_str(), id], SummaryRow::read)
         .optional()?
         .map(SummaryRow::decode)
         .transpose()
-    }
+}
 
-    fn events_sync(&self, conn: &Connection, id: &str) -> Result<Vec<StoredEvent>, StoreError> {
-        let mut stmt = conn.prepare_cached(
-            "SELECT e.seq, e.body, a.body FROM events e LEFT JOIN adjudications a ON a.event_id = e.event_id
-             WHERE e.trajectory_id = ?1 ORDER BY e.seq",
-        )?;
-        let rows = stmt.query_map([id], |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, Option<String>>(2)?,
-            ))
-        })?;
-        rows.map(|row| {
-            let (seq, event, verdict) = row?;
-            Ok(StoredEvent {
-                seq: seq as u64,
-                event: from_json::<Event>("event", &event)?,
-                adjudication: verdict.map(|v| from_json("adjudication", &v)).transpose()?,
-            })
+fn event_rows(
+    conn: &Connection,
+    tenant: &TenantId,
+    id: &str,
+) -> Result<Vec<StoredEvent>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql::SELECT_EVENTS)?;
+    let rows = stmt.query_map([tenant.as_str(), id], |row| {
+        Ok((
+            row.get::<_, i64>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, Option<String>>(2)?,
+        ))
+    })?;
+    rows.map(|row| {
+        let (seq, event, verdict) = row?;
+        Ok(StoredEvent {
+            seq: seq as u64,
+            event: from_json::<Event>("event", &event)?,
+            adjudication: verdict.map(|v| from_json("adjudication", &v)).transpose()?,
         })
-        .collect()
-    }
+    })
+    .collect()
+}
 
+impl SqliteStore {
     fn list_trajectories_sync(
         &self,
+        tenants: Tenants<'_>,
         filter: &TrajectoryFilter,
         page: &PageRequest,
     ) -> Result<Page<TrajectorySummary>, StoreError> {
         let after = cursor_parts(page)?;
         let (after_time, after_id) = (after.map(|a| a.0), after.map(|a| a.1));
         let limit = page.bounded_limit();
-        let conn = self.conn.lock();
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {SUMMARY_COLUMNS} FROM trajectories
+        let conn = self.reader.lock();
+        let mut stmt = conn.prepare_cached(concat!(
+            "SELECT ",
+            sql::summary_columns!(),
+            " FROM trajectories
              WHERE (?1 IS NULL OR agent_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR session_id = ?3)
                AND (?4 IS NULL OR (created_at, id) < (?4, ?5)) AND (?7 IS NULL OR tenant = ?7)
              ORDER BY created_at DESC, id DESC LIMIT ?6"
@@ -471,7 +447,7 @@ impl SqliteStore {
                 after_time,
                 after_id,
                 (limit + 1) as i64,
-                filter.tenant,
+                tenants.only().map(TenantId::as_str),
             ],
             SummaryRow::read,
         )?;
@@ -485,13 +461,14 @@ impl SqliteStore {
 
     fn list_adjudications_sync(
         &self,
+        tenants: Tenants<'_>,
         filter: &AdjudicationFilter,
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError> {
         let after = cursor_parts(page)?;
         let (after_time, after_id) = (after.map(|a| a.0), after.map(|a| a.1));
         let limit = page.bounded_limit();
-        let conn = self.conn.lock();
+        let conn = self.reader.lock();
         let mut stmt = conn.prepare_cached(
             "SELECT event_id, trajectory_id, agent_id, seq, recorded_at, kind, body FROM adjudications
              WHERE decision IN ('deny', 'escalate') AND (?1 IS NULL OR decision = ?1)
@@ -507,7 +484,7 @@ impl SqliteStore {
                 after_time,
                 after_id,
                 (limit + 1) as i64,
-                filter.tenant,
+                tenants.only().map(TenantId::as_str),
             ],
             |row| {
                 Ok((
@@ -542,12 +519,12 @@ impl SqliteStore {
 
     fn list_agents_sync(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, StoreError> {
         let after = cursor_parts(page)?;
         let limit = page.bounded_limit();
-        let conn = self.conn.lock();
+        let conn = self.reader.lock();
         let mut stmt = conn.prepare_cached(
             "SELECT a.tenant, a.body, a.first_seen, a.last_seen,
                     (SELECT COUNT(*) FROM trajectories t WHERE t.tenant = a.tenant AND t.agent_id = a.id)
@@ -556,7 +533,7 @@ impl SqliteStore {
         )?;
         let rows = stmt.query_map(
             params![
-                tenant,
+                tenants.only().map(TenantId::as_str),
                 after.map(|a| a.0),
                 after.map(|a| a.1),
                 (limit + 1) as i64
@@ -576,7 +553,7 @@ impl SqliteStore {
                 let (tenant, body, first, last, count) = row?;
                 Ok(AgentRecord {
                     agent: from_json("agent", &body)?,
-                    tenant,
+                    tenant: tenant_of(&tenant)?,
                     first_seen: parse_time(&first)?,
                     last_seen: parse_time(&last)?,
                     trajectory_count: count as u64,
@@ -590,12 +567,13 @@ impl SqliteStore {
 
     fn analytics_sync(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         window: &TimeWindow,
     ) -> Result<Analytics, StoreError> {
         let since = window.since.as_ref().map(timestamp);
         let until = window.until.as_ref().map(timestamp);
-        let conn = self.conn.lock();
+        let tenant = tenants.only().map(TenantId::as_str);
+        let conn = self.reader.lock();
         let in_window = "(?1 IS NULL OR {col} >= ?1) AND (?2 IS NULL OR {col} < ?2) AND (?3 IS NULL OR tenant = ?3)";
         let count = |table: &str, col: &str, extra: &str| -> Result<u64, StoreError> {
             let sql = format!(
@@ -647,37 +625,41 @@ impl TrajectoryStore for SqliteStore {
         })?
     }
 
-    async fn trajectory(&self, id: &str) -> Result<Option<TrajectorySummary>, StoreError> {
-        let conn = self.conn.lock();
-        self.trajectory_sync(&conn, id)
+    async fn trajectory(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<TrajectorySummary>, StoreError> {
+        trajectory_row(&self.reader.lock(), tenant, id)
     }
 
     async fn trajectory_with_events(
         &self,
+        tenant: &TenantId,
         id: &str,
     ) -> Result<Option<TrajectoryDetail>, StoreError> {
-        let conn = self.conn.lock();
-        let Some(summary) = self.trajectory_sync(&conn, id)? else {
+        let mut conn = self.reader.lock();
+        // One read transaction, so the summary and the events agree.
+        let tx = conn.transaction()?;
+        let Some(summary) = trajectory_row(&tx, tenant, id)? else {
             return Ok(None);
         };
-        let events = self.events_sync(&conn, id)?;
+        let events = event_rows(&tx, tenant, id)?;
         Ok(Some(TrajectoryDetail { summary, events }))
     }
 
     async fn put_grant(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         agent_id: &str,
         grant: &Grant,
     ) -> Result<(), StoreError> {
         let body = serde_json::to_string(grant).map_err(|e| corrupt("grant", e))?;
-        let conn = self.conn.lock();
-        conn.prepare_cached(
-            "INSERT INTO grants (tenant, agent_id, shape, granted_at, body) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (tenant, agent_id, shape) DO UPDATE SET granted_at = excluded.granted_at, body = excluded.body",
-        )?
-        .execute(params![
-            tenant,
+        // A grant is rare and small: written on the reading connection, which
+        // waits for the writer's lock like any other writer.
+        let conn = self.reader.lock();
+        conn.prepare_cached(sql::UPSERT_GRANT)?.execute(params![
+            tenant.as_str(),
             agent_id,
             grant.shape.key(),
             timestamp(&grant.granted_at),
@@ -686,55 +668,80 @@ impl TrajectoryStore for SqliteStore {
         Ok(())
     }
 
-    async fn grants(&self, tenant: &str, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
-        let conn = self.conn.lock();
-        let mut statement = conn.prepare_cached(
-            "SELECT body FROM grants WHERE tenant = ?1 AND agent_id = ?2 ORDER BY granted_at, shape",
-        )?;
+    async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+        let conn = self.reader.lock();
+        let mut statement = conn.prepare_cached(sql::SELECT_GRANTS)?;
         let bodies = statement
-            .query_map([tenant, agent_id], |r| r.get::<_, String>(0))?
+            .query_map([tenant.as_str(), agent_id], |r| r.get::<_, String>(0))?
             .collect::<Result<Vec<_>, _>>()?;
         bodies.iter().map(|b| from_json("grant", b)).collect()
     }
 
-    async fn agent(&self, tenant: &str, id: &str) -> Result<Option<Agent>, StoreError> {
-        let conn = self.conn.lock();
+    async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {
+        let conn = self.reader.lock();
         let body: Option<String> = conn
-            .prepare_cached("SELECT body FROM agents WHERE tenant = ?1 AND id = ?2")?
-            .query_row([tenant, id], |r| r.get(0))
+            .prepare_cached(sql::SELECT_AGENT)?
+            .query_row([tenant.as_str(), id], |r| r.get(0))
             .optional()?;
         body.map(|b| from_json("agent", &b)).transpose()
     }
 
     async fn list_agents(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, StoreError> {
-        self.list_agents_sync(tenant, page)
+        self.list_agents_sync(tenants, page)
     }
 
     async fn list_trajectories(
         &self,
+        tenants: Tenants<'_>,
         filter: &TrajectoryFilter,
         page: &PageRequest,
     ) -> Result<Page<TrajectorySummary>, StoreError> {
-        self.list_trajectories_sync(filter, page)
+        self.list_trajectories_sync(tenants, filter, page)
     }
 
     async fn list_adjudications(
         &self,
+        tenants: Tenants<'_>,
         filter: &AdjudicationFilter,
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError> {
-        self.list_adjudications_sync(filter, page)
+        self.list_adjudications_sync(tenants, filter, page)
     }
 
     async fn analytics(
         &self,
-        tenant: Option<&str>,
+        tenants: Tenants<'_>,
         window: &TimeWindow,
     ) -> Result<Analytics, StoreError> {
-        self.analytics_sync(tenant, window)
+        self.analytics_sync(tenants, window)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::Connection;
+
+    use crate::sql;
+
+    /// SQLite numbers `$N` by first appearance; the shared statements rely on
+    /// that numbering matching PostgreSQL's.
+    #[test]
+    fn shared_statements_number_their_parameters_in_order() {
+        let conn = Connection::open_in_memory().unwrap();
+        super::prepare(&conn).unwrap();
+        for statement in sql::SHARED {
+            let prepared = conn.prepare(statement).unwrap();
+            for i in 1..=prepared.parameter_count() {
+                assert_eq!(
+                    prepared.parameter_name(i),
+                    Some(format!("${i}").as_str()),
+                    "{statement}"
+                );
+            }
+        }
     }
 }

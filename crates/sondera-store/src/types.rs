@@ -6,7 +6,7 @@ fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("store records serialize to JSON")
 }
 
-use crate::StoreError;
+use crate::{StoreError, TenantId};
 
 /// Where a trajectory is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -76,24 +76,12 @@ impl std::str::FromStr for TrajectoryStatus {
     }
 }
 
-/// The tenant of everything recorded without one: a local data directory,
-/// or a server running without authentication.
-pub const DEFAULT_TENANT: &str = "default";
-
-fn is_default_tenant(tenant: &str) -> bool {
-    tenant == DEFAULT_TENANT
-}
-
-fn default_tenant() -> String {
-    DEFAULT_TENANT.to_string()
-}
-
 /// One step to append.
 #[derive(Debug, Clone, Copy)]
 pub struct StepRecord<'a> {
     /// Who owns the trajectory. Only a `started` step sets it; later steps
     /// must name the same tenant, which callers check before judging.
-    pub tenant: &'a str,
+    pub tenant: &'a TenantId,
     pub event: &'a Event,
     /// Position of the event in its trajectory, from 0 (the `started` event).
     pub seq: u64,
@@ -107,7 +95,7 @@ pub struct StepRecord<'a> {
 /// A step ready to write, owning everything: serialised on the caller's
 /// task, so a writer thread or task only runs SQL.
 pub(crate) struct PreparedStep {
-    pub(crate) tenant: String,
+    pub(crate) tenant: TenantId,
     pub(crate) trajectory_id: String,
     pub(crate) seq: i64,
     pub(crate) event_id: String,
@@ -140,7 +128,7 @@ impl PreparedStep {
             (v.decision.as_str(), to_json(v), blocking)
         });
         Self {
-            tenant: step.tenant.to_string(),
+            tenant: step.tenant.clone(),
             trajectory_id: event.trajectory_id.clone(),
             seq: step.seq as i64,
             event_id: event.event_id.clone(),
@@ -160,8 +148,8 @@ impl PreparedStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrajectorySummary {
     pub id: String,
-    #[serde(default = "default_tenant", skip_serializing_if = "is_default_tenant")]
-    pub tenant: String,
+    #[serde(default, skip_serializing_if = "TenantId::is_default")]
+    pub tenant: TenantId,
     pub agent_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
@@ -191,8 +179,8 @@ pub struct TrajectoryDetail {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentRecord {
     pub agent: Agent,
-    #[serde(default = "default_tenant", skip_serializing_if = "is_default_tenant")]
-    pub tenant: String,
+    #[serde(default, skip_serializing_if = "TenantId::is_default")]
+    pub tenant: TenantId,
     pub first_seen: DateTime<Utc>,
     pub last_seen: DateTime<Utc>,
     pub trajectory_count: u64,
@@ -213,8 +201,6 @@ pub struct AdjudicationRecord {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrajectoryFilter {
-    /// Only this tenant's trajectories; every tenant's when `None`.
-    pub tenant: Option<String>,
     pub agent_id: Option<String>,
     pub status: Option<TrajectoryStatus>,
     pub session_id: Option<String>,
@@ -222,8 +208,6 @@ pub struct TrajectoryFilter {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AdjudicationFilter {
-    /// Only this tenant's verdicts; every tenant's when `None`.
-    pub tenant: Option<String>,
     pub agent_id: Option<String>,
     pub trajectory_id: Option<String>,
     /// Only this decision; by default both deny and escalate.

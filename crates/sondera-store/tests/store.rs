@@ -5,6 +5,10 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use sondera_model::*;
 use sondera_store::*;
 
+fn t(name: &str) -> TenantId {
+    TenantId::new(name).unwrap()
+}
+
 fn at(minute: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap() + Duration::minutes(minute)
 }
@@ -72,6 +76,7 @@ async fn write_tenant_trajectory(
     decisions: &[Decision],
     complete: bool,
 ) {
+    let tenant = &t(tenant);
     let mut state = TrajectoryState::default();
     let started = event(
         traj,
@@ -148,7 +153,11 @@ async fn write_tenant_trajectory(
 async fn lifecycle_and_ordered_events(store: &dyn TrajectoryStore) {
     use Decision::*;
     write_trajectory(store, "t1", "bot", "s1", 0, &[Allow, Deny, Escalate], true).await;
-    let detail = store.trajectory_with_events("t1").await.unwrap().unwrap();
+    let detail = store
+        .trajectory_with_events(&TenantId::default(), "t1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(detail.summary.status, TrajectoryStatus::Completed);
     assert_eq!(
         (
@@ -191,11 +200,21 @@ async fn lifecycle_and_ordered_events(store: &dyn TrajectoryStore) {
     );
     assert!(detail.events[0].adjudication.is_none());
     assert_eq!(
-        store.agent(DEFAULT_TENANT, "bot").await.unwrap().unwrap(),
+        store
+            .agent(&TenantId::default(), "bot")
+            .await
+            .unwrap()
+            .unwrap(),
         agent("bot"),
         "agents keep their cards"
     );
-    assert!(store.trajectory("missing").await.unwrap().is_none());
+    assert!(
+        store
+            .trajectory(&TenantId::default(), "missing")
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
@@ -220,7 +239,7 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
     );
     let err = store
         .append(StepRecord {
-            tenant: DEFAULT_TENANT,
+            tenant: &TenantId::default(),
             event: &e,
             seq: 1,
             adjudication: None,
@@ -236,7 +255,7 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
     // Nothing of the refused step was kept.
     assert_eq!(
         store
-            .trajectory("t-conflict")
+            .trajectory(&TenantId::default(), "t-conflict")
             .await
             .unwrap()
             .unwrap()
@@ -256,7 +275,7 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
     );
     let err = store
         .append(StepRecord {
-            tenant: DEFAULT_TENANT,
+            tenant: &TenantId::default(),
             event: &again,
             seq: 0,
             adjudication: None,
@@ -277,7 +296,7 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
     );
     let mut reused = reused;
     reused.event_id = store
-        .trajectory_with_events("t-conflict")
+        .trajectory_with_events(&TenantId::default(), "t-conflict")
         .await
         .unwrap()
         .unwrap()
@@ -287,7 +306,7 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
         .clone();
     let err = store
         .append(StepRecord {
-            tenant: DEFAULT_TENANT,
+            tenant: &TenantId::default(),
             event: &reused,
             seq: 2,
             adjudication: None,
@@ -308,7 +327,7 @@ async fn concurrent_writers_cannot_interleave(store: &dyn TrajectoryStore) {
     );
     let err = store
         .append(StepRecord {
-            tenant: DEFAULT_TENANT,
+            tenant: &TenantId::default(),
             event: &orphan,
             seq: 0,
             adjudication: None,
@@ -338,7 +357,10 @@ async fn filters_and_pagination(store: &dyn TrajectoryStore) {
         let mut ids = Vec::new();
         let mut page = PageRequest::first(2);
         loop {
-            let got = store.list_trajectories(&filter, &page).await.unwrap();
+            let got = store
+                .list_trajectories(Tenants::All, &filter, &page)
+                .await
+                .unwrap();
             assert!(got.items.len() <= 2);
             ids.extend(got.items.into_iter().map(|t| t.id));
             match got.next {
@@ -379,19 +401,20 @@ async fn filters_and_pagination(store: &dyn TrajectoryStore) {
     );
 
     let agents = store
-        .list_agents(None, &PageRequest::first(1))
+        .list_agents(Tenants::All, &PageRequest::first(1))
         .await
         .unwrap();
     assert_eq!(agents.items[0].agent.id, "even");
     assert_eq!(agents.items[0].trajectory_count, 4);
     let rest = store
-        .list_agents(None, &PageRequest::after(1, agents.next.unwrap()))
+        .list_agents(Tenants::All, &PageRequest::after(1, agents.next.unwrap()))
         .await
         .unwrap();
     assert_eq!((rest.items[0].agent.id.as_str(), rest.next), ("odd", None));
 
     let err = store
         .list_trajectories(
+            Tenants::All,
             &TrajectoryFilter::default(),
             &PageRequest::after(2, "garbage"),
         )
@@ -405,7 +428,11 @@ async fn blocked_adjudications_and_analytics(store: &dyn TrajectoryStore) {
     write_trajectory(store, "a1", "bot", "s", 0, &[Allow, Deny, Deny], true).await;
     write_trajectory(store, "a2", "bot", "s", 100, &[Escalate, Allow], true).await;
     let blocked = store
-        .list_adjudications(&AdjudicationFilter::default(), &PageRequest::first(10))
+        .list_adjudications(
+            Tenants::All,
+            &AdjudicationFilter::default(),
+            &PageRequest::first(10),
+        )
         .await
         .unwrap();
     let seen: Vec<(&str, u64, Decision)> = blocked
@@ -420,6 +447,7 @@ async fn blocked_adjudications_and_analytics(store: &dyn TrajectoryStore) {
     assert_eq!(blocked.items[0].kind, "shell_command");
     let only_denies = store
         .list_adjudications(
+            Tenants::All,
             &AdjudicationFilter {
                 decision: Some(Deny),
                 ..Default::default()
@@ -431,6 +459,7 @@ async fn blocked_adjudications_and_analytics(store: &dyn TrajectoryStore) {
     assert_eq!(only_denies.items.len(), 1);
     let next = store
         .list_adjudications(
+            Tenants::All,
             &AdjudicationFilter {
                 decision: Some(Deny),
                 ..Default::default()
@@ -441,7 +470,10 @@ async fn blocked_adjudications_and_analytics(store: &dyn TrajectoryStore) {
         .unwrap();
     assert_eq!((next.items[0].seq, next.next), (2, None));
 
-    let everything = store.analytics(None, &TimeWindow::default()).await.unwrap();
+    let everything = store
+        .analytics(Tenants::All, &TimeWindow::default())
+        .await
+        .unwrap();
     assert_eq!(
         (
             everything.trajectories,
@@ -462,7 +494,7 @@ async fn blocked_adjudications_and_analytics(store: &dyn TrajectoryStore) {
 
     let second_only = store
         .analytics(
-            None,
+            Tenants::All,
             &TimeWindow {
                 since: Some(at(50)),
                 until: Some(at(1000)),
@@ -494,7 +526,7 @@ async fn monitor_verdicts_count_what_policies_decided(store: &dyn TrajectoryStor
     );
     store
         .append(StepRecord {
-            tenant: DEFAULT_TENANT,
+            tenant: &TenantId::default(),
             event: &started,
             seq: 0,
             adjudication: None,
@@ -516,7 +548,7 @@ async fn monitor_verdicts_count_what_policies_decided(store: &dyn TrajectoryStor
     );
     store
         .append(StepRecord {
-            tenant: DEFAULT_TENANT,
+            tenant: &TenantId::default(),
             event: &e,
             seq: 1,
             adjudication: Some(&monitored),
@@ -525,7 +557,10 @@ async fn monitor_verdicts_count_what_policies_decided(store: &dyn TrajectoryStor
         })
         .await
         .unwrap();
-    let analytics = store.analytics(None, &TimeWindow::default()).await.unwrap();
+    let analytics = store
+        .analytics(Tenants::All, &TimeWindow::default())
+        .await
+        .unwrap();
     assert_eq!(analytics.allowed, 1);
     assert_eq!(analytics.top_denying_policies[0].policy_id, "shadowed-deny");
 }
@@ -542,16 +577,23 @@ async fn tenants_see_only_their_own(store: &dyn TrajectoryStore) {
         false,
     )
     .await;
-    let summary = store.trajectory("a1").await.unwrap().unwrap();
-    assert_eq!(summary.tenant, "acme");
+    let summary = store.trajectory(&t("acme"), "a1").await.unwrap().unwrap();
+    assert_eq!(summary.tenant, t("acme"));
+    assert!(
+        store
+            .trajectory(&t("globex"), "a1")
+            .await
+            .unwrap()
+            .is_none()
+    );
 
-    let listed = |tenant: &str| TrajectoryFilter {
-        tenant: Some(tenant.into()),
-        ..Default::default()
-    };
     let page = PageRequest::default();
     let acme = store
-        .list_trajectories(&listed("acme"), &page)
+        .list_trajectories(
+            Tenants::Only(&t("acme")),
+            &TrajectoryFilter::default(),
+            &page,
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -559,24 +601,27 @@ async fn tenants_see_only_their_own(store: &dyn TrajectoryStore) {
         ["a1"]
     );
     let everyone = store
-        .list_trajectories(&TrajectoryFilter::default(), &page)
+        .list_trajectories(Tenants::All, &TrajectoryFilter::default(), &page)
         .await
         .unwrap();
     assert_eq!(everyone.items.len(), 2);
 
-    let blocked = |tenant: &str| AdjudicationFilter {
-        tenant: Some(tenant.into()),
-        ..Default::default()
-    };
     let globex = store
-        .list_adjudications(&blocked("globex"), &page)
+        .list_adjudications(
+            Tenants::Only(&t("globex")),
+            &AdjudicationFilter::default(),
+            &page,
+        )
         .await
         .unwrap();
     assert_eq!(globex.items.len(), 1);
     assert_eq!(globex.items[0].trajectory_id, "g1");
 
     // The same agent id is two agents, one per tenant.
-    let agents = store.list_agents(Some("acme"), &page).await.unwrap();
+    let agents = store
+        .list_agents(Tenants::Only(&t("acme")), &page)
+        .await
+        .unwrap();
     assert_eq!(agents.items.len(), 1);
     assert_eq!(
         (
@@ -586,31 +631,126 @@ async fn tenants_see_only_their_own(store: &dyn TrajectoryStore) {
         ("acme", 1)
     );
     let all = store
-        .list_agents(None, &PageRequest::first(1))
+        .list_agents(Tenants::All, &PageRequest::first(1))
         .await
         .unwrap();
     let rest = store
-        .list_agents(None, &PageRequest::after(1, all.next.unwrap()))
+        .list_agents(Tenants::All, &PageRequest::after(1, all.next.unwrap()))
         .await
         .unwrap();
     assert_eq!(
         (all.items[0].tenant.as_str(), rest.items[0].tenant.as_str()),
         ("acme", "globex")
     );
-    assert!(store.agent("acme", "bot").await.unwrap().is_some());
-    assert!(store.agent("initech", "bot").await.unwrap().is_none());
+    assert!(store.agent(&t("acme"), "bot").await.unwrap().is_some());
+    assert!(store.agent(&t("initech"), "bot").await.unwrap().is_none());
 
     let window = TimeWindow::default();
-    let acme = store.analytics(Some("acme"), &window).await.unwrap();
+    let acme = store
+        .analytics(Tenants::Only(&t("acme")), &window)
+        .await
+        .unwrap();
     assert_eq!(
         (acme.trajectories, acme.events, acme.denied, acme.escalated),
         (1, 3, 1, 0)
     );
-    let globex = store.analytics(Some("globex"), &window).await.unwrap();
+    let globex = store
+        .analytics(Tenants::Only(&t("globex")), &window)
+        .await
+        .unwrap();
     assert_eq!(
         (globex.trajectories, globex.denied, globex.escalated),
         (1, 0, 1)
     );
+}
+
+/// Ids are unique per tenant: a second tenant may use the same trajectory
+/// and event ids, learns nothing from them and takes nothing from the first.
+async fn ids_are_unique_per_tenant(store: &dyn TrajectoryStore) {
+    use Decision::*;
+    write_tenant_trajectory(store, "acme", ("shared", "bot", "s"), 0, &[Deny], true).await;
+    let acme = store
+        .trajectory_with_events(&t("acme"), "shared")
+        .await
+        .unwrap()
+        .unwrap();
+    // The same trajectory with the same event ids, recorded by another
+    // tenant with other verdicts: accepted, and kept apart.
+    let allowed = verdict(Allow, "base-default-permit");
+    for stored in &acme.events[..2] {
+        store
+            .append(StepRecord {
+                tenant: &t("globex"),
+                event: &stored.event,
+                seq: stored.seq,
+                adjudication: stored.adjudication.as_ref().map(|_| &allowed),
+                status: TrajectoryStatus::Running,
+                state: &TrajectoryState::default(),
+            })
+            .await
+            .unwrap();
+    }
+    let acme = store
+        .trajectory_with_events(&t("acme"), "shared")
+        .await
+        .unwrap()
+        .unwrap();
+    let globex = store
+        .trajectory_with_events(&t("globex"), "shared")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(acme.events.len(), 3);
+    assert_eq!(globex.events.len(), 2);
+    assert_eq!(
+        acme.events[1].event.event_id,
+        globex.events[1].event.event_id
+    );
+    assert_eq!(acme.events[1].adjudication.as_ref().unwrap().decision, Deny);
+    assert_eq!(
+        globex.events[1].adjudication.as_ref().unwrap().decision,
+        Allow
+    );
+    assert_eq!(acme.summary.status, TrajectoryStatus::Completed);
+    assert_eq!(globex.summary.status, TrajectoryStatus::Running);
+    // Within one tenant the ids still collide.
+    let again = event(
+        "shared",
+        "bot",
+        9,
+        Payload::Started {
+            agent: agent("bot"),
+            task: None,
+            session_id: None,
+        },
+    );
+    let err = store
+        .append(StepRecord {
+            tenant: &t("globex"),
+            event: &again,
+            seq: 0,
+            adjudication: None,
+            status: TrajectoryStatus::Running,
+            state: &TrajectoryState::default(),
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::DuplicateTrajectory(_) | StoreError::DuplicateEvent(_)
+        ),
+        "{err}"
+    );
+    let blocked = store
+        .list_adjudications(
+            Tenants::Only(&t("globex")),
+            &AdjudicationFilter::default(),
+            &PageRequest::default(),
+        )
+        .await
+        .unwrap();
+    assert!(blocked.items.is_empty(), "{blocked:?}");
 }
 
 /// Many concurrent appends, as group commit batches them: every step is
@@ -630,7 +770,7 @@ async fn concurrent_appends_each_stand_alone(store: &dyn TrajectoryStore) {
             },
         );
         let step = StepRecord {
-            tenant: DEFAULT_TENANT,
+            tenant: &TenantId::default(),
             event: &started,
             seq: 0,
             adjudication: None,
@@ -664,7 +804,7 @@ async fn concurrent_appends_each_stand_alone(store: &dyn TrajectoryStore) {
         let state = TrajectoryState::default();
         let seq = if i == last { 0 } else { 1 };
         let step = StepRecord {
-            tenant: DEFAULT_TENANT,
+            tenant: &TenantId::default(),
             event: e,
             seq,
             adjudication: None,
@@ -678,12 +818,20 @@ async fn concurrent_appends_each_stand_alone(store: &dyn TrajectoryStore) {
     assert!(matches!(last, Err(StoreError::Conflict { .. })), "{last:?}");
     for (result, (id, _)) in rest.iter().zip(&thoughts) {
         assert!(result.is_ok(), "{id}: {result:?}");
-        assert_eq!(store.trajectory(id).await.unwrap().unwrap().event_count, 2);
+        assert_eq!(
+            store
+                .trajectory(&TenantId::default(), id)
+                .await
+                .unwrap()
+                .unwrap()
+                .event_count,
+            2
+        );
     }
     let (last_id, _) = thoughts.last().unwrap();
     assert_eq!(
         store
-            .trajectory(last_id)
+            .trajectory(&TenantId::default(), last_id)
             .await
             .unwrap()
             .unwrap()
@@ -700,18 +848,27 @@ async fn grants_are_kept_per_agent(store: &dyn TrajectoryStore) {
     first.granted_at = at(1);
     let mut second = Grant::new(shape("crates.io"), GrantScope::Always, Actor::human("ana"));
     second.granted_at = at(2);
-    store.put_grant("default", "bot", &second).await.unwrap();
-    store.put_grant("default", "bot", &first).await.unwrap();
-    store.put_grant("acme", "bot", &first).await.unwrap();
+    store
+        .put_grant(&t("default"), "bot", &second)
+        .await
+        .unwrap();
+    store.put_grant(&t("default"), "bot", &first).await.unwrap();
+    store.put_grant(&t("acme"), "bot", &first).await.unwrap();
     let mut again = first.clone();
     again.granted_by = Actor::human("bo");
     again.granted_at = at(3);
-    store.put_grant("default", "bot", &again).await.unwrap();
+    store.put_grant(&t("default"), "bot", &again).await.unwrap();
 
-    let kept = store.grants("default", "bot").await.unwrap();
+    let kept = store.grants(&t("default"), "bot").await.unwrap();
     assert_eq!(kept, vec![second, again]);
-    assert_eq!(store.grants("acme", "bot").await.unwrap(), vec![first]);
-    assert!(store.grants("default", "other").await.unwrap().is_empty());
+    assert_eq!(store.grants(&t("acme"), "bot").await.unwrap(), vec![first]);
+    assert!(
+        store
+            .grants(&t("default"), "other")
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 macro_rules! suite {
@@ -743,6 +900,12 @@ macro_rules! suite {
                 let (s, _g) = $make;
                 super::concurrent_appends_each_stand_alone(&s).await
             }
+            #[tokio::test]
+            async fn ids_are_unique_per_tenant() {
+                let (s, _g) = $make;
+                super::ids_are_unique_per_tenant(&s).await
+            }
+
             #[tokio::test]
             async fn tenants_see_only_their_own() {
                 let (s, _g) = $make;
@@ -781,7 +944,11 @@ async fn acknowledged_steps_survive_reopening() {
         write_trajectory(&store, "durable", "bot", "s", 0, &[Decision::Deny], false).await;
     }
     let store = SqliteStore::open_dir(dir.path()).unwrap();
-    let summary = store.trajectory("durable").await.unwrap().unwrap();
+    let summary = store
+        .trajectory(&TenantId::default(), "durable")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (
             summary.event_count,
@@ -834,15 +1001,30 @@ async fn a_store_from_before_tenants_is_migrated() {
     .unwrap();
     drop(conn);
     let store = SqliteStore::open_dir(dir.path()).unwrap();
-    let old = store.trajectory("old").await.unwrap().unwrap();
+    let old = store
+        .trajectory(&TenantId::default(), "old")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((old.tenant.as_str(), old.event_count), (DEFAULT_TENANT, 1));
-    assert!(store.agent(DEFAULT_TENANT, "bot").await.unwrap().is_some());
+    assert!(
+        store
+            .agent(&TenantId::default(), "bot")
+            .await
+            .unwrap()
+            .is_some()
+    );
     write_trajectory(&store, "new", "bot", "s", 0, &[Decision::Allow], false).await;
     drop(store);
     // Opening again leaves a migrated store as it is.
     let store = SqliteStore::open_dir(dir.path()).unwrap();
     assert_eq!(
-        store.trajectory("new").await.unwrap().unwrap().event_count,
+        store
+            .trajectory(&TenantId::default(), "new")
+            .await
+            .unwrap()
+            .unwrap()
+            .event_count,
         2
     );
 }
@@ -859,20 +1041,36 @@ async fn the_memory_store_forgets_ended_trajectories_beyond_its_budget() {
     }
     assert!(store.stored_events() <= 50, "{}", store.stored_events());
     assert!(
-        store.trajectory("done-0").await.unwrap().is_none(),
+        store
+            .trajectory(&TenantId::default(), "done-0")
+            .await
+            .unwrap()
+            .is_none(),
         "the oldest ended one is gone"
     );
     assert!(
-        store.trajectory("done-99").await.unwrap().is_some(),
+        store
+            .trajectory(&TenantId::default(), "done-99")
+            .await
+            .unwrap()
+            .is_some(),
         "the newest stays"
     );
     assert!(
-        store.trajectory("running").await.unwrap().is_some(),
+        store
+            .trajectory(&TenantId::default(), "running")
+            .await
+            .unwrap()
+            .is_some(),
         "a running trajectory is never forgotten"
     );
     // What is forgotten is not listed, and its verdicts do not count.
     let blocked = store
-        .list_adjudications(&AdjudicationFilter::default(), &PageRequest::first(1000))
+        .list_adjudications(
+            Tenants::All,
+            &AdjudicationFilter::default(),
+            &PageRequest::first(1000),
+        )
         .await
         .unwrap();
     let listed: std::collections::BTreeSet<&str> = blocked

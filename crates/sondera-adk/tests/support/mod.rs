@@ -454,7 +454,7 @@ impl Fixture {
 
     pub async fn events(&self, trajectory_id: &str) -> Vec<StoredEvent> {
         self.store
-            .trajectory_with_events(trajectory_id)
+            .trajectory_with_events(&sondera_store::TenantId::default(), trajectory_id)
             .await
             .unwrap()
             .expect("trajectory is recorded")

@@ -1,0 +1,115 @@
+//! What the two SQL stores share: the statements that read the same in both
+//! dialects, and the migration runner.
+//!
+//! Statements use `$N` placeholders. PostgreSQL numbers them; SQLite reads
+//! them as named parameters, indexed in order of first appearance, so every
+//! statement here introduces `$1`, `$2`, ... in order (a test checks it) and
+//! both stores bind the same values positionally.
+//!
+//! Every id is unique within its tenant only, so every statement that reads
+//! or writes by id names the tenant first.
+
+use crate::StoreError;
+
+pub(crate) const UPSERT_AGENT: &str =
+    "INSERT INTO agents (tenant, id, body, first_seen, last_seen) VALUES ($1, $2, $3, $4, $4)
+     ON CONFLICT (tenant, id) DO UPDATE SET body = excluded.body, last_seen = excluded.last_seen";
+
+pub(crate) const CREATE_TRAJECTORY: &str = "INSERT INTO trajectories (tenant, id, agent_id, session_id, status, created_at, updated_at, event_count, state)
+     VALUES ($1, $2, $3, $4, 'pending', $5, $5, 0, '{}') ON CONFLICT (tenant, id) DO NOTHING";
+
+pub(crate) const INSERT_EVENT: &str = "INSERT INTO events (tenant, trajectory_id, seq, event_id, recorded_at, body) VALUES ($1, $2, $3, $4, $5, $6)";
+
+pub(crate) const INSERT_ADJUDICATION: &str = "INSERT INTO adjudications (tenant, event_id, trajectory_id, agent_id, seq, kind, decision, recorded_at, body)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+
+pub(crate) const UPDATE_TRAJECTORY: &str = "UPDATE trajectories SET status = $1, updated_at = $2, event_count = $3, state = $4 WHERE tenant = $5 AND id = $6";
+
+/// The columns of a trajectory summary, in the order both stores decode them.
+macro_rules! summary_columns {
+    () => {
+        "id, tenant, agent_id, session_id, status, created_at, updated_at, event_count, state"
+    };
+}
+pub(crate) use summary_columns;
+
+pub(crate) const SELECT_TRAJECTORY: &str = concat!(
+    "SELECT ",
+    summary_columns!(),
+    " FROM trajectories WHERE tenant = $1 AND id = $2"
+);
+
+pub(crate) const SELECT_EVENTS: &str = "SELECT e.seq, e.body, a.body FROM events e
+     LEFT JOIN adjudications a ON a.tenant = e.tenant AND a.event_id = e.event_id
+     WHERE e.tenant = $1 AND e.trajectory_id = $2 ORDER BY e.seq";
+
+pub(crate) const UPSERT_GRANT: &str = "INSERT INTO grants (tenant, agent_id, shape, granted_at, body) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (tenant, agent_id, shape) DO UPDATE SET granted_at = excluded.granted_at, body = excluded.body";
+
+pub(crate) const SELECT_GRANTS: &str =
+    "SELECT body FROM grants WHERE tenant = $1 AND agent_id = $2 ORDER BY granted_at, shape";
+
+pub(crate) const SELECT_AGENT: &str = "SELECT body FROM agents WHERE tenant = $1 AND id = $2";
+
+/// The unique constraint on event ids, so a repeated id is told apart from
+/// a lost race for a position.
+pub(crate) const EVENT_ID_CONSTRAINT: &str = "events_event_id_unique";
+
+#[cfg(test)]
+pub(crate) const SHARED: &[&str] = &[
+    UPSERT_AGENT,
+    CREATE_TRAJECTORY,
+    INSERT_EVENT,
+    INSERT_ADJUDICATION,
+    UPDATE_TRAJECTORY,
+    SELECT_TRAJECTORY,
+    SELECT_EVENTS,
+    UPSERT_GRANT,
+    SELECT_GRANTS,
+    SELECT_AGENT,
+];
+
+/// One schema change, in each dialect. Versions count from 1.
+pub(crate) struct Migration {
+    pub(crate) version: u32,
+    pub(crate) sqlite: &'static str,
+    pub(crate) postgres: &'static str,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// The migrations a database at schema `applied` still needs, in order, as
+/// `(version, statements)`; a database written by a newer release is
+/// refused rather than guessed at.
+pub(crate) fn pending(
+    applied: u32,
+    dialect: Dialect,
+    location: &str,
+) -> Result<Vec<(u32, &'static str)>, StoreError> {
+    let latest = crate::migrations::MIGRATIONS
+        .last()
+        .map_or(0, |m| m.version);
+    if applied > latest {
+        return Err(StoreError::Open {
+            path: location.to_string(),
+            message: format!(
+                "schema version {applied} is newer than this release understands ({latest}); upgrade sondera"
+            ),
+        });
+    }
+    Ok(crate::migrations::MIGRATIONS
+        .iter()
+        .filter(|m| m.version > applied)
+        .map(|m| {
+            let sql = match dialect {
+                Dialect::Sqlite => m.sqlite,
+                Dialect::Postgres => m.postgres,
+            };
+            (m.version, sql)
+        })
+        .collect())
+}
