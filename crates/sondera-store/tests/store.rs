@@ -967,6 +967,32 @@ fn rusqlite_mode(dir: &std::path::Path) -> String {
         .unwrap()
 }
 
+/// Reads do not queue behind writes: while a commit waits (here on another
+/// process's lock; in life on its sync), the store still answers reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_do_not_wait_for_a_pending_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(SqliteStore::open_dir(dir.path()).unwrap());
+    write_trajectory(store.as_ref(), "read-me", "bot", "s", 0, &[], false).await;
+    let other = rusqlite::Connection::open(dir.path().join("sondera.db")).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let writer = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            write_trajectory(store.as_ref(), "waits", "bot", "s", 1, &[], false).await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let read = store
+        .trajectory(&TenantId::default(), "read-me")
+        .await
+        .unwrap();
+    assert!(read.is_some());
+    assert!(!writer.is_finished(), "the read waited for the writer");
+    other.execute_batch("COMMIT").unwrap();
+    writer.await.unwrap();
+}
+
 #[tokio::test]
 async fn opening_an_unusable_path_names_it() {
     let file = tempfile::NamedTempFile::new().unwrap();
