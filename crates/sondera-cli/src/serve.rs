@@ -72,9 +72,22 @@ pub struct ServeArgs {
     /// Largest request body, in bytes.
     #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
     max_request_bytes: usize,
-    /// Seconds a request may take.
+    /// Seconds a request may take, reading its body included.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     request_timeout: u64,
+    /// Seconds an HTTP/1 client may take to send a request's headers.
+    #[arg(long, default_value_t = Limits::default().header_read_timeout.as_secs(), value_name = "SECONDS")]
+    header_timeout: u64,
+    /// Seconds a connection may pass with no traffic before it is closed.
+    #[arg(long, default_value_t = Limits::default().idle_timeout.as_secs(), value_name = "SECONDS")]
+    idle_timeout: u64,
+    /// Seconds a client may take to finish the TLS handshake.
+    #[arg(long, default_value_t = Limits::default().tls_handshake_timeout.as_secs(), value_name = "SECONDS")]
+    tls_handshake_timeout: u64,
+    /// Connections open at once on each listener; more wait to be accepted.
+    /// Keep it below the process's file descriptor limit.
+    #[arg(long, default_value_t = Limits::default().max_connections, value_name = "N")]
+    max_connections: usize,
     /// Live events a stream subscriber may fall behind before it is dropped.
     #[arg(long, default_value_t = 1024, value_name = "EVENTS")]
     stream_buffer: usize,
@@ -109,6 +122,10 @@ impl ServeArgs {
             max_batch_events: self.max_batch_events,
             max_request_bytes: self.max_request_bytes,
             request_timeout: Duration::from_secs(self.request_timeout),
+            header_read_timeout: Duration::from_secs(self.header_timeout),
+            idle_timeout: Duration::from_secs(self.idle_timeout),
+            tls_handshake_timeout: Duration::from_secs(self.tls_handshake_timeout),
+            max_connections: self.max_connections,
             stream_buffer: self.stream_buffer,
         }
     }

@@ -33,6 +33,7 @@ pub const OPENAPI: &str = include_str!("openapi.json");
 
 pub(crate) fn router(state: HttpState) -> axum::Router {
     let body_limit = state.governance.limits().max_request_bytes;
+    let request_timeout = state.governance.limits().request_timeout;
     axum::Router::new()
         .route("/v1/adjudicate", post(adjudicate))
         .route("/v1/adjudicate/batch", post(adjudicate_batch))
@@ -49,7 +50,25 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            request_timeout,
+            within_request_timeout,
+        ))
         .with_state(state)
+}
+
+/// Bounds the whole request, reading its body included, so a client that
+/// stalls mid-body is answered and its connection closed. A stream's
+/// response starts within it and then runs on.
+async fn within_request_timeout(
+    State(limit): State<std::time::Duration>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ServiceError::Timeout(limit).into_response(),
+    }
 }
 
 type Reply<T> = Result<Json<T>, ServiceError>;

@@ -26,6 +26,7 @@ mod governance;
 mod grpc;
 mod http;
 mod limits;
+mod listener;
 mod metrics;
 mod reload;
 mod serve;

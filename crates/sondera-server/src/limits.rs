@@ -13,8 +13,17 @@ pub struct Limits {
     /// Largest request body (a batch included); larger requests are refused
     /// before they are read.
     pub max_request_bytes: usize,
-    /// How long a request may take before the caller is told it timed out.
+    /// How long a request may take, reading its body included, before the
+    /// caller is told it timed out.
     pub request_timeout: Duration,
+    /// How long an HTTP/1 client may take to send a request's headers.
+    pub header_read_timeout: Duration,
+    /// How long a connection may pass with no traffic either way.
+    pub idle_timeout: Duration,
+    /// How long a client may take to finish the TLS handshake.
+    pub tls_handshake_timeout: Duration,
+    /// Connections open at once, per listener; more wait to be accepted.
+    pub max_connections: usize,
     /// Live events a subscriber may fall behind before it is dropped.
     pub stream_buffer: usize,
 }
@@ -26,6 +35,10 @@ impl Default for Limits {
             max_batch_events: 256,
             max_request_bytes: 16 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(120),
+            tls_handshake_timeout: Duration::from_secs(10),
+            max_connections: 512,
             stream_buffer: 1024,
         }
     }

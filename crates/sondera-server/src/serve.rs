@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -21,6 +21,7 @@ use crate::governance::Governance;
 use crate::grpc::GrpcService;
 use crate::http::{HttpState, router};
 use crate::limits::Limits;
+use crate::listener;
 use crate::metrics::{Metrics, WriteTimer};
 use crate::reload::{self, PolicyLoader};
 
@@ -169,8 +170,7 @@ pub struct Server {
 }
 
 struct Tls {
-    grpc: tonic::transport::ServerTlsConfig,
-    http: TlsAcceptor,
+    acceptor: TlsAcceptor,
 }
 
 fn tls_config(files: &TlsFiles) -> Result<Tls, ServerError> {
@@ -206,10 +206,8 @@ fn tls_config(files: &TlsFiles) -> Result<Tls, ServerError> {
             )
         })?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    let identity = tonic::transport::Identity::from_pem(cert_pem, key_pem);
     Ok(Tls {
-        grpc: tonic::transport::ServerTlsConfig::new().identity(identity),
-        http: TlsAcceptor::from(Arc::new(config)),
+        acceptor: TlsAcceptor::from(Arc::new(config)),
     })
 }
 
@@ -273,10 +271,7 @@ impl Server {
             governance.close_streams();
             let _ = stop.send(true);
         });
-        let (grpc_tls, http_tls) = match self.tls {
-            Some(tls) => (Some(tls.grpc), Some(tls.http)),
-            None => (None, None),
-        };
+        let tls = self.tls.map(|tls| tls.acceptor);
         let grpc = serve_grpc(
             self.grpc,
             GrpcService {
@@ -284,14 +279,14 @@ impl Server {
                 access: self.access.clone(),
             },
             &self.limits,
-            grpc_tls,
-            wait_for(stopped.clone()),
+            tls.clone(),
+            stopped.clone(),
         );
         let app = router(HttpState {
             governance: self.governance.clone(),
             access: self.access.clone(),
         });
-        let http = serve_http(self.http, app, http_tls, stopped.clone());
+        let http = serve_http(self.http, app, &self.limits, tls, stopped.clone());
         let servers = async { tokio::join!(grpc, http).0 };
         // Connections idle past the request timeout are not waited for.
         let drain = self.limits.request_timeout;
@@ -319,80 +314,59 @@ async fn serve_grpc(
     listener: TcpListener,
     service: GrpcService,
     limits: &Limits,
-    tls: Option<tonic::transport::ServerTlsConfig>,
-    shutdown: impl Future<Output = ()>,
+    tls: Option<TlsAcceptor>,
+    stopped: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), ServerError> {
-    let mut builder = tonic::transport::Server::builder().timeout(limits.request_timeout);
-    if let Some(tls) = tls {
-        builder = builder.tls_config(tls)?;
-    }
+    let incoming = tokio_stream::wrappers::ReceiverStream::new(listener::accept(
+        listener,
+        limits,
+        tls,
+        stopped.clone(),
+    ));
     let service = HarnessServiceServer::new(service)
         .max_decoding_message_size(limits.max_request_bytes)
         .max_encoding_message_size(usize::MAX);
-    // Small request/response messages: Nagle's algorithm would hold each
-    // for a delayed acknowledgement.
-    let incoming = tokio_stream::StreamExt::map(
-        tokio_stream::wrappers::TcpListenerStream::new(listener),
-        |stream| {
-            let stream = stream?;
-            stream.set_nodelay(true)?;
-            Ok::<_, std::io::Error>(stream)
-        },
-    );
-    builder
+    // Pings keep a quiet live stream from counting as idle, and find peers
+    // that vanished.
+    tonic::transport::Server::builder()
+        .timeout(limits.request_timeout)
+        .http2_keepalive_interval(Some(limits.idle_timeout / 3))
+        .http2_keepalive_timeout(Some(limits.idle_timeout / 3))
         .add_service(service)
-        .serve_with_incoming_shutdown(incoming, shutdown)
+        .serve_with_incoming_shutdown(incoming, wait_for(stopped))
         .await?;
     Ok(())
 }
 
-/// Accepts HTTP/1 and HTTP/2 connections, over TLS when configured, until
-/// stopped; then waits for open connections to finish.
+/// Serves HTTP/1 and HTTP/2 connections until stopped; then waits for open
+/// connections to finish.
 async fn serve_http(
     listener: TcpListener,
     app: axum::Router,
+    limits: &Limits,
     tls: Option<TlsAcceptor>,
-    mut stopped: tokio::sync::watch::Receiver<bool>,
+    stopped: tokio::sync::watch::Receiver<bool>,
 ) {
     let graceful = GracefulShutdown::new();
-    let builder = auto::Builder::new(TokioExecutor::new());
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::warn!("HTTP accept failed: {e}");
-                    continue;
-                }
-            },
-            _ = stopped.wait_for(|s| *s) => break,
-        };
-        let _ = stream.set_nodelay(true);
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(limits.idle_timeout / 3)
+        .keep_alive_timeout(limits.idle_timeout / 3);
+    let mut incoming = listener::accept(listener, limits, tls, stopped);
+    while let Some(connection) = incoming.recv().await {
+        let Ok(connection) = connection else { continue };
         let service = TowerToHyperService::new(app.clone());
-        let builder = builder.clone();
-        let tls = tls.clone();
-        let watcher = graceful.watcher();
+        let conn = builder.serve_connection_with_upgrades(TokioIo::new(connection), service);
+        let watched = graceful.watch(conn.into_owned());
         tokio::spawn(async move {
-            let result = match tls {
-                Some(acceptor) => match acceptor.accept(stream).await {
-                    Ok(stream) => {
-                        let conn =
-                            builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                        watcher.watch(conn.into_owned()).await
-                    }
-                    Err(e) => {
-                        tracing::debug!(%peer, "TLS handshake failed: {e}");
-                        return;
-                    }
-                },
-                None => {
-                    let conn =
-                        builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                    watcher.watch(conn.into_owned()).await
-                }
-            };
-            if let Err(e) = result {
-                tracing::debug!(%peer, "HTTP connection ended: {e}");
+            if let Err(e) = watched.await {
+                tracing::debug!("HTTP connection ended: {e}");
             }
         });
     }

@@ -1,0 +1,278 @@
+//! Accepting connections, for both front ends alike.
+//!
+//! A client that opens connections and then sends nothing, or one byte a
+//! second, must not be able to hold the service: every connection counts
+//! against a limit (past it, new ones wait in the kernel's backlog), must
+//! finish its TLS handshake within a deadline, and is closed after a spell
+//! with no traffic either way. HTTP/1 additionally bounds reading request
+//! headers and every request (its body included) is bounded by the request
+//! timeout; those live with the protocol code. When accepting fails (the
+//! process is out of file descriptors, say) the loop waits before trying
+//! again, longer each time, and says so at most once a second.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::time::Sleep;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
+
+use crate::limits::Limits;
+
+/// An accepted connection: plain or TLS, holding its place under the
+/// connection limit until dropped, and closed when idle too long.
+pub(crate) struct Connection {
+    stream: Stream,
+    idle_timeout: Duration,
+    idle: Pin<Box<Sleep>>,
+    _permit: OwnedSemaphorePermit,
+}
+
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+/// Accepts on `listener` until `stopped`, handing each connection over once
+/// its TLS handshake (if any) is done. Handshakes run concurrently, so a
+/// client that stalls in one does not hold up the others.
+pub(crate) fn accept(
+    listener: TcpListener,
+    limits: &Limits,
+    tls: Option<TlsAcceptor>,
+    mut stopped: watch::Receiver<bool>,
+) -> mpsc::Receiver<io::Result<Connection>> {
+    let (accepted, incoming) = mpsc::channel(64);
+    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let (handshake, idle) = (limits.tls_handshake_timeout, limits.idle_timeout);
+    tokio::spawn(async move {
+        let mut backoff = AcceptBackoff::default();
+        loop {
+            let permit = tokio::select! {
+                permit = permits.clone().acquire_owned() => permit.expect("never closed"),
+                () = until_stopped(&mut stopped) => return,
+            };
+            let (tcp, peer) = tokio::select! {
+                result = listener.accept() => match result {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        let wait = backoff.failed(&e, Instant::now());
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                },
+                () = until_stopped(&mut stopped) => return,
+            };
+            backoff.succeeded();
+            // Small request/response messages: Nagle's algorithm would hold
+            // each for a delayed acknowledgement.
+            let _ = tcp.set_nodelay(true);
+            let connection = move |stream| Connection::new(stream, idle, permit);
+            match &tls {
+                None => {
+                    if accepted
+                        .send(Ok(connection(Stream::Plain(tcp))))
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+                Some(acceptor) => {
+                    let (acceptor, accepted) = (acceptor.clone(), accepted.clone());
+                    tokio::spawn(async move {
+                        match tokio::time::timeout(handshake, acceptor.accept(tcp)).await {
+                            Ok(Ok(tls)) => {
+                                let _ = accepted
+                                    .send(Ok(connection(Stream::Tls(Box::new(tls)))))
+                                    .await;
+                            }
+                            Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
+                            Err(_) => tracing::debug!(
+                                %peer,
+                                "TLS handshake not finished within {handshake:?}; closed"
+                            ),
+                        }
+                    });
+                }
+            }
+        }
+    });
+    incoming
+}
+
+async fn until_stopped(stopped: &mut watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|s| *s).await;
+}
+
+impl Connection {
+    fn new(stream: Stream, idle_timeout: Duration, permit: OwnedSemaphorePermit) -> Self {
+        Self {
+            stream,
+            idle_timeout,
+            idle: Box::pin(tokio::time::sleep(idle_timeout)),
+            _permit: permit,
+        }
+    }
+
+    fn tcp(&self) -> &TcpStream {
+        match &self.stream {
+            Stream::Plain(tcp) => tcp,
+            Stream::Tls(tls) => tls.get_ref().0,
+        }
+    }
+
+    fn progressed(&mut self) {
+        let deadline = tokio::time::Instant::now() + self.idle_timeout;
+        self.idle.as_mut().reset(deadline);
+    }
+
+    /// Whether the idle deadline passed while the connection waited.
+    fn idled_out(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.idle.as_mut().poll(cx));
+        Poll::Ready(Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("no traffic for {:?}", self.idle_timeout),
+        )))
+    }
+}
+
+impl tonic::transport::server::Connected for Connection {
+    type ConnectInfo = tonic::transport::server::TcpConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.tcp().connect_info()
+    }
+}
+
+impl AsyncRead for Connection {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = match &mut self.stream {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        };
+        match polled {
+            Poll::Ready(Ok(())) if buf.filled().len() > before => {
+                self.progressed();
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending => self.idled_out(cx),
+            other => other,
+        }
+    }
+}
+
+impl AsyncWrite for Connection {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = match &mut self.stream {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, data),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, data),
+        };
+        match polled {
+            Poll::Ready(Ok(n)) => {
+                if n > 0 {
+                    self.progressed();
+                }
+                Poll::Ready(Ok(n))
+            }
+            Poll::Pending => self.idled_out(cx).map_ok(|()| 0),
+            other => other,
+        }
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.stream {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.stream {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// How long to wait after a failed accept: doubling from 5 ms to 1 s while
+/// failures continue, and a log line at most once a second counting those
+/// not logged.
+#[derive(Debug, Default)]
+struct AcceptBackoff {
+    wait: Option<Duration>,
+    logged_at: Option<Instant>,
+    unlogged: u64,
+}
+
+const FIRST_WAIT: Duration = Duration::from_millis(5);
+const LONGEST_WAIT: Duration = Duration::from_secs(1);
+const LOG_EVERY: Duration = Duration::from_secs(1);
+
+impl AcceptBackoff {
+    fn failed(&mut self, error: &io::Error, now: Instant) -> Duration {
+        let wait = self.wait.map_or(FIRST_WAIT, |w| (w * 2).min(LONGEST_WAIT));
+        self.wait = Some(wait);
+        if self.should_log(now) {
+            let unlogged = std::mem::take(&mut self.unlogged);
+            tracing::warn!(
+                "accepting a connection failed: {error}; retrying in {wait:?} ({unlogged} more failures since the last report)"
+            );
+        }
+        wait
+    }
+
+    fn should_log(&mut self, now: Instant) -> bool {
+        let due = self
+            .logged_at
+            .is_none_or(|at| now.duration_since(at) >= LOG_EVERY);
+        if due {
+            self.logged_at = Some(now);
+        } else {
+            self.unlogged += 1;
+        }
+        due
+    }
+
+    fn succeeded(&mut self) {
+        self.wait = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_accepts_back_off_and_are_logged_once_a_second() {
+        let mut backoff = AcceptBackoff::default();
+        let error = io::Error::from_raw_os_error(24);
+        let start = Instant::now();
+        let waits: Vec<Duration> = (0..10).map(|_| backoff.failed(&error, start)).collect();
+        assert_eq!(waits[0], FIRST_WAIT);
+        assert!(waits.windows(2).all(|w| w[1] >= w[0]));
+        assert_eq!(*waits.last().unwrap(), LONGEST_WAIT);
+        // Ten failures in the same instant: one logged, nine counted.
+        assert_eq!(backoff.unlogged, 9);
+        assert!(backoff.should_log(start + LOG_EVERY));
+        assert_eq!(backoff.unlogged, 9);
+        backoff.succeeded();
+        assert_eq!(backoff.failed(&error, start + LOG_EVERY * 3), FIRST_WAIT);
+        assert_eq!(backoff.unlogged, 0);
+    }
+}
