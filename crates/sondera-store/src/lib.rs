@@ -28,6 +28,7 @@ mod hooked;
 mod memory;
 mod migrations;
 mod postgres;
+mod postgres_tls;
 mod sql;
 mod sqlite;
 mod tenant;
@@ -48,7 +49,7 @@ use sondera_model::{Agent, Grant};
 pub enum StoreError {
     #[error("database error: {0}")]
     Database(#[from] rusqlite::Error),
-    #[error("database error: {0}")]
+    #[error("database error: {}", postgres::describe(.0))]
     Postgres(#[from] tokio_postgres::Error),
     #[error("the database is unavailable: {0}")]
     Unavailable(String),

@@ -63,23 +63,43 @@ fn from_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T
     })
 }
 
-fn pool_error(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Unavailable(e.to_string())
+fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
+    match e {
+        deadpool_postgres::PoolError::Backend(e) => StoreError::Unavailable(describe(&e)),
+        e => StoreError::Unavailable(e.to_string()),
+    }
+}
+
+/// What the server or the connection said: tokio-postgres' own message is
+/// only "db error" or "error connecting", with the cause behind it.
+pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("{} (SQLSTATE {})", db.message(), db.code().code());
+    }
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
 }
 
 impl PostgresStore {
-    /// Connects to `url` (`postgres://user:password@host:port/database`),
-    /// applies pending migrations and starts the writers. Call it within a
+    /// Connects to `url` (`postgres://user:password@host:port/database`,
+    /// with `sslmode` and `sslrootcert` as libpq reads them: see
+    /// `postgres_tls`), applies pending migrations and starts the writers. Call it within a
     /// Tokio runtime, which then drives the writers.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let open = |message: String| StoreError::Open {
             path: redact(url),
             message,
         };
-        let config: tokio_postgres::Config = url.parse().map_err(|e| open(format!("{e}")))?;
+        let target = crate::postgres_tls::target(url).map_err(open)?;
         let manager = deadpool_postgres::Manager::from_config(
-            config,
-            tokio_postgres::NoTls,
+            target.config,
+            target.tls,
             deadpool_postgres::ManagerConfig {
                 recycling_method: deadpool_postgres::RecyclingMethod::Fast,
             },

@@ -1117,3 +1117,48 @@ async fn a_memory_location_may_name_its_budget() {
     let err = connect("memory:lots").await.unwrap_err();
     assert!(err.to_string().contains("memory:EVENTS"), "{err}");
 }
+
+/// Hosted databases require TLS: `sslmode` and `sslrootcert` in the URL
+/// are honoured, and the server's certificate is verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_over_tls_follows_sslmode_and_verifies_the_server() {
+    let (url, ca) = sondera_testkit::postgres_tls_database();
+    let ca = ca.display().to_string();
+    let trusted = format!("{url}?sslmode=require&sslrootcert={ca}");
+    let store = PostgresStore::connect(&trusted).await.unwrap();
+    write_trajectory(&store, "over-tls", "bot", "s", 0, &[Decision::Allow], true).await;
+    let summary = store
+        .trajectory(&TenantId::default(), "over-tls")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(summary.event_count, 3);
+    // verify-full reads the same, and `prefer` (the default) takes TLS
+    // when the server offers it.
+    PostgresStore::connect(&format!("{url}?sslmode=verify-full&sslrootcert={ca}"))
+        .await
+        .unwrap();
+    PostgresStore::connect(&format!("{url}?sslrootcert={ca}"))
+        .await
+        .unwrap();
+
+    let refused = |url: String| async move {
+        PostgresStore::connect(&url)
+            .await
+            .err()
+            .expect("refused")
+            .to_string()
+    };
+    let plain = refused(format!("{url}?sslmode=disable")).await;
+    assert!(
+        plain.contains("no encryption") || plain.contains("rejects"),
+        "{plain}"
+    );
+    let untrusted = refused(format!("{url}?sslmode=require")).await;
+    assert!(
+        untrusted.to_lowercase().contains("certificate"),
+        "{untrusted}"
+    );
+    let unknown = refused(format!("{url}?sslmode=sometimes")).await;
+    assert!(unknown.contains("sslmode `sometimes`"), "{unknown}");
+}

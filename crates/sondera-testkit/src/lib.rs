@@ -26,6 +26,24 @@ struct Server {
 }
 
 static SERVER: OnceLock<Result<Server, String>> = OnceLock::new();
+static TLS_SERVER: OnceLock<Result<(Server, PathBuf), String>> = OnceLock::new();
+
+/// A fresh database on a throwaway server that accepts TLS connections
+/// only (plain TCP is refused for every database but `postgres`), and the
+/// PEM file of the authority that issued its certificate for `127.0.0.1`.
+/// Always a server of this process's own, whatever `SONDERA_TEST_POSTGRES`
+/// says.
+pub fn postgres_tls_database() -> (String, PathBuf) {
+    std::thread::spawn(|| {
+        let (server, ca) = TLS_SERVER
+            .get_or_init(start_tls_server)
+            .as_ref()
+            .unwrap_or_else(|e| panic!("no TLS PostgreSQL server for the tests: {e}"));
+        (create_database(server), ca.clone())
+    })
+    .join()
+    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
 
 /// The URL of a new, empty database. Panics with instructions when no
 /// PostgreSQL server can be had. Callable from inside a Tokio runtime: the
@@ -48,6 +66,10 @@ fn new_database() -> String {
         })
         .as_ref()
         .unwrap_or_else(|e| panic!("no PostgreSQL server for the tests: {e}"));
+    create_database(server)
+}
+
+fn create_database(server: &Server) -> String {
     let name = format!("sondera_test_{}", uuid::Uuid::new_v4().simple());
     let admin = format!("{}/postgres", server.base);
     block_on(async {
@@ -115,6 +137,67 @@ fn as_server_user(program: &Path, args: &[&str]) -> Command {
 }
 
 fn start_server() -> Result<Server, String> {
+    start_server_with(None)
+}
+
+/// Server settings for TLS: a certificate, its key and client rules.
+struct TlsSetup {
+    settings: String,
+}
+
+fn start_tls_server() -> Result<(Server, PathBuf), String> {
+    let server = start_server_with(Some(&|dir: &Path| write_tls_files(dir)))?;
+    let ca = server
+        ._dir
+        .as_ref()
+        .map(|d| d.path().join("ca.pem"))
+        .ok_or("the TLS server has no directory")?;
+    Ok((server, ca))
+}
+
+/// A certificate authority, a server certificate for 127.0.0.1 it issued,
+/// and client rules that refuse plain TCP but for the admin database.
+fn write_tls_files(dir: &Path) -> Result<TlsSetup, String> {
+    let fail = |e: &dyn std::fmt::Display| format!("test certificates: {e}");
+    let ca_key = rcgen::KeyPair::generate().map_err(|e| fail(&e))?;
+    let mut ca_params = rcgen::CertificateParams::new(Vec::new()).map_err(|e| fail(&e))?;
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).map_err(|e| fail(&e))?;
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let key = rcgen::KeyPair::generate().map_err(|e| fail(&e))?;
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .and_then(|p| p.signed_by(&key, &issuer))
+        .map_err(|e| fail(&e))?;
+    let write = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| fail(&e))?;
+        Ok::<_, String>(path)
+    };
+    write("ca.pem", ca_cert.pem())?;
+    let cert = write("server.pem", cert.pem())?;
+    let key = write("server.key", key.serialize_pem())?;
+    let hba = write(
+        "pg_hba.conf",
+        "hostssl all all 127.0.0.1/32 trust\n\
+         hostnossl postgres all 127.0.0.1/32 trust\n\
+         hostnossl all all 127.0.0.1/32 reject\n"
+            .to_string(),
+    )?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).map_err(|e| fail(&e))?;
+    Ok(TlsSetup {
+        settings: format!(
+            "-c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c hba_file={}",
+            cert.display(),
+            key.display(),
+            hba.display()
+        ),
+    })
+}
+
+fn start_server_with(
+    tls: Option<&dyn Fn(&Path) -> Result<TlsSetup, String>>,
+) -> Result<Server, String> {
     let missing = |p: &str| {
         format!(
             "`{p}` is not installed. Install the PostgreSQL server (Debian: apt-get install postgresql; \
@@ -128,6 +211,7 @@ fn start_server() -> Result<Server, String> {
         .tempdir()
         .map_err(|e| e.to_string())?;
     let data = dir.path().join("data");
+    let tls = tls.map(|write| write(dir.path())).transpose()?;
     if is_root() {
         let status = Command::new("chown")
             .args(["-R", "postgres:postgres"])
@@ -159,8 +243,9 @@ fn start_server() -> Result<Server, String> {
     // standard input, a pipe this process holds, to close.
     let socket_dir = dir.path().display().to_string();
     let postgres_command = format!(
-        "{} -D {data_arg} -p {port} -k {socket_dir} -c listen_addresses=127.0.0.1 -c max_connections=200",
-        postgres.display()
+        "{} -D {data_arg} -p {port} -k {socket_dir} -c listen_addresses=127.0.0.1 -c max_connections=200 {}",
+        postgres.display(),
+        tls.as_ref().map_or("", |t| t.settings.as_str())
     );
     let script = format!(
         "{postgres_command} & pid=$!; cat >/dev/null; kill -INT $pid; wait $pid; rm -rf {socket_dir}"
