@@ -12,7 +12,6 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
-use futures_util::Stream;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use sondera_model::{Decision, Event, Grant};
@@ -365,7 +364,7 @@ async fn stream_events(
     State(state): State<HttpState>,
     headers: HeaderMap,
     Params(q): Params<StreamQuery>,
-) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ServiceError> {
+) -> Result<impl IntoResponse, ServiceError> {
     let tenant = state.tenant(&headers)?;
     let subscription = state.governance.subscribe(
         &tenant,
@@ -374,9 +373,11 @@ async fn stream_events(
             trajectory_id: q.trajectory_id,
         },
     );
-    // A slow subscriber gets one `error` event naming why, then the stream ends.
+    // A slow subscriber gets one `error` event naming why, then the stream
+    // and its connection end. One that reads nothing at all is closed when
+    // its connection has been stuck for the idle timeout.
     let stream = futures_util::StreamExt::map(subscription.into_stream(), |next| {
-        Ok(match next {
+        Ok::<_, Infallible>(match next {
             Ok(live) => {
                 let data = serde_json::json!({
                     "seq": live.seq,
@@ -388,7 +389,8 @@ async fn stream_events(
             Err(e) => SseEvent::default().event("error").data(e.to_string()),
         })
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+    let events: Sse<_> = Sse::new(stream).keep_alive(KeepAlive::default());
+    Ok(([(header::CONNECTION, "close")], events))
 }
 
 async fn health(State(state): State<HttpState>, headers: HeaderMap) -> Reply<serde_json::Value> {
