@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Agent {
     /// Stable identifier of the agent (for ADK, the root agent's name).
+    #[schemars(regex(pattern = crate::event::ID_PATTERN))]
     pub id: String,
     /// Who runs the agent, e.g. `google-adk`.
     pub provider: String,

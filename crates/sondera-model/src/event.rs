@@ -8,7 +8,9 @@ use crate::{Agent, Payload};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Event {
+    #[schemars(regex(pattern = ID_PATTERN))]
     pub event_id: String,
+    #[schemars(regex(pattern = ID_PATTERN))]
     pub trajectory_id: String,
     /// The root agent: the principal of every policy decision.
     pub agent: Agent,
@@ -234,6 +236,10 @@ impl Event {
         serde_json::to_string(self).expect("events serialize to JSON")
     }
 }
+
+/// What [`Event::check`] accepts as an id, for the JSON Schema: some text
+/// that is not blank, and not `.` or `..` (a path segment on the HTTP API).
+pub const ID_PATTERN: &str = r"^(?!\.\.?$)[\s\S]*\S[\s\S]*$";
 
 /// The JSON Schema of the event envelope, generated from these types.
 pub fn event_json_schema() -> serde_json::Value {

@@ -28,6 +28,7 @@ mod nesting;
 mod payload;
 pub mod provenance;
 mod state;
+mod whole_number;
 
 pub use adjudication::{Adjudicated, Decision, Mode, PolicyMetadata};
 pub use agent::{Agent, AgentCard, CollaborationMode, SubAgent, Tool};
@@ -36,7 +37,8 @@ pub use call_id::{
     rejected_provider_call_ids,
 };
 pub use event::{
-    Actor, ActorKind, Causality, Event, EventDecodeError, ExecutionAttribution, event_json_schema,
+    Actor, ActorKind, Causality, Event, EventDecodeError, ExecutionAttribution, ID_PATTERN,
+    event_json_schema,
 };
 pub use grant::{ActionShape, CommandShape, Grant, GrantScope};
 pub use nesting::{MAX_JSON_DEPTH, json_depth_exceeds};

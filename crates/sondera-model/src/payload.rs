@@ -63,6 +63,7 @@ pub enum Payload {
     },
     ShellCommandOutput {
         call_id: String,
+        #[serde(deserialize_with = "crate::whole_number::i64")]
         exit_code: i64,
         #[serde(default)]
         stdout: String,
@@ -73,6 +74,7 @@ pub enum Payload {
         call_id: String,
         url: String,
         /// HTTP status; 0 when the fetch itself failed.
+        #[serde(deserialize_with = "crate::whole_number::u16")]
         code: u16,
         #[serde(default)]
         result: String,
