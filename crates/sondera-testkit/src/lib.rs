@@ -173,9 +173,9 @@ fn write_tls_files(dir: &Path) -> Result<TlsSetup, String> {
         std::fs::write(&path, text).map_err(|e| fail(&e))?;
         Ok::<_, String>(path)
     };
-    write("ca.pem", ca_cert.pem())?;
-    let cert = write("server.pem", cert.pem())?;
-    let key = write("server.key", key.serialize_pem())?;
+    write("ca.pem", pem("CERTIFICATE", ca_cert.der()))?;
+    let cert = write("server.pem", pem("CERTIFICATE", cert.der()))?;
+    let key = write("server.key", pem("PRIVATE KEY", &key.serialize_der()))?;
     let hba = write(
         "pg_hba.conf",
         "hostssl all all 127.0.0.1/32 trust\n\
@@ -193,6 +193,19 @@ fn write_tls_files(dir: &Path) -> Result<TlsSetup, String> {
             hba.display()
         ),
     })
+}
+
+/// DER as PEM text (RFC 7468).
+fn pem(label: &str, der: &[u8]) -> String {
+    use base64::Engine as _;
+    let body = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut text = format!("-----BEGIN {label}-----\n");
+    for line in body.as_bytes().chunks(64) {
+        text.push_str(std::str::from_utf8(line).expect("base64 is ASCII"));
+        text.push('\n');
+    }
+    text.push_str(&format!("-----END {label}-----\n"));
+    text
 }
 
 fn start_server_with(
