@@ -36,16 +36,14 @@ pub fn default_env_file() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".sondera/env"))
 }
 
-/// The value of `key` in a file of `KEY=VALUE` lines (`#` comments, optional
-/// quotes and `export`).
+/// The value of `key` in a dotenv file (`KEY=VALUE` lines, `#` comments,
+/// quotes, `export`), read without touching the process environment. A file
+/// that is missing or does not parse gives nothing.
 fn env_file_value(file: &Path, key: &str) -> Option<String> {
-    let text = std::fs::read_to_string(file).ok()?;
-    text.lines().find_map(|line| {
-        let line = line.trim();
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        let (k, v) = line.split_once('=')?;
-        (k.trim() == key).then(|| v.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
-    })
+    dotenvy::from_path_iter(file)
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|(k, v)| (k == key).then_some(v))
 }
 
 /// Adds the scheme a bare `host:port` lacks: `http://` for localhost,
