@@ -1,6 +1,6 @@
 //! `sondera tail`: follow a server's live event stream, one line per event.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -44,8 +44,9 @@ async fn follow(connection: Connection, args: TailArgs) -> anyhow::Result<ExitCo
         .await
         .map_err(|s| sondera_harness::remote::status_error(s, std::time::Duration::ZERO))?
         .into_inner();
-    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let mut out = std::io::stdout().lock();
+    // Colours reach a terminal only, and never under NO_COLOR: anstream
+    // strips them otherwise.
+    let mut out = anstream::stdout().lock();
     while let Some(recorded) = stream
         .message()
         .await
@@ -61,21 +62,16 @@ async fn follow(connection: Connection, args: TailArgs) -> anyhow::Result<ExitCo
             let line = serde_json::json!({ "seq": seq, "event": event, "adjudication": verdict });
             writeln!(out, "{line}")?;
         } else {
-            writeln!(out, "{}", line(seq, &event, verdict.as_ref(), colour))?;
+            writeln!(out, "{}", line(seq, &event, verdict.as_ref()))?;
         }
         out.flush()?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// `time agent trajectory#seq decision kind reason [policies]`, with the
-/// decision coloured on a terminal.
-fn line(
-    seq: u64,
-    event: &Event,
-    verdict: Option<&sondera_model::Adjudicated>,
-    colour: bool,
-) -> String {
+/// `time agent trajectory#seq decision kind reason [policies]`, the
+/// decision styled.
+fn line(seq: u64, event: &Event, verdict: Option<&sondera_model::Adjudicated>) -> String {
     let (decision, reason, policies) = match verdict {
         Some(v) => (
             v.decision,
@@ -88,12 +84,12 @@ fn line(
         ),
         None => (Decision::Allow, String::new(), String::new()),
     };
-    let painted = match (colour, decision) {
-        (false, d) => format!("{:<8}", d.as_str()),
-        (true, Decision::Allow) => format!("\x1b[32m{:<8}\x1b[0m", "allow"),
-        (true, Decision::Deny) => format!("\x1b[1;31m{:<8}\x1b[0m", "deny"),
-        (true, Decision::Escalate) => format!("\x1b[1;33m{:<8}\x1b[0m", "escalate"),
+    let colour = match decision {
+        Decision::Allow => anstyle::AnsiColor::Green.on_default(),
+        Decision::Deny => anstyle::AnsiColor::Red.on_default().bold(),
+        Decision::Escalate => anstyle::AnsiColor::Yellow.on_default().bold(),
     };
+    let painted = format!("{colour}{:<8}{colour:#}", decision.as_str());
     let short_id: String = event.trajectory_id.chars().take(8).collect();
     let mut line = format!(
         "{} {} {short_id}#{seq} {painted} {:<21} {reason}",
