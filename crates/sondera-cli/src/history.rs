@@ -21,13 +21,7 @@ pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
             json,
         } => {
             let status = status
-                .map(|s| {
-                    TrajectoryStatus::parse(&s).ok_or_else(|| {
-                        anyhow::anyhow!(
-                            "unknown status `{s}` (pending, running, completed, failed, terminated, suspended)"
-                        )
-                    })
-                })
+                .map(|s| s.parse::<TrajectoryStatus>().map_err(anyhow::Error::msg))
                 .transpose()?;
             let filter = TrajectoryFilter {
                 agent_id: agent,

@@ -18,7 +18,8 @@ use crate::classify::{BODY_KEYS, METHOD_KEYS};
 use crate::json::visit_strings;
 
 /// What kind of destination a host is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum HostClass {
     /// This machine: `localhost`, 127.0.0.0/8, `::1`, and the unspecified
     /// addresses (`0.0.0.0` connects to the local host on Linux).
@@ -36,13 +37,7 @@ pub enum HostClass {
 
 impl HostClass {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Loopback => "loopback",
-            Self::Private => "private",
-            Self::LinkLocal => "link_local",
-            Self::Metadata => "metadata",
-            Self::Public => "public",
-        }
+        self.into()
     }
 }
 

@@ -2,7 +2,8 @@
 //! workspace, scratch space, the user's home, or the system.
 
 /// The kind of place an absolute, normalised path lies in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum Place {
     /// Inside the workspace root.
     Workspace,
@@ -20,13 +21,7 @@ pub enum Place {
 
 impl Place {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Workspace => "workspace",
-            Self::Scratch => "scratch",
-            Self::Home => "home",
-            Self::System => "system",
-            Self::Other => "other",
-        }
+        self.into()
     }
 }
 

@@ -21,7 +21,19 @@ use sondera_model::provenance::{Provenance, Sighting};
 use sondera_model::{AgentCard, Payload};
 
 /// The kind of effect a call has outside the conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Effect {
     /// Sends, posts, forwards, replies: a message leaves.
     Send,
@@ -39,18 +51,11 @@ pub enum Effect {
 
 impl Effect {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Send => "send",
-            Self::Transfer => "transfer",
-            Self::Share => "share",
-            Self::Delete => "delete",
-            Self::Update => "update",
-            Self::Create => "create",
-        }
+        self.into()
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        ALL_EFFECTS.into_iter().find(|e| e.as_str() == name)
+        sondera_model::variant_named(name)
     }
 
     /// The effects of calls a user asking for `self` asks for: sending
@@ -347,23 +352,13 @@ static DELEGATION: LazyLock<Regex> = LazyLock::new(|| {
         .expect("delegation pattern compiles")
 });
 
-/// Every effect, for a request that hands the agent what the data asks for.
-const ALL_EFFECTS: [Effect; 6] = [
-    Effect::Send,
-    Effect::Transfer,
-    Effect::Share,
-    Effect::Delete,
-    Effect::Update,
-    Effect::Create,
-];
-
 /// Effects a user's prompt asks for: the verbs of its requests, or every
 /// effect when it hands the agent whatever the data asks for ("handle my
 /// inbox", "do what the ticket says"). Such data is still judged: a target
 /// taken from content carrying injected instructions stays denied.
 pub fn requested_effects(prompt: &str) -> Vec<Effect> {
     if DELEGATION.is_match(prompt) {
-        return ALL_EFFECTS.to_vec();
+        return <Effect as strum::VariantArray>::VARIANTS.to_vec();
     }
     let mut effects = Vec::new();
     for sentence in prompt.split(['.', '!', '?', '\n', ';']) {

@@ -5,8 +5,20 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The outcome of adjudicating one step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Decision {
     Allow,
     Deny,
@@ -16,11 +28,7 @@ pub enum Decision {
 
 impl Decision {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Allow => "allow",
-            Self::Deny => "deny",
-            Self::Escalate => "escalate",
-        }
+        self.into()
     }
 
     pub fn is_allow(self) -> bool {
@@ -35,8 +43,22 @@ impl fmt::Display for Decision {
 }
 
 /// How a verdict is applied.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Mode {
     /// Enforce the decision.
     #[default]
@@ -49,11 +71,7 @@ pub enum Mode {
 
 impl Mode {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Govern => "govern",
-            Self::Monitor => "monitor",
-            Self::Steer => "steer",
-        }
+        self.into()
     }
 }
 
@@ -67,14 +85,12 @@ impl std::str::FromStr for Mode {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "govern" => Ok(Self::Govern),
-            "monitor" => Ok(Self::Monitor),
-            "steer" => Ok(Self::Steer),
-            other => Err(format!(
-                "unknown mode `{other}`: expected govern, monitor or steer"
-            )),
-        }
+        crate::variant_named(s).ok_or_else(|| {
+            format!(
+                "unknown mode `{s}`: expected {}",
+                crate::variant_names::<Self>()
+            )
+        })
     }
 }
 

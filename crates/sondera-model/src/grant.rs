@@ -9,8 +9,20 @@ use serde::{Deserialize, Serialize};
 use crate::{Actor, FileOperationKind};
 
 /// How long an approval holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum GrantScope {
     /// For the rest of this session's trajectory scope.
     Session,
@@ -20,10 +32,7 @@ pub enum GrantScope {
 
 impl GrantScope {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Session => "session",
-            Self::Always => "always",
-        }
+        self.into()
     }
 }
 

@@ -142,8 +142,20 @@ pub enum PayloadCategory {
 }
 
 /// Who a prompt speaks as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum PromptRole {
     User,
     System,
@@ -152,17 +164,25 @@ pub enum PromptRole {
 
 impl PromptRole {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::User => "user",
-            Self::System => "system",
-            Self::Assistant => "assistant",
-        }
+        self.into()
     }
 }
 
 /// What a file operation does to its path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum FileOperationKind {
     Read,
     Write,
@@ -172,12 +192,7 @@ pub enum FileOperationKind {
 
 impl FileOperationKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Read => "read",
-            Self::Write => "write",
-            Self::Edit => "edit",
-            Self::Delete => "delete",
-        }
+        self.into()
     }
 }
 

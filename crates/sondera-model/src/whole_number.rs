@@ -15,7 +15,9 @@ fn whole<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i128, D::Error> {
     }
     match number.as_f64() {
         Some(f) if f.fract() == 0.0 && f.abs() < 2f64.powi(63) => Ok(f as i128),
-        _ => Err(D::Error::custom(format!("expected a whole number, found {number}"))),
+        _ => Err(D::Error::custom(format!(
+            "expected a whole number, found {number}"
+        ))),
     }
 }
 
@@ -43,7 +45,10 @@ mod tests {
     fn whole_numbers_in_any_notation_and_nothing_else() {
         let read = |text: &str| serde_json::from_str::<Exit>(text).map(|e| (e.code, e.status));
         assert_eq!(read(r#"{"code": -2.0, "status": 404}"#).unwrap(), (-2, 404));
-        assert_eq!(read(r#"{"code": 9041228.0, "status": 2e2}"#).unwrap(), (9041228, 200));
+        assert_eq!(
+            read(r#"{"code": 9041228.0, "status": 2e2}"#).unwrap(),
+            (9041228, 200)
+        );
         assert!(read(r#"{"code": 2.5, "status": 200}"#).is_err());
         assert!(read(r#"{"code": 1, "status": 70000}"#).is_err());
         assert!(read(r#"{"code": "1", "status": 200}"#).is_err());

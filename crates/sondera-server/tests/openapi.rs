@@ -54,8 +54,8 @@ fn with_wire_schemas(mut document: Value) -> Value {
     );
     let mut document = document;
     rewrite_refs(&mut document);
-    document["paths"]["/v1/agents/{id}/grants"]["post"]["requestBody"]["content"]
-        ["application/json"]["schema"] = json!({"$ref": "#/components/schemas/StandingGrant"});
+    document["paths"]["/v1/agents/{id}/grants"]["post"]["requestBody"]["content"]["application/json"]
+        ["schema"] = json!({"$ref": "#/components/schemas/StandingGrant"});
     document
 }
 

@@ -9,8 +9,20 @@ fn to_json<T: serde::Serialize>(value: &T) -> String {
 use crate::{StoreError, TenantId};
 
 /// Where a trajectory is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum TrajectoryStatus {
     /// Known but not started.
     Pending,
@@ -23,26 +35,11 @@ pub enum TrajectoryStatus {
 
 impl TrajectoryStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Running => "running",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Terminated => "terminated",
-            Self::Suspended => "suspended",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "pending" => Self::Pending,
-            "running" => Self::Running,
-            "completed" => Self::Completed,
-            "failed" => Self::Failed,
-            "terminated" => Self::Terminated,
-            "suspended" => Self::Suspended,
-            _ => return None,
-        })
+        sondera_model::variant_named(s)
     }
 
     /// The status after `payload`, given the status before it.
@@ -72,7 +69,12 @@ impl std::str::FromStr for TrajectoryStatus {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::parse(s).ok_or_else(|| format!("unknown status `{s}`: expected pending, running, completed, failed, terminated or suspended"))
+        Self::parse(s).ok_or_else(|| {
+            format!(
+                "unknown status `{s}`: expected {}",
+                sondera_model::variant_names::<Self>()
+            )
+        })
     }
 }
 

@@ -4,7 +4,8 @@
 use super::paths::resolve;
 use super::{Invocation, ShellAnalysis, ShellContext, Stdin};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum RiskKind {
     /// `rm -r`, `find -delete`, ... on a target outside the workspace.
     DeleteOutsideWorkspace,
@@ -68,36 +69,7 @@ pub enum RiskKind {
 
 impl RiskKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::DeleteOutsideWorkspace => "delete_outside_workspace",
-            Self::DeleteInWorkspace => "delete_in_workspace",
-            Self::DiskOverwrite => "disk_overwrite",
-            Self::PermissionChange => "permission_change",
-            Self::ForkBomb => "fork_bomb",
-            Self::PipeToShell => "pipe_to_shell",
-            Self::RemoteScript => "remote_script",
-            Self::PrivilegeEscalation => "privilege_escalation",
-            Self::ForcePush => "force_push",
-            Self::PushToNewRemote => "push_to_new_remote",
-            Self::ReverseShell => "reverse_shell",
-            Self::InfraDestroy => "infra_destroy",
-            Self::HistoryTampering => "history_tampering",
-            Self::DynamicProgram => "dynamic_program",
-            Self::InlineCode => "inline_code",
-            Self::InlineCodeRisky => "inline_code_risky",
-            Self::Unparsable => "unparsable",
-            Self::SecretRead => "secret_read",
-            Self::SecretSearch => "secret_search",
-            Self::NetworkUpload => "network_upload",
-            Self::UploadExternalFile => "upload_external_file",
-            Self::EnvDump => "env_dump",
-            Self::DnsExfil => "dns_exfil",
-            Self::MetadataEndpoint => "metadata_endpoint",
-            Self::UntrustedPackageSource => "untrusted_package_source",
-            Self::Persistence => "persistence",
-            Self::Obfuscated => "obfuscated",
-            Self::InteractiveShell => "interactive_shell",
-        }
+        self.into()
     }
 }
 
