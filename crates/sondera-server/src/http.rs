@@ -421,7 +421,7 @@ async fn healthz(State(state): State<HttpState>) -> Response {
 
 async fn metrics(State(state): State<HttpState>) -> Response {
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        [(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
         state.governance.metrics().render(),
     )
         .into_response()

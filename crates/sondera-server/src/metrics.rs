@@ -1,16 +1,15 @@
-//! Prometheus metrics in the text exposition format.
-//!
-//! Written here rather than taken from a metrics crate: the service needs
-//! four fixed families, and the crates that render them bring their own HTTP
-//! stacks or registries.
+//! The service's metrics, kept in a `prometheus-client` registry and
+//! rendered in the OpenMetrics text format at `/metrics`.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 use sondera_model::Decision;
 
 /// Upper bounds of the latency buckets, in seconds.
@@ -18,48 +17,69 @@ const BUCKETS: [f64; 14] = [
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
 
-#[derive(Debug, Default)]
-struct Histogram {
-    counts: [AtomicU64; BUCKETS.len()],
-    count: AtomicU64,
-    /// Sum in microseconds, so it can be atomic.
-    sum_micros: AtomicU64,
+/// The content type `/metrics` answers with.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Adjudication {
+    decision: &'static str,
+    action: &'static str,
 }
 
-impl Histogram {
-    fn observe(&self, elapsed: Duration) {
-        let seconds = elapsed.as_secs_f64();
-        if let Some(i) = BUCKETS.iter().position(|bound| seconds <= *bound) {
-            self.counts[i].fetch_add(1, Ordering::Relaxed);
-        }
-        self.count.fetch_add(1, Ordering::Relaxed);
-        self.sum_micros
-            .fetch_add(elapsed.as_micros() as u64, Ordering::Relaxed);
-    }
-
-    fn render(&self, out: &mut String, name: &str, help: &str) {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
-        let mut cumulative = 0;
-        for (bound, count) in BUCKETS.iter().zip(&self.counts) {
-            cumulative += count.load(Ordering::Relaxed);
-            let _ = writeln!(out, "{name}_bucket{{le=\"{bound}\"}} {cumulative}");
-        }
-        let count = self.count.load(Ordering::Relaxed);
-        let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
-        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
-        let _ = writeln!(out, "{name}_sum {sum}\n{name}_count {count}");
-    }
-}
-
-/// The service's counters and histograms.
-#[derive(Debug, Default)]
+/// The service's counters, gauges and histograms.
+#[derive(Debug)]
 pub struct Metrics {
-    /// Adjudications by (decision, payload kind).
-    adjudications: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
+    registry: Registry,
+    adjudications: Family<Adjudication, Counter>,
     adjudication_latency: Histogram,
     store_write_latency: Histogram,
-    active_streams: Arc<AtomicI64>,
-    policy_reloads_failed: AtomicU64,
+    active_streams: Gauge,
+    policy_reloads_failed: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::default();
+        let adjudications = Family::<Adjudication, Counter>::default();
+        registry.register(
+            "sondera_adjudications",
+            "Events adjudicated, by decision and payload kind",
+            adjudications.clone(),
+        );
+        let latency = || Histogram::new(BUCKETS);
+        let adjudication_latency = latency();
+        registry.register(
+            "sondera_adjudication_seconds",
+            "Time to judge and durably record one event",
+            adjudication_latency.clone(),
+        );
+        let store_write_latency = latency();
+        registry.register(
+            "sondera_store_write_seconds",
+            "Time for the store to durably record one step",
+            store_write_latency.clone(),
+        );
+        let active_streams = Gauge::default();
+        registry.register(
+            "sondera_active_streams",
+            "Live event subscribers",
+            active_streams.clone(),
+        );
+        let policy_reloads_failed = Counter::default();
+        registry.register(
+            "sondera_policy_reload_failures",
+            "Policy reloads refused because the new set was invalid",
+            policy_reloads_failed.clone(),
+        );
+        Self {
+            registry,
+            adjudications,
+            adjudication_latency,
+            store_write_latency,
+            active_streams,
+            policy_reloads_failed,
+        }
+    }
 }
 
 /// Times every store write into [`Metrics`].
@@ -74,70 +94,43 @@ impl sondera_store::AppendHook for WriteTimer {
 
 /// Counts an open stream until dropped.
 #[derive(Debug)]
-pub struct ActiveStream(Arc<AtomicI64>);
+pub struct ActiveStream(Gauge);
 
 impl Drop for ActiveStream {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        self.0.dec();
     }
 }
 
 impl Metrics {
     pub fn adjudicated(&self, decision: Decision, kind: &'static str, elapsed: Duration) {
-        *self
-            .adjudications
-            .lock()
-            .entry((decision.as_str(), kind))
-            .or_default() += 1;
-        self.adjudication_latency.observe(elapsed);
+        self.adjudications
+            .get_or_create(&Adjudication {
+                decision: decision.as_str(),
+                action: kind,
+            })
+            .inc();
+        self.adjudication_latency.observe(elapsed.as_secs_f64());
     }
 
     pub fn store_write(&self, elapsed: Duration) {
-        self.store_write_latency.observe(elapsed);
+        self.store_write_latency.observe(elapsed.as_secs_f64());
     }
 
     pub fn stream_opened(&self) -> ActiveStream {
-        self.active_streams.fetch_add(1, Ordering::Relaxed);
+        self.active_streams.inc();
         ActiveStream(self.active_streams.clone())
     }
 
     pub fn reload_failed(&self) {
-        self.policy_reloads_failed.fetch_add(1, Ordering::Relaxed);
+        self.policy_reloads_failed.inc();
     }
 
-    /// Everything, in the Prometheus text format.
+    /// Everything, in the OpenMetrics text format ([`CONTENT_TYPE`]).
     pub fn render(&self) -> String {
         let mut out = String::new();
-        out.push_str(
-            "# HELP sondera_adjudications_total Events adjudicated, by decision and payload kind.\n\
-             # TYPE sondera_adjudications_total counter\n",
-        );
-        for ((decision, kind), count) in self.adjudications.lock().iter() {
-            let _ = writeln!(
-                out,
-                "sondera_adjudications_total{{decision=\"{decision}\",action=\"{kind}\"}} {count}"
-            );
-        }
-        self.adjudication_latency.render(
-            &mut out,
-            "sondera_adjudication_seconds",
-            "Time to judge and durably record one event.",
-        );
-        self.store_write_latency.render(
-            &mut out,
-            "sondera_store_write_seconds",
-            "Time for the store to durably record one step.",
-        );
-        let streams = self.active_streams.load(Ordering::Relaxed);
-        let failed = self.policy_reloads_failed.load(Ordering::Relaxed);
-        let _ = write!(
-            out,
-            "# HELP sondera_active_streams Live event subscribers.\n# TYPE sondera_active_streams gauge\n\
-             sondera_active_streams {streams}\n\
-             # HELP sondera_policy_reload_failures_total Policy reloads refused because the new set was invalid.\n\
-             # TYPE sondera_policy_reload_failures_total counter\n\
-             sondera_policy_reload_failures_total {failed}\n"
-        );
+        prometheus_client::encoding::text::encode(&mut out, &self.registry)
+            .expect("writing to a String cannot fail");
         out
     }
 }
