@@ -2,11 +2,12 @@
 //! changes. A set that fails to load is reported and the running set stays.
 //! Tokens reload on SIGHUP too (see [`AccessControl::reload`]).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use sondera_policy::{PolicyEngine, PolicyLoadErrors};
+use tokio::sync::mpsc;
 
 use crate::auth::AccessControl;
 use crate::governance::Governance;
@@ -40,43 +41,60 @@ pub fn reload(governance: &Governance, loader: &PolicyLoader) -> ReloadOutcome {
     }
 }
 
-/// The modification time and size of every file under `dirs`, in path
-/// order: it changes when a policy file is added, removed or edited.
-fn fingerprint(dirs: &[PathBuf]) -> Vec<(PathBuf, Option<SystemTime>, u64)> {
-    fn walk(dir: &Path, out: &mut Vec<(PathBuf, Option<SystemTime>, u64)>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.metadata() {
-                Ok(m) if m.is_dir() => walk(&path, out),
-                Ok(m) => out.push((path, m.modified().ok(), m.len())),
-                Err(_) => {}
+/// Watches `dirs` for changes with the operating system's notifications
+/// (inotify on Linux), or, where those cannot be had, by polling every
+/// `poll`; each change sends a unit on `changed`. `None` when there is
+/// nothing to watch or no watcher could be made.
+fn watcher(
+    dirs: &[PathBuf],
+    poll: Duration,
+    changed: mpsc::UnboundedSender<()>,
+) -> Option<Box<dyn notify::Watcher + Send>> {
+    if dirs.is_empty() {
+        return None;
+    }
+    let handler = move |event: notify::Result<notify::Event>| {
+        let relevant = event.is_ok_and(|e| !matches!(e.kind, notify::EventKind::Access(_)));
+        if relevant {
+            let _ = changed.send(());
+        }
+    };
+    let mut watcher: Box<dyn notify::Watcher + Send> =
+        match notify::recommended_watcher(handler.clone()) {
+            Ok(native) => Box::new(native),
+            Err(e) => {
+                tracing::warn!("file notifications unavailable ({e}); polling policy directories every {poll:?}");
+                let config = notify::Config::default().with_poll_interval(poll);
+                match notify::PollWatcher::new(handler, config) {
+                    Ok(polling) => Box::new(polling),
+                    Err(e) => {
+                        tracing::error!("cannot watch the policy directories: {e}; reload with SIGHUP");
+                        return None;
+                    }
+                }
             }
+        };
+    for dir in dirs {
+        if let Err(e) = watcher.watch(dir, notify::RecursiveMode::Recursive) {
+            tracing::error!("cannot watch {}: {e}; reload with SIGHUP", dir.display());
         }
     }
-    let mut files = Vec::new();
-    for dir in dirs {
-        walk(dir, &mut files);
-    }
-    files.sort();
-    files
+    Some(watcher)
 }
 
-/// Reloads policies on SIGHUP and whenever the watched directories change,
-/// and tokens on SIGHUP, until the task is dropped.
+/// Reloads policies on SIGHUP and whenever the watched directories change
+/// (once changes have settled for `settle`), and tokens on SIGHUP, until the
+/// task is dropped.
 pub(crate) async fn watch(
     governance: Arc<Governance>,
     access: Arc<AccessControl>,
     loader: PolicyLoader,
     dirs: Vec<PathBuf>,
-    poll: Duration,
+    settle: Duration,
 ) {
     let mut hangup = hangup_signal();
-    let mut seen = fingerprint(&dirs);
-    let mut tick = tokio::time::interval(poll);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let (changed, mut changes) = mpsc::unbounded_channel();
+    let _watcher = watcher(&dirs, settle, changed);
     loop {
         let hup = async {
             match hangup.as_mut() {
@@ -87,17 +105,15 @@ pub(crate) async fn watch(
         tokio::select! {
             _ = hup => {
                 tracing::info!("SIGHUP: reloading policies and tokens");
-                seen = fingerprint(&dirs);
                 reload(&governance, &loader);
                 access.reload();
             }
-            _ = tick.tick(), if !dirs.is_empty() => {
-                let now = fingerprint(&dirs);
-                if now != seen {
-                    seen = now;
-                    tracing::info!("policy files changed: reloading");
-                    reload(&governance, &loader);
-                }
+            Some(()) = changes.recv() => {
+                // An editor's save or a checkout is several events: wait
+                // until they stop, then load once.
+                while let Ok(Some(())) = tokio::time::timeout(settle, changes.recv()).await {}
+                tracing::info!("policy files changed: reloading");
+                reload(&governance, &loader);
             }
         }
     }

@@ -115,7 +115,9 @@ impl ServerBuilder {
         self
     }
 
-    /// How often watched directories are checked (default 2 s).
+    /// How long changes under watched directories must settle before the
+    /// policies reload, and how often they are polled where the system's
+    /// file notifications cannot be had (default 500 ms).
     #[must_use]
     pub fn watch_interval(mut self, every: Duration) -> Self {
         self.poll = every;
@@ -224,7 +226,7 @@ impl Server {
             limits: Limits::default(),
             tls: None,
             watch: Vec::new(),
-            poll: Duration::from_secs(2),
+            poll: Duration::from_millis(500),
         }
     }
 
