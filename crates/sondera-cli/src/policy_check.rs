@@ -39,13 +39,15 @@ pub fn run(dirs: &[PathBuf], deny_warnings: bool, json: bool) -> anyhow::Result<
         });
         println!("{report}");
     } else {
+        use std::io::Write as _;
+        let mut out = anstream::stdout().lock();
         for error in &errors {
-            print!("{}", located("error", error));
+            write!(out, "{}", located("error", error))?;
         }
         for warning in &warnings {
-            print!("{}", located("warning", warning));
+            write!(out, "{}", located("warning", warning))?;
         }
-        println!("{}", summary(policies, errors.len(), warnings.len()));
+        writeln!(out, "{}", summary(policies, errors.len(), warnings.len()))?;
     }
     Ok(if !errors.is_empty() {
         ExitCode::from(2)
@@ -69,22 +71,63 @@ fn summary(policies: usize, errors: usize, warnings: usize) -> String {
     }
 }
 
-/// The problem, the source line it points at with a caret under the column,
-/// and the help.
+/// The problem rendered by miette: the headline, the source around Cedar's
+/// span with it underlined, and the help. Problems of a whole file (or in a
+/// file that cannot be read again) are the headline and help alone.
 fn located(severity: &str, problem: &PolicyError) -> String {
-    let mut out = format!("{severity}: {}\n", headline(problem));
-    if let Some(line) = source_line(&problem.file, problem.line) {
-        let number = problem.line.to_string();
-        let gutter = " ".repeat(number.len());
-        let caret = " ".repeat(problem.column.saturating_sub(1));
-        out.push_str(&format!(
-            "{gutter} |\n{number} | {line}\n{gutter} | {caret}^\n"
-        ));
-    }
+    let headline = format!("{severity}: {}", headline(problem));
+    let mut out = String::new();
+    let source = source_text(&problem.file);
+    let span = source
+        .as_deref()
+        .and_then(|text| span_of(problem, text).map(|span| (text, span)));
+    let Some((text, (offset, len))) = span else {
+        out.push_str(&headline);
+        out.push('\n');
+        if let Some(help) = &problem.help {
+            out.push_str(&format!("  = help: {help}\n"));
+        }
+        return out;
+    };
+    let level = match severity {
+        "error" => miette::Severity::Error,
+        _ => miette::Severity::Warning,
+    };
+    let mut diagnostic = miette::MietteDiagnostic::new(headline)
+        .with_severity(level)
+        .with_label(miette::LabeledSpan::underline(offset..offset + len.max(1)));
     if let Some(help) = &problem.help {
-        out.push_str(&format!("  = help: {help}\n"));
+        diagnostic = diagnostic.with_help(help.clone());
     }
+    let report = miette::Report::new(diagnostic).with_source_code(text.to_string());
+    // Colours always: anstream strips them off a terminal and under NO_COLOR.
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode())
+        .with_links(false)
+        .with_context_lines(1);
+    let _ = handler.render_report(&mut out, report.as_ref());
     out
+}
+
+/// Cedar's span, or the line and column made into an offset.
+fn span_of(problem: &PolicyError, text: &str) -> Option<(usize, usize)> {
+    if let Some(span) = problem.span {
+        return Some(span);
+    }
+    if problem.line == 0 {
+        return None;
+    }
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(problem.line - 1)
+        .map(str::len)
+        .sum();
+    let line = text[line_start..].lines().next()?;
+    let within: usize = line
+        .chars()
+        .take(problem.column.saturating_sub(1))
+        .map(char::len_utf8)
+        .sum();
+    Some((line_start + within, 0))
 }
 
 fn headline(problem: &PolicyError) -> String {
@@ -99,13 +142,9 @@ fn headline(problem: &PolicyError) -> String {
     text + &problem.message
 }
 
-fn source_line(file: &str, line: usize) -> Option<String> {
-    if line == 0 {
-        return None;
+fn source_text(file: &str) -> Option<String> {
+    match builtin_source(file) {
+        Some(text) => Some(text.to_string()),
+        None => std::fs::read_to_string(file).ok(),
     }
-    let text = match builtin_source(file) {
-        Some(text) => text.to_string(),
-        None => std::fs::read_to_string(file).ok()?,
-    };
-    text.lines().nth(line - 1).map(|l| l.replace('\t', " "))
 }

@@ -261,6 +261,7 @@ impl PolicyEngine {
     ) -> Result<Self, PolicyLoadErrors> {
         let internal = |message: String| {
             PolicyLoadErrors(vec![PolicyError {
+                span: None,
                 file: "schema".into(),
                 line: 0,
                 column: 0,

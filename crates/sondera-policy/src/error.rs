@@ -9,6 +9,8 @@ pub struct PolicyError {
     /// 1-based line and column; 0 when the problem concerns the file as a whole.
     pub line: usize,
     pub column: usize,
+    /// Where exactly, as Cedar marked it: byte offset and length in the file.
+    pub span: Option<(usize, usize)>,
     /// The policy's `@id`, when the problem is in one policy.
     pub policy_id: Option<String>,
     pub message: String,
@@ -80,12 +82,13 @@ pub(crate) fn from_diagnostic(
     policy_id: Option<&str>,
     diagnostic: &dyn miette::Diagnostic,
 ) -> PolicyError {
-    let offset = diagnostic
+    let span = diagnostic
         .labels()
         .and_then(|mut labels| labels.next())
-        .map(|label| label.offset());
-    let (line, column) = offset.map_or((0, 0), |o| line_column(text, o));
+        .map(|label| (label.offset(), label.len()));
+    let (line, column) = span.map_or((0, 0), |(o, _)| line_column(text, o));
     PolicyError {
+        span,
         file: file.to_string(),
         line,
         column,
@@ -121,6 +124,7 @@ mod tests {
     #[test]
     fn display_names_file_position_and_policy() {
         let error = PolicyError {
+            span: None,
             file: "packs/x.cedar".into(),
             line: 3,
             column: 7,

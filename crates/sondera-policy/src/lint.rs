@@ -26,6 +26,7 @@ pub(crate) fn lint(sources: &[Source], policies: &[LoadedPolicy]) -> Vec<PolicyE
         let warn = |message: String, help: &str| {
             let (line, column) = locate(sources, policy);
             PolicyError {
+                span: None,
                 file: policy.file.clone(),
                 line,
                 column,
