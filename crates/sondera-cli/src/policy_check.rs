@@ -108,11 +108,8 @@ fn located(severity: &str, problem: &PolicyError) -> String {
     out
 }
 
-/// Cedar's span, or the line and column made into an offset.
+/// Cedar's span as a byte offset and length in `text`.
 fn span_of(problem: &PolicyError, text: &str) -> Option<(usize, usize)> {
-    if let Some(span) = problem.span {
-        return Some(span);
-    }
     if problem.line == 0 {
         return None;
     }
@@ -127,7 +124,7 @@ fn span_of(problem: &PolicyError, text: &str) -> Option<(usize, usize)> {
         .take(problem.column.saturating_sub(1))
         .map(char::len_utf8)
         .sum();
-    Some((line_start + within, 0))
+    Some((line_start + within, problem.span_len as usize))
 }
 
 fn headline(problem: &PolicyError) -> String {

@@ -261,7 +261,7 @@ impl PolicyEngine {
     ) -> Result<Self, PolicyLoadErrors> {
         let internal = |message: String| {
             PolicyLoadErrors(vec![PolicyError {
-                span: None,
+                span_len: 0,
                 file: "schema".into(),
                 line: 0,
                 column: 0,

@@ -9,8 +9,8 @@ pub struct PolicyError {
     /// 1-based line and column; 0 when the problem concerns the file as a whole.
     pub line: usize,
     pub column: usize,
-    /// Where exactly, as Cedar marked it: byte offset and length in the file.
-    pub span: Option<(usize, usize)>,
+    /// How many bytes from `line:column` Cedar marked; 0 for a point.
+    pub span_len: u32,
     /// The policy's `@id`, when the problem is in one policy.
     pub policy_id: Option<String>,
     pub message: String,
@@ -88,7 +88,7 @@ pub(crate) fn from_diagnostic(
         .map(|label| (label.offset(), label.len()));
     let (line, column) = span.map_or((0, 0), |(o, _)| line_column(text, o));
     PolicyError {
-        span,
+        span_len: span.map_or(0, |(_, len)| u32::try_from(len).unwrap_or(u32::MAX)),
         file: file.to_string(),
         line,
         column,
@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn display_names_file_position_and_policy() {
         let error = PolicyError {
-            span: None,
+            span_len: 0,
             file: "packs/x.cedar".into(),
             line: 3,
             column: 7,

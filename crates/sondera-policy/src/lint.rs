@@ -26,7 +26,7 @@ pub(crate) fn lint(sources: &[Source], policies: &[LoadedPolicy]) -> Vec<PolicyE
         let warn = |message: String, help: &str| {
             let (line, column) = locate(sources, policy);
             PolicyError {
-                span: None,
+                span_len: 0,
                 file: policy.file.clone(),
                 line,
                 column,

@@ -102,7 +102,7 @@ pub(crate) fn read_dir(
     errors: &mut Vec<PolicyError>,
 ) {
     let io_error = |path: &Path, e: std::io::Error| PolicyError {
-        span: None,
+        span_len: 0,
         file: path.display().to_string(),
         line: 0,
         column: 0,
@@ -149,7 +149,7 @@ pub(crate) fn load(
             let id = policy.metadata.policy_id.as_str();
             if let Some(first) = seen.insert(id.to_string(), source.name.clone()) {
                 errors.push(PolicyError {
-                    span: None,
+                    span_len: 0,
                     file: source.name.clone(),
                     line: 0,
                     column: 0,
@@ -223,7 +223,7 @@ fn compose_schema(
         Ok(ArgType::Record(attrs)) => attrs.into_iter().map(|(k, (ty, _))| (k, ty)).collect(),
         Ok(_) | Err(_) => {
             return Err(vec![PolicyError {
-                span: None,
+                span_len: 0,
                 file: "schema".into(),
                 line: 0,
                 column: 0,
@@ -235,7 +235,7 @@ fn compose_schema(
     };
     let schema = Schema::from_schema_fragments(fragments).map_err(|e| {
         vec![PolicyError {
-            span: None,
+            span_len: 0,
             file: "schema".into(),
             line: 0,
             column: 0,
@@ -281,7 +281,7 @@ fn parse_file(source: &Source, errors: &mut Vec<PolicyError>) -> Vec<LoadedPolic
     };
     if set.templates().next().is_some() {
         errors.push(PolicyError {
-            span: None,
+            span_len: 0,
             file: source.name.clone(),
             line: 0,
             column: 0,
@@ -319,7 +319,7 @@ fn check_policy(
     errors: &mut Vec<PolicyError>,
 ) -> Option<LoadedPolicy> {
     let error = |id: Option<&str>, message: String, help: &str| PolicyError {
-        span: None,
+        span_len: 0,
         file: source.name.clone(),
         line,
         column,

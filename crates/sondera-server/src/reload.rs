@@ -59,21 +59,24 @@ fn watcher(
             let _ = changed.send(());
         }
     };
-    let mut watcher: Box<dyn notify::Watcher + Send> =
-        match notify::recommended_watcher(handler.clone()) {
-            Ok(native) => Box::new(native),
-            Err(e) => {
-                tracing::warn!("file notifications unavailable ({e}); polling policy directories every {poll:?}");
-                let config = notify::Config::default().with_poll_interval(poll);
-                match notify::PollWatcher::new(handler, config) {
-                    Ok(polling) => Box::new(polling),
-                    Err(e) => {
-                        tracing::error!("cannot watch the policy directories: {e}; reload with SIGHUP");
-                        return None;
-                    }
+    let mut watcher: Box<dyn notify::Watcher + Send> = match notify::recommended_watcher(
+        handler.clone(),
+    ) {
+        Ok(native) => Box::new(native),
+        Err(e) => {
+            tracing::warn!(
+                "file notifications unavailable ({e}); polling policy directories every {poll:?}"
+            );
+            let config = notify::Config::default().with_poll_interval(poll);
+            match notify::PollWatcher::new(handler, config) {
+                Ok(polling) => Box::new(polling),
+                Err(e) => {
+                    tracing::error!("cannot watch the policy directories: {e}; reload with SIGHUP");
+                    return None;
                 }
             }
-        };
+        }
+    };
     for dir in dirs {
         if let Err(e) = watcher.watch(dir, notify::RecursiveMode::Recursive) {
             tracing::error!("cannot watch {}: {e}; reload with SIGHUP", dir.display());

@@ -1145,8 +1145,7 @@ async fn postgres_over_tls_follows_sslmode_and_verifies_the_server() {
     let refused = |url: String| async move {
         PostgresStore::connect(&url)
             .await
-            .err()
-            .expect("refused")
+            .expect_err("refused")
             .to_string()
     };
     let plain = refused(format!("{url}?sslmode=disable")).await;

@@ -137,7 +137,7 @@ fn as_server_user(program: &Path, args: &[&str]) -> Command {
 }
 
 fn start_server() -> Result<Server, String> {
-    start_server_with(None)
+    start_server_with(false)
 }
 
 /// Server settings for TLS: a certificate, its key and client rules.
@@ -146,7 +146,7 @@ struct TlsSetup {
 }
 
 fn start_tls_server() -> Result<(Server, PathBuf), String> {
-    let server = start_server_with(Some(&|dir: &Path| write_tls_files(dir)))?;
+    let server = start_server_with(true)?;
     let ca = server
         ._dir
         .as_ref()
@@ -208,9 +208,9 @@ fn pem(label: &str, der: &[u8]) -> String {
     text
 }
 
-fn start_server_with(
-    tls: Option<&dyn Fn(&Path) -> Result<TlsSetup, String>>,
-) -> Result<Server, String> {
+/// A throwaway server; with `tls`, one that takes TLS only (see
+/// [`write_tls_files`]).
+fn start_server_with(tls: bool) -> Result<Server, String> {
     let missing = |p: &str| {
         format!(
             "`{p}` is not installed. Install the PostgreSQL server (Debian: apt-get install postgresql; \
@@ -224,7 +224,7 @@ fn start_server_with(
         .tempdir()
         .map_err(|e| e.to_string())?;
     let data = dir.path().join("data");
-    let tls = tls.map(|write| write(dir.path())).transpose()?;
+    let tls = tls.then(|| write_tls_files(dir.path())).transpose()?;
     if is_root() {
         let status = Command::new("chown")
             .args(["-R", "postgres:postgres"])
