@@ -3,8 +3,9 @@
 //! A client that opens connections and then sends nothing, or one byte a
 //! second, must not be able to hold the service: every connection counts
 //! against a limit (past it, new ones wait in the kernel's backlog), must
-//! finish its TLS handshake within a deadline, and is closed after a spell
-//! with no traffic either way. HTTP/1 additionally bounds reading request
+//! finish its TLS handshake within a deadline, must send the opening bytes
+//! of a request within the header timeout, and is closed after a spell with
+//! no traffic either way. HTTP/1 additionally bounds reading request
 //! headers and every request (its body included) is bounded by the request
 //! timeout; those live with the protocol code. When accepting fails (the
 //! process is out of file descriptors, say) the loop waits before trying
@@ -31,8 +32,17 @@ pub(crate) struct Connection {
     stream: Stream,
     idle_timeout: Duration,
     idle: Pin<Box<Sleep>>,
+    /// Until the client has sent its opening bytes: the deadline for them
+    /// and how many are still due.
+    opening: Option<(Pin<Box<Sleep>>, usize)>,
     _permit: OwnedSemaphorePermit,
 }
+
+/// Bytes a client must send within the header timeout of connecting: the
+/// HTTP/2 connection preface is 24, and no HTTP/1 request line is shorter
+/// than 16 (`GET / HTTP/1.1\r\n`). A client that trickles them is cut off
+/// on either listener.
+const OPENING_BYTES: usize = 16;
 
 enum Stream {
     Plain(TcpStream),
@@ -51,6 +61,7 @@ pub(crate) fn accept(
     let (accepted, incoming) = mpsc::channel(64);
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let (handshake, idle) = (limits.tls_handshake_timeout, limits.idle_timeout);
+    let header_timeout = limits.header_read_timeout;
     tokio::spawn(async move {
         let mut backoff = AcceptBackoff::default();
         loop {
@@ -73,7 +84,8 @@ pub(crate) fn accept(
             // Small request/response messages: Nagle's algorithm would hold
             // each for a delayed acknowledgement.
             let _ = tcp.set_nodelay(true);
-            let connection = move |stream| Connection::new(stream, idle, permit);
+            let opening = header_timeout;
+            let connection = move |stream| Connection::new(stream, idle, opening, permit);
             match &tls {
                 None => {
                     if accepted
@@ -112,11 +124,17 @@ async fn until_stopped(stopped: &mut watch::Receiver<bool>) {
 }
 
 impl Connection {
-    fn new(stream: Stream, idle_timeout: Duration, permit: OwnedSemaphorePermit) -> Self {
+    fn new(
+        stream: Stream,
+        idle_timeout: Duration,
+        opening_timeout: Duration,
+        permit: OwnedSemaphorePermit,
+    ) -> Self {
         Self {
             stream,
             idle_timeout,
             idle: Box::pin(tokio::time::sleep(idle_timeout)),
+            opening: Some((Box::pin(tokio::time::sleep(opening_timeout)), OPENING_BYTES)),
             _permit: permit,
         }
     }
@@ -162,8 +180,23 @@ impl AsyncRead for Connection {
             Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         };
+        let read = buf.filled().len() - before;
+        if let Some((_, due)) = &mut self.opening {
+            *due = due.saturating_sub(read);
+            if *due == 0 {
+                self.opening = None;
+            }
+        }
+        if let Some((deadline, _)) = &mut self.opening
+            && deadline.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client did not open its request within the header timeout",
+            )));
+        }
         match polled {
-            Poll::Ready(Ok(())) if buf.filled().len() > before => {
+            Poll::Ready(Ok(())) if read > 0 => {
                 self.progressed();
                 Poll::Ready(Ok(()))
             }

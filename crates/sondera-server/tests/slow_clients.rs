@@ -87,13 +87,19 @@ async fn trickled_headers_are_cut_off_while_others_are_served() {
     let server = start(builder(Arc::new(MemoryStore::new()), builtin()).limits(limits())).await;
     let header: &'static [u8] =
         b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let preface: &'static [u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
     let slow: Vec<_> = (0..200)
-        .map(|_| tokio::spawn(trickle(server.http, header, Duration::from_millis(100))))
+        .map(|i| match i % 4 {
+            0 => tokio::spawn(trickle(server.grpc, preface, Duration::from_millis(200))),
+            _ => tokio::spawn(trickle(server.http, header, Duration::from_millis(100))),
+        })
         .collect();
     tokio::time::sleep(Duration::from_millis(300)).await;
     for _ in 0..5 {
         healthz_answers_quickly(server.http).await;
     }
+    let mut agent = harness(server.grpc, None);
+    agent.initialize(None, None).await.unwrap();
     for task in slow {
         let open_for = task.await.unwrap();
         assert!(
