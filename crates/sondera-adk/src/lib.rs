@@ -68,7 +68,9 @@ pub use escalation::{
     EscalationMode, Yolo,
 };
 pub use sessions::{ActiveLease, SessionKey, SharedHarness};
-pub use sondera_harness::{Harness, HarnessError, LocalHarness, RemoteHarness};
+#[cfg(feature = "remote")]
+pub use sondera_harness::RemoteHarness;
+pub use sondera_harness::{Harness, HarnessError, LocalHarness};
 pub use sondera_model::{Agent, AgentCard, CollaborationMode, Grant, GrantScope};
 pub use tree::{TRANSFER_TOOL, TreeError, Workflow};
 

@@ -22,14 +22,18 @@
 mod adjudicator;
 pub mod corpus;
 mod local;
+#[cfg(feature = "remote")]
 mod records;
+#[cfg(feature = "remote")]
 pub mod remote;
 pub mod replay;
 mod scope;
 
 pub use adjudicator::{Adjudicator, Recorded};
 pub use local::{LocalHarness, LocalHarnessBuilder, default_data_dir};
+#[cfg(feature = "remote")]
 pub use records::RemoteRecords;
+#[cfg(feature = "remote")]
 pub use remote::{RemoteConfig, RemoteHarness};
 pub use scope::{Backend, ScopedHarness};
 pub use sondera_guard::{ToolOutcome, classify_tool_call, observation_for};

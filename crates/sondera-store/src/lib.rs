@@ -27,7 +27,9 @@
 mod hooked;
 mod memory;
 mod migrations;
+#[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "postgres")]
 mod postgres_tls;
 mod sql;
 mod sqlite;
@@ -36,6 +38,7 @@ mod types;
 
 pub use hooked::{AppendHook, HookedStore};
 pub use memory::{DEFAULT_EVENT_BUDGET, MemoryStore};
+#[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use tenant::{DEFAULT_TENANT, InvalidTenant, MAX_TENANT_LEN, TenantId, Tenants};
@@ -49,6 +52,7 @@ use sondera_model::{Agent, Grant};
 pub enum StoreError {
     #[error("database error: {0}")]
     Database(#[from] rusqlite::Error),
+    #[cfg(feature = "postgres")]
     #[error("database error: {}", postgres::describe(.0))]
     Postgres(#[from] tokio_postgres::Error),
     #[error("the database is unavailable: {0}")]
@@ -80,7 +84,13 @@ pub enum StoreError {
 /// (SQLite inside it).
 pub async fn connect(location: &str) -> Result<std::sync::Arc<dyn TrajectoryStore>, StoreError> {
     if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+        #[cfg(feature = "postgres")]
         return Ok(std::sync::Arc::new(PostgresStore::connect(location).await?));
+        #[cfg(not(feature = "postgres"))]
+        return Err(StoreError::Open {
+            path: location.split('@').next_back().unwrap_or_default().to_string(),
+            message: "this build has no PostgreSQL store: enable the `postgres` feature of sondera-store".into(),
+        });
     }
     if location == "memory" {
         return Ok(std::sync::Arc::new(MemoryStore::new()));

@@ -53,6 +53,7 @@ pub(crate) const SELECT_AGENT: &str = "SELECT body FROM agents WHERE tenant = $1
 
 /// The unique constraint on event ids, so a repeated id is told apart from
 /// a lost race for a position.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) const EVENT_ID_CONSTRAINT: &str = "events_event_id_unique";
 
 #[cfg(test)]
@@ -77,6 +78,7 @@ pub(crate) struct Migration {
 }
 
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) enum Dialect {
     Sqlite,
     Postgres,
