@@ -88,8 +88,14 @@ pub async fn connect(location: &str) -> Result<std::sync::Arc<dyn TrajectoryStor
         return Ok(std::sync::Arc::new(PostgresStore::connect(location).await?));
         #[cfg(not(feature = "postgres"))]
         return Err(StoreError::Open {
-            path: location.split('@').next_back().unwrap_or_default().to_string(),
-            message: "this build has no PostgreSQL store: enable the `postgres` feature of sondera-store".into(),
+            path: location
+                .split('@')
+                .next_back()
+                .unwrap_or_default()
+                .to_string(),
+            message:
+                "this build has no PostgreSQL store: enable the `postgres` feature of sondera-store"
+                    .into(),
         });
     }
     if location == "memory" {
