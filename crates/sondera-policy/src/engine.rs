@@ -187,8 +187,14 @@ impl Slice {
     /// without it requests need no action entities, which spares Cedar a
     /// transitive-closure computation per request. A policy whose conditions
     /// mention `action` keeps its scope and makes the slice carry them.
-    fn add_for_action(&mut self, loaded: &LoadedPolicy) -> Result<(), String> {
-        match without_action_scope(&loaded.policy) {
+    /// `scopeless` is [`without_action_scope`] of the policy, made once for
+    /// every slice it joins.
+    fn add_for_action(
+        &mut self,
+        loaded: &LoadedPolicy,
+        scopeless: Option<Policy>,
+    ) -> Result<(), String> {
+        match scopeless {
             Some(policy) => self.add(loaded, policy),
             None => {
                 self.needs_action_entities = true;
@@ -284,11 +290,15 @@ impl PolicyEngine {
             full_slice
                 .add(loaded_policy, loaded_policy.policy.clone())
                 .map_err(internal)?;
+            let constraint = loaded_policy.policy.action_constraint();
+            let mut scopeless: Option<Option<Policy>> = None;
             for action in ActionName::ALL {
-                let constraint = loaded_policy.policy.action_constraint();
                 if scope_can_match(&constraint, names.action(action), &action_entities) {
+                    let scopeless = scopeless
+                        .get_or_insert_with(|| without_action_scope(&loaded_policy.policy))
+                        .clone();
                     slices[action.index()]
-                        .add_for_action(loaded_policy)
+                        .add_for_action(loaded_policy, scopeless)
                         .map_err(internal)?;
                 }
             }
