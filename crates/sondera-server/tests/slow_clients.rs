@@ -234,15 +234,9 @@ async fn connections_past_the_limit_wait_and_are_served_after() {
     server.stop().await;
 }
 
-/// A live subscriber that stops reading falls behind; its connection is
-/// closed rather than held open with a full buffer for ever.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_subscriber_that_stops_reading_is_disconnected() {
-    let limits = Limits {
-        stream_buffer: 4,
-        ..limits()
-    };
-    let server = start(builder(Arc::new(MemoryStore::new()), builtin()).limits(limits)).await;
+/// Subscribes over SSE with a small receive buffer, then records events far
+/// larger than any socket buffer while the subscriber reads nothing.
+async fn subscribe_and_flood(server: &Running) -> TcpStream {
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
     let mut subscriber = socket.connect(server.http).await.unwrap();
@@ -250,11 +244,9 @@ async fn a_subscriber_that_stops_reading_is_disconnected() {
         .write_all(b"GET /v1/events/stream HTTP/1.1\r\nhost: x\r\n\r\n")
         .await
         .unwrap();
-    let mut first = [0u8; 64];
-    let n = subscriber.read(&mut first).await.unwrap();
-    assert!(first[..n].starts_with(b"HTTP/1.1 200"));
-
-    // Events far larger than any socket buffer, while the subscriber reads nothing.
+    let mut head = [0u8; 64];
+    let n = subscriber.read(&mut head).await.unwrap();
+    assert!(head[..n].starts_with(b"HTTP/1.1 200"));
     let mut agent = harness(server.grpc, None);
     agent.initialize(None, None).await.unwrap();
     let filler = "x".repeat(16 * 1024);
@@ -266,6 +258,19 @@ async fn a_subscriber_that_stops_reading_is_disconnected() {
             .unwrap();
         agent.adjudicate(event).await.unwrap();
     }
+    subscriber
+}
+
+/// A live subscriber that stops reading falls behind; its connection is
+/// closed rather than held open with a full buffer for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_that_stops_reading_is_disconnected() {
+    let limits = Limits {
+        stream_buffer: 4,
+        ..limits()
+    };
+    let server = start(builder(Arc::new(MemoryStore::new()), builtin()).limits(limits)).await;
+    let mut subscriber = subscribe_and_flood(&server).await;
     tokio::time::sleep(IDLE_TIMEOUT + SLACK).await;
     // What was buffered before the close can still be read; then it ends.
     let mut sink = vec![0u8; 1 << 20];
@@ -294,27 +299,7 @@ async fn a_lagging_subscriber_reads_why_and_then_its_connection_ends() {
         ..limits()
     };
     let server = start(builder(Arc::new(MemoryStore::new()), builtin()).limits(limits)).await;
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.set_recv_buffer_size(4096).unwrap();
-    let mut subscriber = socket.connect(server.http).await.unwrap();
-    subscriber
-        .write_all(b"GET /v1/events/stream HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .unwrap();
-    let mut head = [0u8; 64];
-    let n = subscriber.read(&mut head).await.unwrap();
-    assert!(head[..n].starts_with(b"HTTP/1.1 200"));
-    let mut agent = harness(server.grpc, None);
-    agent.initialize(None, None).await.unwrap();
-    let filler = "x".repeat(16 * 1024);
-    for _ in 0..200 {
-        let event = agent
-            .event(sondera_model::Payload::Thought {
-                content: filler.clone(),
-            })
-            .unwrap();
-        agent.adjudicate(event).await.unwrap();
-    }
+    let mut subscriber = subscribe_and_flood(&server).await;
     let mut received = Vec::new();
     let ended = tokio::time::timeout(
         Duration::from_secs(20),
