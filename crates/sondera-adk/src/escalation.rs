@@ -13,7 +13,8 @@ use std::sync::Arc;
 use adk_core::{ToolConfirmationDecision, ToolConfirmationHandler, ToolConfirmationRequest};
 use async_trait::async_trait;
 use serde_json::Value;
-use sondera_model::{ActionShape, Actor, Adjudicated, GrantScope, Payload};
+pub use sondera_model::Approval;
+use sondera_model::{ActionShape, Actor, Adjudicated, Payload};
 
 use crate::sessions::SessionKey;
 
@@ -27,37 +28,11 @@ pub enum EscalationMode {
     Deny,
     /// Let the call run and record that nobody was asked.
     AllowAndLog,
-}
-
-/// A person's answer to an escalation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Approval {
-    Deny,
-    /// This call only.
-    Once,
-    /// This call and later ones of the same shape in this session.
-    Session,
-    /// This call and later ones of the same shape by this agent, from now on.
-    Always,
-}
-
-impl Approval {
-    pub(crate) fn grant_scope(self) -> Option<GrantScope> {
-        match self {
-            Self::Session => Some(GrantScope::Session),
-            Self::Always => Some(GrantScope::Always),
-            Self::Deny | Self::Once => None,
-        }
-    }
-
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Deny => "denied",
-            Self::Once => "approved once",
-            Self::Session => "approved for this session",
-            Self::Always => "approved always",
-        }
-    }
+    /// Ask the operators of the harness server (`sondera serve`) and wait
+    /// for their decision, up to the deadline the remote harness or the
+    /// server sets; an expired approval denies the call. Needs a harness
+    /// with operators behind it: a [`sondera_harness::RemoteHarness`].
+    Operator,
 }
 
 /// The decision and who made it; recorded in the trajectory with that actor.
@@ -81,6 +56,8 @@ pub struct ApprovalRequest {
     pub action: Payload,
     /// The escalate verdict: why a person is asked.
     pub verdict: Adjudicated,
+    /// The escalated event, as its trajectory recorded it.
+    pub event_id: String,
     /// What a session or always approval would cover; `None` when the call
     /// has no shape that can be trusted again (an unparsable command), so it
     /// can be approved once only.

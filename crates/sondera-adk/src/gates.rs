@@ -14,6 +14,8 @@ use sondera_model::{
     PromptRole, admit_provider_call_id, json_depth_exceeds,
 };
 
+use sondera_harness::ApprovalState;
+
 use crate::bounded::bounded;
 use crate::error::PluginError;
 use crate::escalation::{Approval, ApprovalRequest, Approver, EscalationMode};
@@ -207,6 +209,22 @@ impl Governor {
         actor: Option<Actor>,
         provider_call_id: Option<String>,
     ) -> Result<Adjudicated, PluginError> {
+        let (verdict, _) = self
+            .judge_recorded(scope, agent_name, step, payload, actor, provider_call_id)
+            .await?;
+        Ok(verdict)
+    }
+
+    /// [`Self::judge`], with the id of the event it recorded.
+    async fn judge_recorded(
+        &self,
+        scope: &SessionScope,
+        agent_name: &str,
+        step: &'static str,
+        payload: Payload,
+        actor: Option<Actor>,
+        provider_call_id: Option<String>,
+    ) -> Result<(Adjudicated, String), PluginError> {
         scope.check_usable()?;
         let node = scope
             .tree
@@ -228,9 +246,11 @@ impl Governor {
         if let Some(actor) = actor {
             event = event.with_actor(actor);
         }
-        bounded(self.sessions.harness_timeout, harness.adjudicate(event))
+        let event_id = event.event_id.clone();
+        let verdict = bounded(self.sessions.harness_timeout, harness.adjudicate(event))
             .await
-            .map_err(harness_error)
+            .map_err(harness_error)?;
+        Ok((verdict, event_id))
     }
 
     /// The user's message: judged as a user prompt; a blocked message is
@@ -432,8 +452,8 @@ impl Governor {
                 .flatten()
         })?;
         let action = classify(tool, args, provider_call_id.as_deref());
-        let verdict = self
-            .judge(
+        let (verdict, event_id) = self
+            .judge_recorded(
                 &scope,
                 agent,
                 "the tool call",
@@ -455,6 +475,7 @@ impl Governor {
                     shape: action_shape(&action),
                     action: action.clone(),
                     verdict,
+                    event_id,
                 };
                 let decision = self.escalate(&scope, request).await?;
                 (decision.is_allowed(), decision)
@@ -567,6 +588,7 @@ impl Governor {
                 let reason = "escalation allowed without asking (allow-and-log)".to_string();
                 self.record(scope, &request, true, reason, system).await
             }
+            (EscalationMode::Operator, _) => self.ask_operator(scope, &request).await,
             (EscalationMode::Ask, Some(approver)) => {
                 let decision = approver
                     .decide(&request)
@@ -578,6 +600,47 @@ impl Governor {
         }
     }
 
+    /// Puts the call to the server's operators and waits for them; the
+    /// server records their decision (or the expiry) in the trajectory.
+    /// The wait is bounded by the approval's deadline, not the harness
+    /// timeout: operators take longer than a call.
+    async fn ask_operator(
+        &self,
+        scope: &SessionScope,
+        request: &ApprovalRequest,
+    ) -> Result<Adjudicated, PluginError> {
+        let settled = {
+            let mut harness = scope.harness.lock().await;
+            harness.ask_operator(&request.event_id, None).await
+        };
+        let settled = settled.map_err(|source| PluginError::harness("the operator", source))?;
+        let mode = request.verdict.mode;
+        let mut outcome = match &settled.state {
+            ApprovalState::Decided {
+                approval,
+                decided_by,
+                reason,
+                ..
+            } => {
+                let mut text = format!("{} by operator {}", approval.phrase(), decided_by.id);
+                if let Some(reason) = reason {
+                    text.push_str(&format!(": {reason}"));
+                }
+                if approval.is_approved() {
+                    Adjudicated::allow(mode, text)
+                } else {
+                    Adjudicated::deny(mode, text)
+                }
+            }
+            ApprovalState::Expired { .. } | ApprovalState::Pending => Adjudicated::deny(
+                mode,
+                "no operator decided before the deadline; the call is denied",
+            ),
+        };
+        outcome.policies = request.verdict.policies.clone();
+        Ok(outcome)
+    }
+
     /// Records a person's decision, keeping a standing approval when one was given.
     async fn apply(
         &self,
@@ -586,7 +649,7 @@ impl Governor {
         approval: Approval,
         by: Actor,
     ) -> Result<Adjudicated, PluginError> {
-        let mut reason = format!("{} by {}", approval.as_str(), by.id);
+        let mut reason = format!("{} by {}", approval.phrase(), by.id);
         if let Some(grant_scope) = approval.grant_scope() {
             match &request.shape {
                 Some(shape) => {

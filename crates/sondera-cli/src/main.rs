@@ -2,6 +2,7 @@
 //! library crates together; the work happens in them.
 
 mod adjudicate;
+mod approvals;
 mod bench;
 mod explain;
 mod history;
@@ -66,6 +67,10 @@ enum Command {
     /// Recorded denials and escalations, in a local data directory or on a server, newest first.
     #[command(subcommand)]
     Adjudications(AdjudicationsCommand),
+    /// Escalated steps waiting for an operator on a server: list, show, approve, deny.
+    /// Needs an operator token (`sondera token new --tenant T --role operator`).
+    #[command(subcommand)]
+    Approvals(approvals::ApprovalsCommand),
     /// Run the harness service: gRPC and HTTP over one adjudicator, recording to a store.
     ///
     /// Defaults work with no configuration: 127.0.0.1:50051 (gRPC) and 127.0.0.1:8080 (HTTP),
@@ -546,6 +551,7 @@ fn main() -> ExitCode {
         Command::Import(command) => import::run(command),
         Command::Trajectories(command) => history::trajectories(command),
         Command::Adjudications(command) => history::adjudications(command),
+        Command::Approvals(command) => approvals::run(command),
         Command::Serve(args) => serve::run(*args),
         Command::Token(command) => serve::token(command),
         Command::Tail(args) => tail::run(args),

@@ -33,7 +33,8 @@ pub struct ServeArgs {
     /// Do not reload when files under --policies change (SIGHUP still reloads).
     #[arg(long)]
     no_watch: bool,
-    /// A token hash and the tenant it grants, TENANT=sha256:HEX (see `sondera token`);
+    /// A token hash and what it grants, `TENANT=sha256:HEX [role=agent|operator]
+    /// [name=NAME]` (see `sondera token`); an agent's unless the role says otherwise;
     /// repeatable or comma-separated. Without any, only loopback addresses are served.
     #[arg(
         long = "token",
@@ -43,8 +44,8 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     tokens: Vec<String>,
-    /// A file of token entries, one TENANT=sha256:HEX per line (`#` comments);
-    /// read again on SIGHUP.
+    /// A file of token entries, one `TENANT=sha256:HEX [role=..] [name=..]` per
+    /// line (`#` comments); read again on SIGHUP.
     #[arg(long, value_name = "FILE")]
     tokens_file: Option<PathBuf>,
     /// PEM certificate chain: serve both listeners over TLS (with --tls-key).
@@ -91,6 +92,13 @@ pub struct ServeArgs {
     /// Live events a stream subscriber may fall behind before it is dropped.
     #[arg(long, default_value_t = 1024, value_name = "EVENTS")]
     stream_buffer: usize,
+    /// Seconds an escalated step waits for an operator when its agent asks
+    /// for no other deadline; then it is denied.
+    #[arg(long, default_value_t = Limits::default().approval_timeout.as_secs(), value_name = "SECONDS")]
+    approval_timeout: u64,
+    /// The longest deadline an agent may ask an operator for.
+    #[arg(long, default_value_t = Limits::default().max_approval_timeout.as_secs(), value_name = "SECONDS")]
+    max_approval_timeout: u64,
 }
 
 impl ServeArgs {
@@ -127,6 +135,8 @@ impl ServeArgs {
             tls_handshake_timeout: Duration::from_secs(self.tls_handshake_timeout),
             max_connections: self.max_connections,
             stream_buffer: self.stream_buffer,
+            approval_timeout: Duration::from_secs(self.approval_timeout),
+            max_approval_timeout: Duration::from_secs(self.max_approval_timeout),
         }
     }
 }
@@ -226,37 +236,60 @@ async fn shutdown_signal() {
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
     /// Make a new random token: prints the token on standard output and the
-    /// server entry (TENANT=sha256:HEX) on standard error.
-    New {
-        #[arg(long)]
-        tenant: String,
-    },
+    /// server entry (TENANT=sha256:HEX ...) on standard error.
+    New(TokenFor),
     /// Print the server entry for a token read from standard input.
-    Hash {
-        #[arg(long)]
-        tenant: String,
-    },
+    Hash(TokenFor),
+}
+
+/// Whom a token is for.
+#[derive(Debug, Args)]
+pub struct TokenFor {
+    #[arg(long)]
+    tenant: String,
+    /// `agent` (adjudicate, read records by id, wait for approvals) or
+    /// `operator` (also read the tenant's records, decide approvals, keep grants).
+    #[arg(long, default_value = "agent")]
+    role: sondera_server::Role,
+    /// Who decisions made with the token are recorded as (operators).
+    #[arg(long)]
+    name: Option<String>,
+}
+
+impl TokenFor {
+    /// The server entry of `token`, checked as the server will read it.
+    fn entry(&self, token: &str) -> anyhow::Result<String> {
+        let tenant = sondera_store::TenantId::new(&self.tenant)?;
+        let mut entry = format!("{tenant}={}", sondera_server::hash_token(token));
+        if self.role != sondera_server::Role::Agent {
+            entry.push_str(&format!(" role={}", self.role.as_str()));
+        }
+        if let Some(name) = &self.name {
+            entry.push_str(&format!(" name={name}"));
+        }
+        Tokens::default().add(&entry)?;
+        Ok(entry)
+    }
 }
 
 pub fn token(command: TokenCommand) -> anyhow::Result<ExitCode> {
-    let (tenant, token, fresh) = match command {
-        TokenCommand::New { tenant } => {
+    let (whom, token, fresh) = match command {
+        TokenCommand::New(whom) => {
             let token = format!(
                 "sk_{}{}",
                 uuid::Uuid::new_v4().simple(),
                 uuid::Uuid::new_v4().simple()
             );
-            (tenant, token, true)
+            (whom, token, true)
         }
-        TokenCommand::Hash { tenant } => {
+        TokenCommand::Hash(whom) => {
             let mut token = String::new();
             std::io::stdin().read_to_string(&mut token)?;
-            (tenant, token.trim().to_string(), false)
+            (whom, token.trim().to_string(), false)
         }
     };
-    let tenant = sondera_store::TenantId::new(&tenant)?;
     anyhow::ensure!(!token.is_empty(), "no token on standard input");
-    let entry = format!("{tenant}={}", sondera_server::hash_token(&token));
+    let entry = whom.entry(&token)?;
     if fresh {
         println!("{token}");
         eprintln!("server entry (give it to `sondera serve --token`): {entry}");

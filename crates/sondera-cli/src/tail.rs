@@ -52,6 +52,19 @@ async fn follow(connection: Connection, args: TailArgs) -> anyhow::Result<ExitCo
         .await
         .map_err(|s| anyhow::anyhow!("the stream ended: {}", s.message()))?
     {
+        if let Some(approval) = recorded.approval {
+            let approval =
+                sondera_proto::approval_from_wire(approval, &sondera_store::TenantId::default())?;
+            if args.json {
+                writeln!(out, "{}", serde_json::json!({ "approval": approval }))?;
+            } else {
+                let colour = anstyle::AnsiColor::Cyan.on_default().bold();
+                let label = format!("{colour}{:<8}{colour:#}", "approval");
+                writeln!(out, "{label} {}", crate::approvals::line(&approval))?;
+            }
+            out.flush()?;
+            continue;
+        }
         let seq = recorded.seq;
         let event = Event::try_from(recorded.event.unwrap_or_default())?;
         let verdict = recorded

@@ -55,14 +55,35 @@ fn a_server_records_what_remote_agents_do_and_the_cli_reads_it() {
     ))
     .trim()
     .to_string();
+    let operator = "sk_test_operator";
+    let operator_entry = stdout(&sondera_with_input(
+        &[
+            "token", "hash", "--tenant", "acme", "--role", "operator", "--name", "ana",
+        ],
+        operator,
+    ))
+    .trim()
+    .to_string();
+    assert!(
+        operator_entry.ends_with(" role=operator name=ana"),
+        "{operator_entry}"
+    );
     let store = data.path().display().to_string();
-    let mut server = ServerProcess::start(&["--store", &store, "--token", &entry]);
+    let tokens = format!("{entry},{operator_entry}");
+    let mut server = ServerProcess::start(&["--store", &store, "--token", &tokens]);
 
-    let mut tail = command(&["tail", "--server", &server.grpc, "--token", token, "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut tail = command(&[
+        "tail",
+        "--server",
+        &server.grpc,
+        "--token",
+        operator,
+        "--json",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     std::thread::sleep(Duration::from_millis(500));
 
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -91,7 +112,21 @@ fn a_server_records_what_remote_agents_do_and_the_cli_reads_it() {
     tail.kill().unwrap();
     tail.wait().unwrap();
 
-    let remote = ["--server", server.grpc.as_str(), "--token", token];
+    let as_agent = ["--server", server.grpc.as_str(), "--token", token];
+    let refused = sondera(&[&["trajectories", "list"][..], &as_agent].concat());
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "listing a tenant's records needs an operator"
+    );
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("operator token"));
+    let shown = sondera(&[&["trajectories", "show", &id][..], &as_agent].concat());
+    assert!(
+        shown.status.success(),
+        "an agent reads a trajectory by its id"
+    );
+
+    let remote = ["--server", server.grpc.as_str(), "--token", operator];
     let listed = sondera(&[&["trajectories", "list"][..], &remote].concat());
     assert!(
         listed.status.success(),
@@ -146,7 +181,7 @@ fn a_server_records_what_remote_agents_do_and_the_cli_reads_it() {
     let (status, stderr) = server.stop();
     assert!(status.success(), "{stderr}");
     assert!(
-        stderr.contains("1 token accepted") && stderr.contains("stopped"),
+        stderr.contains("2 tokens accepted") && stderr.contains("stopped"),
         "{stderr}"
     );
 
@@ -167,6 +202,107 @@ fn a_server_records_what_remote_agents_do_and_the_cli_reads_it() {
         "{}",
         stdout(&local)
     );
+}
+
+#[test]
+fn an_operator_decides_an_agents_escalation_from_the_command_line() {
+    let policies = tempfile::tempdir().unwrap();
+    std::fs::write(
+        policies.path().join("ops.cedar"),
+        r#"@id("allow-all") @description("everything else runs") @severity("info")
+permit (principal, action, resource);
+@id("infra-apply") @description("Applying infrastructure changes needs an operator") @severity("high") @escalate
+forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { context.command like "terraform apply*" };
+"#,
+    )
+    .unwrap();
+    let (agent, operator) = ("sk_agent", "sk_operator");
+    let tokens = format!(
+        "acme={},acme={} role=operator name=ana",
+        sondera_server::hash_token(agent),
+        sondera_server::hash_token(operator)
+    );
+    let dir = policies.path().display().to_string();
+    let mut server =
+        ServerProcess::start(&["--store", "memory", "--token", &tokens, "--policies", &dir]);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (mut h, event_id) = runtime.block_on(async {
+        let mut h = harness(&server, agent);
+        h.initialize(None, None).await.unwrap();
+        let event = shell(&h, "terraform apply");
+        let event_id = event.event_id.clone();
+        let verdict = h.adjudicate(event).await.unwrap();
+        assert_eq!(verdict.decision, sondera_model::Decision::Escalate);
+        (h, event_id)
+    });
+    let waiting = runtime.spawn(async move { h.ask_operator(&event_id, None).await });
+
+    let as_operator = ["--server", server.grpc.as_str(), "--token", operator];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let id = loop {
+        let listed = sondera(&[&["approvals", "list", "--json"][..], &as_operator].concat());
+        assert!(
+            listed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&listed.stderr)
+        );
+        if let Some(first) = stdout(&listed).lines().next() {
+            let approval: serde_json::Value = serde_json::from_str(first).unwrap();
+            break approval["id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "no approval appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let shown = sondera(&[&["approvals", "show", &id][..], &as_operator].concat());
+    let text = stdout(&shown);
+    assert!(
+        text.contains("$ terraform apply") && text.contains("infra-apply"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Applying infrastructure changes needs an operator"),
+        "{text}"
+    );
+
+    let as_agent = ["--server", server.grpc.as_str(), "--token", agent];
+    let refused = sondera(&[&["approvals", "approve", &id][..], &as_agent].concat());
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("PermissionDenied"));
+
+    let approved = sondera(
+        &[
+            &[
+                "approvals",
+                "approve",
+                &id,
+                "--session",
+                "--reason",
+                "plan reviewed",
+            ][..],
+            &as_operator,
+        ]
+        .concat(),
+    );
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    assert!(stdout(&approved).contains("approved for this session by ana (plan reviewed)"));
+    let outcome = runtime.block_on(waiting).unwrap().unwrap();
+    assert!(outcome.approved());
+    let again = sondera(&[&["approvals", "deny", &id][..], &as_operator].concat());
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already decided"));
+    let missing = sondera(&[&["approvals", "show", "no-such-approval"][..], &as_operator].concat());
+    assert_eq!(missing.status.code(), Some(1));
+    drop(runtime);
+    let (status, _) = server.stop();
+    assert!(status.success());
 }
 
 #[test]

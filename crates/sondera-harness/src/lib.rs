@@ -37,6 +37,8 @@ pub use records::RemoteRecords;
 pub use remote::{RemoteConfig, RemoteHarness};
 pub use scope::{Backend, ScopedHarness};
 pub use sondera_guard::{ToolOutcome, classify_tool_call, observation_for};
+/// What [`Harness::ask_operator`] answers with.
+pub use sondera_store::{ApprovalRecord, ApprovalState};
 
 use async_trait::async_trait;
 use sondera_model::{ActionShape, Adjudicated, Agent, Event, EventDecodeError, Grant, Payload};
@@ -75,6 +77,10 @@ pub enum HarnessError {
     Transport(String),
     #[error("the harness server did not answer within {0:?}; the step may have been recorded")]
     Timeout(std::time::Duration),
+    #[error(
+        "this harness has no operators to ask: escalations reach operators through `sondera serve` and a remote harness"
+    )]
+    NoOperators,
     #[error("the harness panicked: {0}")]
     Panicked(String),
     #[error("the harness server refused the request ({code}): {message}")]
@@ -126,6 +132,20 @@ pub trait Harness: Send + Sync {
     /// The grant that covers an action of `shape` by this scope's agent, if
     /// any. Consult it for escalations only: nothing covers a deny.
     async fn granted(&mut self, shape: &ActionShape) -> Result<Option<Grant>, HarnessError>;
+
+    /// Asks an operator to decide this trajectory's escalated event
+    /// `event_id` and waits until it is decided or expires (after
+    /// `deadline`, when given). A session approval is kept in this scope;
+    /// an "always" approval the server keeps. Only a harness with operators
+    /// behind it (a remote harness) can; others return an error.
+    async fn ask_operator(
+        &mut self,
+        event_id: &str,
+        deadline: Option<std::time::Duration>,
+    ) -> Result<ApprovalRecord, HarnessError> {
+        let _ = (event_id, deadline);
+        Err(HarnessError::NoOperators)
+    }
 
     /// The trajectory this scope holds, if any.
     fn trajectory_id(&self) -> Option<&str>;

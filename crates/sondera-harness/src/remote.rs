@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sondera_model::{Adjudicated, Agent, Event, Grant};
+use sondera_model::{Adjudicated, Agent, Approval, Event, Grant};
 use sondera_proto::v1;
 use sondera_proto::v1::harness_service_client::HarnessServiceClient;
+use sondera_store::{ApprovalRecord, ApprovalState, TenantId};
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
@@ -29,6 +30,9 @@ pub struct RemoteConfig {
     pub timeout: Duration,
     /// A PEM CA certificate to trust instead of the public roots.
     pub ca_certificate: Option<PathBuf>,
+    /// How long an escalated step waits for an operator, unless the call
+    /// asks for another deadline; `None` leaves it to the server.
+    pub approval_timeout: Option<Duration>,
 }
 
 /// `~/.sondera/env`: the file consulted after the environment.
@@ -100,6 +104,7 @@ impl RemoteConfig {
             token: lookup(token, TOKEN_VAR),
             timeout: Duration::from_secs(30),
             ca_certificate: None,
+            approval_timeout: None,
         })
     }
 }
@@ -110,6 +115,7 @@ pub struct Connection {
     client: HarnessServiceClient<Channel>,
     authorization: Option<AsciiMetadataValue>,
     timeout: Duration,
+    approval_timeout: Option<Duration>,
 }
 
 impl Connection {
@@ -152,6 +158,7 @@ impl Connection {
                 .max_decoding_message_size(usize::MAX),
             authorization,
             timeout: config.timeout,
+            approval_timeout: config.approval_timeout,
         })
     }
 
@@ -265,6 +272,112 @@ impl Connection {
     }
 }
 
+/// How long to wait before polling again after the server could not be reached.
+const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
+
+/// How long past an approval's deadline a client keeps trying to learn its
+/// outcome from a server it cannot reach, before failing closed.
+const DEADLINE_GRACE: Duration = Duration::from_secs(10);
+
+impl Connection {
+    /// Asks an operator to decide escalated event `event_id` of
+    /// `trajectory_id` and waits for the outcome: decided, or expired at the
+    /// deadline (`deadline`, else this connection's approval timeout, else
+    /// the server's). Survives dropped connections and server restarts by
+    /// asking again; the approval is kept by the server meanwhile.
+    pub async fn ask_operator(
+        &self,
+        trajectory_id: &str,
+        event_id: &str,
+        deadline: Option<Duration>,
+    ) -> Result<ApprovalRecord, HarnessError> {
+        let deadline = deadline.or(self.approval_timeout);
+        let give_up = tokio::time::Instant::now()
+            + deadline.unwrap_or(Duration::from_secs(3600))
+            + DEADLINE_GRACE;
+        let request = v1::RequestApprovalRequest {
+            event_id: event_id.to_string(),
+            trajectory_id: trajectory_id.to_string(),
+            timeout_seconds: deadline.map_or(0, |d| d.as_secs().clamp(1, u32::MAX as u64) as u32),
+        };
+        let mut approval = self
+            .retrying(give_up, || async {
+                let wire = self
+                    .call(
+                        self.client()
+                            .request_approval(self.request(request.clone())),
+                    )
+                    .await?;
+                invalid_response(sondera_proto::approval_from_wire(
+                    wire,
+                    &TenantId::default(),
+                ))
+            })
+            .await?;
+        let poll = self.timeout.saturating_sub(Duration::from_secs(2));
+        while approval.state == ApprovalState::Pending {
+            let id = approval.id.clone();
+            approval = self.retrying(give_up, || self.approval(&id, poll)).await?;
+        }
+        Ok(approval)
+    }
+
+    /// Approval `id`; with `wait`, once it is settled or after that long.
+    pub async fn approval(&self, id: &str, wait: Duration) -> Result<ApprovalRecord, HarnessError> {
+        let request = v1::GetApprovalRequest {
+            approval_id: id.to_string(),
+            wait_seconds: wait.as_secs().min(u32::MAX as u64) as u32,
+        };
+        let wire = self
+            .call(self.client().get_approval(self.request(request)))
+            .await?;
+        invalid_response(sondera_proto::approval_from_wire(
+            wire,
+            &TenantId::default(),
+        ))
+    }
+
+    /// Decides approval `id`; needs an operator token.
+    pub async fn decide(
+        &self,
+        id: &str,
+        approval: Approval,
+        reason: Option<String>,
+    ) -> Result<ApprovalRecord, HarnessError> {
+        let request = v1::DecideApprovalRequest {
+            approval_id: id.to_string(),
+            decision: v1::ApprovalDecision::from(approval) as i32,
+            reason,
+        };
+        let wire = self
+            .call(self.client().decide_approval(self.request(request)))
+            .await?;
+        invalid_response(sondera_proto::approval_from_wire(
+            wire,
+            &TenantId::default(),
+        ))
+    }
+
+    /// Runs `call` until it answers, retrying while the server cannot be
+    /// reached, until `give_up`.
+    async fn retrying<T, F: Future<Output = Result<T, HarnessError>>>(
+        &self,
+        give_up: tokio::time::Instant,
+        call: impl Fn() -> F,
+    ) -> Result<T, HarnessError> {
+        loop {
+            match call().await {
+                Err(HarnessError::Transport(_) | HarnessError::Timeout(_))
+                    if tokio::time::Instant::now() + RECONNECT_PAUSE < give_up =>
+                {
+                    tokio::time::sleep(RECONNECT_PAUSE).await;
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
 /// A response the client cannot decode is an error, never a verdict.
 fn invalid_response<T>(decoded: Result<T, impl std::fmt::Display>) -> Result<T, HarnessError> {
     decoded.map_err(|e| HarnessError::Remote {
@@ -316,6 +429,15 @@ impl Backend for Connection {
             code: "INVALID_RESPONSE".into(),
             message: e.to_string(),
         })
+    }
+
+    async fn ask_operator(
+        &self,
+        trajectory_id: &str,
+        event_id: &str,
+        deadline: Option<Duration>,
+    ) -> Result<ApprovalRecord, HarnessError> {
+        Connection::ask_operator(self, trajectory_id, event_id, deadline).await
     }
 
     async fn recorded_agent(&self, trajectory_id: &str) -> Result<Option<Agent>, HarnessError> {

@@ -3,7 +3,10 @@
 //! which events it accepts. Harnesses differ only in their [`Backend`].
 
 use async_trait::async_trait;
-use sondera_model::{ActionShape, Actor, Adjudicated, Agent, Event, Grant, GrantScope, Payload};
+use sondera_model::{
+    ActionShape, Actor, Adjudicated, Agent, Approval, Event, Grant, GrantScope, Payload,
+};
+use sondera_store::{ApprovalRecord, ApprovalState};
 
 use crate::{Harness, HarnessError};
 
@@ -34,6 +37,18 @@ pub trait Backend: Send + Sync {
 
     /// The standing approvals kept for `agent_id`.
     async fn grants(&self, agent_id: &str) -> Result<Vec<Grant>, HarnessError>;
+
+    /// Asks an operator to decide escalated event `event_id` and waits for
+    /// the outcome, up to `deadline`. A backend without operators says so.
+    async fn ask_operator(
+        &self,
+        trajectory_id: &str,
+        event_id: &str,
+        deadline: Option<std::time::Duration>,
+    ) -> Result<ApprovalRecord, HarnessError> {
+        let _ = (trajectory_id, event_id, deadline);
+        Err(HarnessError::NoOperators)
+    }
 }
 
 /// A [`Harness`]: one trajectory scope whose events a [`Backend`] judges.
@@ -107,8 +122,7 @@ impl<B: Backend + Clone + 'static> Harness for ScopedHarness<B> {
     async fn grant(&mut self, grant: Grant) -> Result<(), HarnessError> {
         match grant.scope {
             GrantScope::Session => {
-                self.scope.session_grants.retain(|g| g.shape != grant.shape);
-                self.scope.session_grants.push(grant);
+                self.scope.keep_session_grant(grant);
                 Ok(())
             }
             GrantScope::Always => {
@@ -130,6 +144,35 @@ impl<B: Backend + Clone + 'static> Harness for ScopedHarness<B> {
         let agent = self.scope.agent().ok_or(HarnessError::NoAgent)?;
         let kept = self.backend.grants(&agent.id).await?;
         Ok(kept.into_iter().find(|g| g.shape.covers(shape)))
+    }
+
+    async fn ask_operator(
+        &mut self,
+        event_id: &str,
+        deadline: Option<std::time::Duration>,
+    ) -> Result<ApprovalRecord, HarnessError> {
+        let trajectory_id = self
+            .scope
+            .trajectory_id()
+            .ok_or(HarnessError::NotInitialized)?
+            .to_string();
+        let settled = self
+            .backend
+            .ask_operator(&trajectory_id, event_id, deadline)
+            .await?;
+        if let (
+            ApprovalState::Decided {
+                approval: Approval::Session,
+                decided_by,
+                ..
+            },
+            Some(shape),
+        ) = (&settled.state, &settled.shape)
+        {
+            let grant = Grant::new(shape.clone(), GrantScope::Session, decided_by.clone());
+            self.scope.keep_session_grant(grant);
+        }
+        Ok(settled)
     }
 
     fn trajectory_id(&self) -> Option<&str> {
@@ -175,6 +218,12 @@ impl Scope {
 
     pub(crate) fn trajectory_id(&self) -> Option<&str> {
         self.trajectory_id.as_deref()
+    }
+
+    /// Keeps `grant` for the rest of this scope, replacing one of its shape.
+    fn keep_session_grant(&mut self, grant: Grant) {
+        self.session_grants.retain(|g| g.shape != grant.shape);
+        self.session_grants.push(grant);
     }
 
     pub(crate) fn agent(&self) -> Option<&Agent> {

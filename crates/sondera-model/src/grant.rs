@@ -36,6 +36,80 @@ impl GrantScope {
     }
 }
 
+/// A person's answer to an escalated step.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum Approval {
+    Deny,
+    /// This step only.
+    Once,
+    /// This step and later ones of the same shape in this session.
+    Session,
+    /// This step and later ones of the same shape by this agent, from now on.
+    Always,
+}
+
+impl Approval {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// How long the approval holds beyond this step, if it does.
+    pub fn grant_scope(self) -> Option<GrantScope> {
+        match self {
+            Self::Session => Some(GrantScope::Session),
+            Self::Always => Some(GrantScope::Always),
+            Self::Deny | Self::Once => None,
+        }
+    }
+
+    pub fn is_approved(self) -> bool {
+        self != Self::Deny
+    }
+
+    /// The decision in words, as a reason reads it.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Self::Deny => "denied",
+            Self::Once => "approved once",
+            Self::Session => "approved for this session",
+            Self::Always => "approved always",
+        }
+    }
+}
+
+impl std::fmt::Display for Approval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Approval {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        crate::variant_named(s).ok_or_else(|| {
+            format!(
+                "unknown approval `{s}`: expected {}",
+                crate::variant_names::<Self>()
+            )
+        })
+    }
+}
+
 /// One simple command of a shell action, as a grant sees it: the program,
 /// its subcommand, and whether it ran with elevated privileges. `sudo rm`
 /// and `rm` are different shapes, so neither grant covers the other.

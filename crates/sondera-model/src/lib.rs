@@ -62,7 +62,7 @@ pub use event::{
     Actor, ActorKind, Causality, Event, EventDecodeError, ExecutionAttribution, ID_PATTERN,
     event_json_schema,
 };
-pub use grant::{ActionShape, CommandShape, Grant, GrantScope};
+pub use grant::{ActionShape, Approval, CommandShape, Grant, GrantScope};
 pub use nesting::{MAX_JSON_DEPTH, json_depth_exceeds};
 pub use payload::{FileOperationKind, Payload, PayloadCategory, PromptRole};
 pub use state::{

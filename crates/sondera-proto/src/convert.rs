@@ -190,6 +190,14 @@ wire_enum!(model::FileOperationKind, v1::FileOperationKind, Read <=> Read, Write
 wire_enum!(model::ActorKind, v1::ActorKind, Human <=> Human, Agent <=> Agent, System <=> System, Policy <=> Policy);
 wire_enum!(model::GrantScope, v1::GrantScope, Session <=> Session, Always <=> Always);
 wire_enum!(
+    model::Approval, v1::ApprovalDecision,
+    Deny <=> Deny, Once <=> Once, Session <=> Session, Always <=> Always
+);
+wire_enum!(
+    store::ApprovalStatus, v1::ApprovalStatus,
+    Pending <=> Pending, Decided <=> Decided, Expired <=> Expired
+);
+wire_enum!(
     model::CollaborationMode, v1::CollaborationMode,
     Transfer <=> Transfer, Sequential <=> Sequential, Parallel <=> Parallel, Loop <=> Loop, Custom <=> Custom
 );
@@ -879,6 +887,7 @@ impl From<store::StoredEvent> for v1::RecordedEvent {
             seq: e.seq,
             event: Some(e.event.into()),
             adjudicated: e.adjudication.map(Into::into),
+            approval: None,
         }
     }
 }
@@ -1079,4 +1088,78 @@ impl TryFrom<v1::Grant> for model::Grant {
 pub fn put_grant_from_wire(request: v1::PutGrantRequest) -> Decoded<(String, model::Grant)> {
     let grant = nested(request.grant, "grant", model::Grant::try_from)?;
     Ok((request.agent_id, grant))
+}
+
+// ---- Approvals by an operator ----------------------------------------------
+
+impl From<store::ApprovalRecord> for v1::Approval {
+    fn from(a: store::ApprovalRecord) -> Self {
+        let status = enum_value::<_, v1::ApprovalStatus>(a.state.status());
+        let settled_at = a.state.settled_at().map(timestamp_to_wire);
+        let (decision, decided_by, reason) = match a.state {
+            store::ApprovalState::Decided {
+                approval,
+                decided_by,
+                reason,
+                ..
+            } => (
+                enum_value::<_, v1::ApprovalDecision>(approval),
+                Some(decided_by.into()),
+                reason,
+            ),
+            _ => (0, None, None),
+        };
+        Self {
+            id: a.id,
+            event_id: a.event_id,
+            trajectory_id: a.trajectory_id,
+            seq: a.seq,
+            agent_id: a.agent_id,
+            session_id: a.session_id,
+            action: Some(a.action.into()),
+            shape: a.shape.map(Into::into),
+            verdict: Some(a.verdict.into()),
+            created_at: Some(timestamp_to_wire(a.created_at)),
+            expires_at: Some(timestamp_to_wire(a.expires_at)),
+            status,
+            decision,
+            decided_by,
+            reason,
+            settled_at,
+        }
+    }
+}
+
+/// Decodes an approval received from `tenant`'s server.
+pub fn approval_from_wire(
+    a: v1::Approval,
+    tenant: &store::TenantId,
+) -> Decoded<store::ApprovalRecord> {
+    let state = match store::ApprovalStatus::decode(a.status, "status")? {
+        store::ApprovalStatus::Pending => store::ApprovalState::Pending,
+        store::ApprovalStatus::Decided => store::ApprovalState::Decided {
+            approval: model::Approval::decode(a.decision, "decision")?,
+            decided_by: nested(a.decided_by, "decided_by", model::Actor::try_from)?,
+            reason: a.reason,
+            decided_at: time_field(a.settled_at, "settled_at")?,
+        },
+        store::ApprovalStatus::Expired => store::ApprovalState::Expired {
+            expired_at: time_field(a.settled_at, "settled_at")?,
+        },
+    };
+    Ok(store::ApprovalRecord {
+        action: nested(a.action, "action", model::Payload::try_from)?,
+        shape: optional(a.shape, "shape", model::ActionShape::try_from)?,
+        verdict: nested(a.verdict, "verdict", model::Adjudicated::try_from)?,
+        created_at: time_field(a.created_at, "created_at")?,
+        expires_at: time_field(a.expires_at, "expires_at")?,
+        id: a.id,
+        tenant: tenant.clone(),
+        event_id: a.event_id,
+        trajectory_id: a.trajectory_id,
+        seq: a.seq,
+        agent_id: a.agent_id,
+        session_id: a.session_id,
+        state,
+    })
 }

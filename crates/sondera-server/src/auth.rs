@@ -1,5 +1,6 @@
 //! Bearer-token authentication. Tokens are configured as SHA-256 hashes,
-//! each mapped to the tenant whose records it may read and write; the
+//! each mapped to a [`Caller`]: the tenant whose records it may read and
+//! write, its [`Role`] and the name its decisions are recorded under. The
 //! service never holds or logs a token itself.
 
 use std::collections::HashMap;
@@ -15,30 +16,94 @@ use crate::error::ServiceError;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TokenConfigError {
     #[error(
-        "token entry `{entry}` is not TENANT=sha256:HEX; make one with `sondera token hash --tenant TENANT`"
+        "token entry `{entry}` is not `TENANT=sha256:HEX [role=agent|operator] [name=NAME]`; make one with `sondera token hash --tenant TENANT`"
     )]
     Malformed { entry: String },
     #[error("in a token entry: {0}")]
     BadTenant(#[from] sondera_store::InvalidTenant),
     #[error("token hash for tenant `{tenant}` is not 64 hex digits")]
     BadHash { tenant: String },
+    #[error("token for tenant `{tenant}`: {problem}")]
+    BadField { tenant: String, problem: String },
     #[error("the same token hash is configured for tenants `{first}` and `{second}`")]
     Duplicate { first: String, second: String },
+}
+
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "snake_case")]
+pub enum Role {
+    /// Adjudicate, read records by id, ask for and wait on approvals.
+    Agent,
+    /// Also read and follow the tenant's records, decide approvals and
+    /// manage standing grants.
+    Operator,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl std::str::FromStr for Role {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        sondera_model::variant_named(s).ok_or_else(|| {
+            format!(
+                "unknown role `{s}`: expected {}",
+                sondera_model::variant_names::<Self>()
+            )
+        })
+    }
+}
+
+/// Who is calling: what a token grants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub tenant: TenantId,
+    pub role: Role,
+    /// Who decisions made with this token are recorded as.
+    pub name: String,
+}
+
+impl Caller {
+    /// The caller of a server without tokens, on loopback only: whoever can
+    /// reach it may do everything, as the default tenant.
+    fn loopback() -> Self {
+        Self {
+            tenant: TenantId::default(),
+            role: Role::Operator,
+            name: "loopback".into(),
+        }
+    }
+
+    /// The tenant, if this caller is an operator; otherwise what `doing`
+    /// needs, as the refusal.
+    pub fn operator(&self, doing: &str) -> Result<&TenantId, ServiceError> {
+        match self.role {
+            Role::Operator => Ok(&self.tenant),
+            Role::Agent => Err(ServiceError::PermissionDenied(format!(
+                "{doing} needs an operator token; this token is for an agent (issue one with `sondera token hash --role operator`)"
+            ))),
+        }
+    }
 }
 
 /// Who may call the service.
 #[derive(Debug, Clone)]
 pub enum Access {
-    /// No authentication: every caller is the default tenant. Only allowed
-    /// when every listener is on a loopback address.
+    /// No authentication: every caller is the default tenant's operator.
+    /// Only allowed when every listener is on a loopback address.
     LoopbackOnly,
     Tokens(Tokens),
 }
 
-/// Token hashes and the tenant each grants.
+/// Token hashes and the caller each makes.
 #[derive(Debug, Clone, Default)]
 pub struct Tokens {
-    tenants: HashMap<[u8; 32], TenantId>,
+    callers: HashMap<[u8; 32], Caller>,
 }
 
 /// The `sha256:HEX` form a token is configured as.
@@ -46,13 +111,22 @@ pub fn hash_token(token: &str) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(token.as_bytes())))
 }
 
+/// The longest name a token's decisions may be recorded under.
+const MAX_NAME_LEN: usize = 64;
+
 impl Tokens {
-    /// Adds `TENANT=sha256:HEX`.
+    /// Adds `TENANT=sha256:HEX`, optionally followed by `role=ROLE` (agent
+    /// unless given) and `name=NAME` (the hash's first eight digits unless
+    /// given).
     pub fn add(&mut self, entry: &str) -> Result<(), TokenConfigError> {
         let malformed = || TokenConfigError::Malformed {
             entry: entry.chars().take(80).collect(),
         };
-        let (tenant, hash) = entry.trim().split_once('=').ok_or_else(malformed)?;
+        let mut words = entry.split_whitespace();
+        let (tenant, hash) = words
+            .next()
+            .and_then(|w| w.split_once('='))
+            .ok_or_else(malformed)?;
         let hash = hash.strip_prefix("sha256:").ok_or_else(malformed)?;
         let tenant = TenantId::new(tenant)?;
         let bytes: [u8; 32] = hex::decode(hash)
@@ -61,23 +135,48 @@ impl Tokens {
             .ok_or_else(|| TokenConfigError::BadHash {
                 tenant: tenant.to_string(),
             })?;
-        if let Some(first) = self.tenants.get(&bytes) {
+        let bad = |problem: String| TokenConfigError::BadField {
+            tenant: tenant.to_string(),
+            problem,
+        };
+        let mut caller = Caller {
+            role: Role::Agent,
+            name: format!("token-{}", &hash[..8]),
+            tenant: tenant.clone(),
+        };
+        for word in words {
+            match word.split_once('=') {
+                Some(("role", role)) => caller.role = role.parse().map_err(bad)?,
+                Some(("name", name)) if valid_name(name) => caller.name = name.to_string(),
+                Some(("name", _)) => {
+                    return Err(bad(format!(
+                        "a name is 1 to {MAX_NAME_LEN} printable characters"
+                    )));
+                }
+                _ => return Err(bad(format!("`{word}` is not role=ROLE or name=NAME"))),
+            }
+        }
+        if let Some(first) = self.callers.get(&bytes) {
             return Err(TokenConfigError::Duplicate {
-                first: first.to_string(),
+                first: first.tenant.to_string(),
                 second: tenant.to_string(),
             });
         }
-        self.tenants.insert(bytes, tenant);
+        self.callers.insert(bytes, caller);
         Ok(())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tenants.is_empty()
+        self.callers.is_empty()
     }
 
     pub fn len(&self) -> usize {
-        self.tenants.len()
+        self.callers.len()
     }
+}
+
+fn valid_name(name: &str) -> bool {
+    (1..=MAX_NAME_LEN).contains(&name.chars().count()) && !name.chars().any(char::is_control)
 }
 
 /// Builds the tokens again when they are reloaded (on SIGHUP).
@@ -112,10 +211,10 @@ impl AccessControl {
         }
     }
 
-    /// The tenant an `authorization` header value grants.
-    pub fn tenant(&self, authorization: Option<&str>) -> Result<TenantId, ServiceError> {
+    /// The caller an `authorization` header value makes.
+    pub fn caller(&self, authorization: Option<&str>) -> Result<Caller, ServiceError> {
         let access = self.current.read().clone();
-        access.tenant(authorization)
+        access.caller(authorization)
     }
 
     pub fn is_loopback_only(&self) -> bool {
@@ -155,10 +254,10 @@ impl AccessControl {
 }
 
 impl Access {
-    /// The tenant an `authorization` header value grants.
-    pub fn tenant(&self, authorization: Option<&str>) -> Result<TenantId, ServiceError> {
+    /// The caller an `authorization` header value makes.
+    pub fn caller(&self, authorization: Option<&str>) -> Result<Caller, ServiceError> {
         match self {
-            Self::LoopbackOnly => Ok(TenantId::default()),
+            Self::LoopbackOnly => Ok(Caller::loopback()),
             Self::Tokens(tokens) => {
                 // The scheme is case-insensitive (RFC 9110).
                 let token = authorization
@@ -169,7 +268,7 @@ impl Access {
                     .ok_or(ServiceError::Unauthenticated)?;
                 let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
                 tokens
-                    .tenants
+                    .callers
                     .get(&digest)
                     .cloned()
                     .ok_or(ServiceError::Unauthenticated)
@@ -198,20 +297,20 @@ mod tests {
         let source = next.clone();
         let loader: TokenLoader = Arc::new(move || source.lock().clone());
         let control = AccessControl::new(Access::Tokens(tokens(&[("acme", "old")])), Some(loader));
-        assert_eq!(control.tenant(Some("Bearer old")).unwrap(), "acme");
+        assert_eq!(control.caller(Some("Bearer old")).unwrap().tenant, "acme");
         assert_eq!(control.reload(), TokenReload::Reloaded(1));
         assert!(
-            control.tenant(Some("Bearer old")).is_err(),
+            control.caller(Some("Bearer old")).is_err(),
             "a removed token stops working"
         );
-        assert_eq!(control.tenant(Some("Bearer new")).unwrap(), "beta");
+        assert_eq!(control.caller(Some("Bearer new")).unwrap().tenant, "beta");
 
         *next.lock() = Ok(Tokens::default());
         assert!(matches!(control.reload(), TokenReload::Refused(_)));
         *next.lock() = Err("tokens.txt:3: malformed".into());
         assert!(matches!(control.reload(), TokenReload::Refused(_)));
         assert_eq!(
-            control.tenant(Some("Bearer new")).unwrap(),
+            control.caller(Some("Bearer new")).unwrap().tenant,
             "beta",
             "a refused reload changes nothing"
         );
@@ -227,8 +326,8 @@ mod tests {
             .add(&format!("acme={}", hash_token("s3cret")))
             .unwrap();
         let access = Access::Tokens(tokens);
-        assert_eq!(access.tenant(Some("Bearer s3cret")).unwrap(), "acme");
-        assert_eq!(access.tenant(Some("bearer s3cret")).unwrap(), "acme");
+        assert_eq!(access.caller(Some("Bearer s3cret")).unwrap().tenant, "acme");
+        assert_eq!(access.caller(Some("bearer s3cret")).unwrap().tenant, "acme");
         for header in [
             None,
             Some("Bearer wrong"),
@@ -237,7 +336,7 @@ mod tests {
             Some("Basic s3cret"),
         ] {
             assert!(
-                matches!(access.tenant(header), Err(ServiceError::Unauthenticated)),
+                matches!(access.caller(header), Err(ServiceError::Unauthenticated)),
                 "{header:?}"
             );
         }
@@ -256,7 +355,7 @@ mod tests {
             Err(TokenConfigError::Malformed { .. })
         ));
         assert!(matches!(
-            tokens.add(&format!("a b={hash}")),
+            tokens.add(&format!("a/b={hash}")),
             Err(TokenConfigError::BadTenant { .. })
         ));
         assert!(matches!(
@@ -271,6 +370,48 @@ mod tests {
                 first: "acme".into(),
                 second: "globex".into()
             }
+        );
+    }
+
+    #[test]
+    fn entries_name_a_role_and_who_decides() {
+        let mut tokens = Tokens::default();
+        let hash = |t: &str| hash_token(t);
+        tokens.add(&format!("acme={}", hash("a"))).unwrap();
+        tokens
+            .add(&format!("acme={} role=operator name=ana@acme", hash("o")))
+            .unwrap();
+        let access = Access::Tokens(tokens.clone());
+        let agent = access.caller(Some("Bearer a")).unwrap();
+        assert_eq!(
+            agent.role,
+            Role::Agent,
+            "an entry without a role is an agent's"
+        );
+        assert!(agent.name.starts_with("token-") && agent.name.len() == 14);
+        assert!(matches!(
+            agent.operator("deciding"),
+            Err(ServiceError::PermissionDenied(_))
+        ));
+        let operator = access.caller(Some("Bearer o")).unwrap();
+        assert_eq!(
+            (operator.role, operator.name.as_str()),
+            (Role::Operator, "ana@acme")
+        );
+        assert_eq!(operator.operator("deciding").unwrap(), "acme");
+
+        for bad in ["role=admin", "name=", "colour=red", "role"] {
+            let entry = format!("acme={} {bad}", hash("x"));
+            assert!(
+                matches!(tokens.add(&entry), Err(TokenConfigError::BadField { .. })),
+                "{bad}"
+            );
+        }
+        let open = Access::LoopbackOnly.caller(None).unwrap();
+        assert_eq!(
+            open.role,
+            Role::Operator,
+            "without tokens, loopback may do both"
         );
     }
 }

@@ -23,6 +23,9 @@ pub enum ServiceError {
     Aborted(String),
     #[error("missing or invalid bearer token: send `authorization: Bearer <token>`")]
     Unauthenticated,
+    /// The token is valid but its role may not do this.
+    #[error("{0}")]
+    PermissionDenied(String),
     #[error("the request took longer than the {0:?} limit; it may still have been recorded")]
     Timeout(std::time::Duration),
     #[error("subscriber fell {missed} events behind and was dropped; reconnect to follow again")]
@@ -63,6 +66,7 @@ impl ServiceError {
             Self::FailedPrecondition(_) => Code::FailedPrecondition,
             Self::Aborted(_) => Code::Aborted,
             Self::Unauthenticated => Code::Unauthenticated,
+            Self::PermissionDenied(_) => Code::PermissionDenied,
             Self::Timeout(_) => Code::DeadlineExceeded,
             Self::SlowSubscriber { .. } => Code::ResourceExhausted,
             Self::Unavailable(_) => Code::Unavailable,
@@ -79,6 +83,7 @@ impl ServiceError {
                 StatusCode::CONFLICT
             }
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Self::PermissionDenied(_) => StatusCode::FORBIDDEN,
             Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::SlowSubscriber { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,

@@ -9,22 +9,49 @@ use sondera_harness::{Adjudicator, HarnessError};
 use sondera_model::{Adjudicated, Agent, Event, Grant, GrantScope};
 use sondera_policy::PolicyEngine;
 use sondera_store::{
-    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, StoreError,
-    TenantId, TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStore, TrajectorySummary,
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, ApprovalRecord, Page,
+    PageRequest, StoreError, TenantId, TimeWindow, TrajectoryDetail, TrajectoryFilter,
+    TrajectoryStore, TrajectorySummary,
 };
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{Notify, broadcast, watch};
 
 use crate::error::ServiceError;
 use crate::limits::Limits;
 use crate::metrics::Metrics;
 
-/// One recorded event as live subscribers see it.
+/// What live subscribers see, with the tenant it belongs to.
 #[derive(Debug, Clone)]
 pub struct LiveEvent {
     pub tenant: TenantId,
-    pub seq: u64,
-    pub event: Event,
-    pub verdict: Adjudicated,
+    pub item: LiveItem,
+}
+
+#[derive(Debug, Clone)]
+pub enum LiveItem {
+    /// An event recorded with its verdict.
+    Recorded {
+        seq: u64,
+        event: Event,
+        verdict: Adjudicated,
+    },
+    /// An approval opened or settled.
+    Approval(ApprovalRecord),
+}
+
+impl LiveItem {
+    fn agent_id(&self) -> &str {
+        match self {
+            Self::Recorded { event, .. } => &event.agent.id,
+            Self::Approval(approval) => &approval.agent_id,
+        }
+    }
+
+    fn trajectory_id(&self) -> &str {
+        match self {
+            Self::Recorded { event, .. } => &event.trajectory_id,
+            Self::Approval(approval) => &approval.trajectory_id,
+        }
+    }
 }
 
 /// Which live events a subscriber wants, within its tenant.
@@ -40,11 +67,11 @@ impl StreamFilter {
             && self
                 .agent_id
                 .as_ref()
-                .is_none_or(|a| *a == live.event.agent.id)
+                .is_none_or(|a| a == live.item.agent_id())
             && self
                 .trajectory_id
                 .as_ref()
-                .is_none_or(|t| *t == live.event.trajectory_id)
+                .is_none_or(|t| t == live.item.trajectory_id())
     }
 }
 
@@ -99,6 +126,8 @@ pub struct Governance {
     closing: watch::Sender<bool>,
     metrics: Arc<Metrics>,
     limits: Limits,
+    /// Notified whenever this process settles an approval.
+    pub(crate) settled: Notify,
 }
 
 impl Governance {
@@ -110,6 +139,7 @@ impl Governance {
             closing: watch::Sender::new(false),
             metrics,
             limits,
+            settled: Notify::new(),
         }
     }
 
@@ -126,7 +156,7 @@ impl Governance {
         &self.metrics
     }
 
-    fn store(&self) -> &Arc<dyn TrajectoryStore> {
+    pub(crate) fn store(&self) -> &Arc<dyn TrajectoryStore> {
         self.adjudicator.store()
     }
 
@@ -155,15 +185,25 @@ impl Governance {
             started.elapsed(),
         );
         if self.live.receiver_count() > 0 {
-            // A subscriber leaving between the check and the send is not an error.
-            let _ = self.live.send(Arc::new(LiveEvent {
-                tenant: tenant.clone(),
+            let item = LiveItem::Recorded {
                 seq: recorded.seq,
                 event,
                 verdict: recorded.verdict.clone(),
-            }));
+            };
+            self.publish(tenant, item);
         }
         Ok(recorded.verdict)
+    }
+
+    /// Tells live subscribers, if there are any.
+    pub(crate) fn publish(&self, tenant: &TenantId, item: LiveItem) {
+        if self.live.receiver_count() > 0 {
+            // A subscriber leaving between the check and the send is not an error.
+            let _ = self.live.send(Arc::new(LiveEvent {
+                tenant: tenant.clone(),
+                item,
+            }));
+        }
     }
 
     /// Judges events in order, stopping after the first that fails (its

@@ -7,12 +7,14 @@ use futures_util::Stream;
 use prost::Message;
 use sondera_model::{Decision, Event};
 use sondera_proto::{optional_enum, put_grant_from_wire, timestamp_from_wire, v1};
-use sondera_store::{AdjudicationFilter, PageRequest, TimeWindow, TrajectoryFilter};
+use sondera_store::{
+    AdjudicationFilter, ApprovalFilter, PageRequest, TenantId, TimeWindow, TrajectoryFilter,
+};
 use tonic::{Request, Response, Status};
 
-use crate::auth::AccessControl;
+use crate::auth::{AccessControl, Caller};
 use crate::error::ServiceError;
-use crate::governance::{Governance, StreamFilter, page_request};
+use crate::governance::{Governance, LiveItem, StreamFilter, page_request};
 
 pub(crate) struct GrpcService {
     pub(crate) governance: Arc<Governance>,
@@ -22,12 +24,21 @@ pub(crate) struct GrpcService {
 type Reply<T> = Result<Response<T>, Status>;
 
 impl GrpcService {
-    fn tenant<T>(&self, request: &Request<T>) -> Result<sondera_store::TenantId, ServiceError> {
+    fn caller<T>(&self, request: &Request<T>) -> Result<Caller, ServiceError> {
         let header = request
             .metadata()
             .get("authorization")
             .and_then(|v| v.to_str().ok());
-        self.access.tenant(header)
+        self.access.caller(header)
+    }
+
+    fn tenant<T>(&self, request: &Request<T>) -> Result<TenantId, ServiceError> {
+        Ok(self.caller(request)?.tenant)
+    }
+
+    /// The tenant, when the caller is one of its operators.
+    fn operator<T>(&self, request: &Request<T>, doing: &str) -> Result<TenantId, ServiceError> {
+        Ok(self.caller(request)?.operator(doing)?.clone())
     }
 
     /// Checks the event's size and decodes it.
@@ -95,7 +106,7 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         &self,
         request: Request<v1::ListAgentsRequest>,
     ) -> Reply<v1::ListAgentsResponse> {
-        let tenant = self.tenant(&request)?;
+        let tenant = self.operator(&request, "listing agents")?;
         let r = request.into_inner();
         let page = self
             .governance
@@ -111,7 +122,7 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         &self,
         request: Request<v1::PutGrantRequest>,
     ) -> Reply<v1::PutGrantResponse> {
-        let tenant = self.tenant(&request)?;
+        let tenant = self.operator(&request, "keeping a standing grant")?;
         let (agent_id, grant) =
             put_grant_from_wire(request.into_inner()).map_err(ServiceError::from)?;
         self.governance
@@ -147,7 +158,7 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         &self,
         request: Request<v1::ListTrajectoriesRequest>,
     ) -> Reply<v1::ListTrajectoriesResponse> {
-        let tenant = self.tenant(&request)?;
+        let tenant = self.operator(&request, "listing trajectories")?;
         let r = request.into_inner();
         let filter = TrajectoryFilter {
             agent_id: r.agent_id,
@@ -184,7 +195,7 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         &self,
         request: Request<v1::ListAdjudicationsRequest>,
     ) -> Reply<v1::ListAdjudicationsResponse> {
-        let tenant = self.tenant(&request)?;
+        let tenant = self.operator(&request, "listing adjudications")?;
         let r = request.into_inner();
         let decision: Option<Decision> =
             optional_enum(r.decision, "decision").map_err(ServiceError::from)?;
@@ -207,7 +218,7 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         &self,
         request: Request<v1::AnalyzeTrajectoriesRequest>,
     ) -> Reply<v1::Analytics> {
-        let tenant = self.tenant(&request)?;
+        let tenant = self.operator(&request, "reading analytics")?;
         let r = request.into_inner();
         let time = |t: Option<prost_types::Timestamp>, field: &str| {
             t.map(|t| {
@@ -230,7 +241,7 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         &self,
         request: Request<v1::StreamEventsRequest>,
     ) -> Reply<Self::StreamEventsStream> {
-        let tenant = self.tenant(&request)?;
+        let tenant = self.operator(&request, "following the live stream")?;
         let r = request.into_inner();
         let subscription = self.governance.subscribe(
             &tenant,
@@ -240,15 +251,90 @@ impl v1::harness_service_server::HarnessService for GrpcService {
             },
         );
         let stream = futures_util::StreamExt::map(subscription.into_stream(), |next| {
-            next.map(|live| v1::RecordedEvent {
-                seq: live.seq,
-                event: Some(live.event.clone().into()),
-                adjudicated: Some(live.verdict.clone().into()),
+            next.map(|live| match &live.item {
+                LiveItem::Recorded {
+                    seq,
+                    event,
+                    verdict,
+                } => v1::RecordedEvent {
+                    seq: *seq,
+                    event: Some(event.clone().into()),
+                    adjudicated: Some(verdict.clone().into()),
+                    approval: None,
+                },
+                LiveItem::Approval(approval) => v1::RecordedEvent {
+                    seq: approval.seq,
+                    event: None,
+                    adjudicated: None,
+                    approval: Some(approval.clone().into()),
+                },
             })
             .map_err(Status::from)
         });
         let stream: Self::StreamEventsStream = Box::pin(stream);
         Ok(Response::new(stream))
+    }
+
+    async fn request_approval(
+        &self,
+        request: Request<v1::RequestApprovalRequest>,
+    ) -> Reply<v1::Approval> {
+        let tenant = self.tenant(&request)?;
+        let r = request.into_inner();
+        let timeout = (r.timeout_seconds != 0)
+            .then(|| std::time::Duration::from_secs(r.timeout_seconds.into()));
+        let approval = self
+            .governance
+            .request_approval(&tenant, &r.trajectory_id, &r.event_id, timeout)
+            .await?;
+        Ok(Response::new(approval.into()))
+    }
+
+    async fn get_approval(&self, request: Request<v1::GetApprovalRequest>) -> Reply<v1::Approval> {
+        let tenant = self.tenant(&request)?;
+        let r = request.into_inner();
+        let wait = std::time::Duration::from_secs(r.wait_seconds.into());
+        let approval = self
+            .governance
+            .wait_approval(&tenant, &r.approval_id, wait)
+            .await?;
+        Ok(Response::new(approval.into()))
+    }
+
+    async fn list_approvals(
+        &self,
+        request: Request<v1::ListApprovalsRequest>,
+    ) -> Reply<v1::ListApprovalsResponse> {
+        let caller = self.caller(&request)?;
+        let r = request.into_inner();
+        let filter = ApprovalFilter {
+            status: optional_enum(r.status, "status").map_err(ServiceError::from)?,
+            agent_id: r.agent_id,
+            trajectory_id: r.trajectory_id,
+        };
+        let page = self
+            .governance
+            .list_approvals(&caller, filter, &page(r.page_size, r.page_token)?)
+            .await?;
+        Ok(Response::new(v1::ListApprovalsResponse {
+            approvals: page.items.into_iter().map(Into::into).collect(),
+            next_page_token: next_token(page.next),
+        }))
+    }
+
+    async fn decide_approval(
+        &self,
+        request: Request<v1::DecideApprovalRequest>,
+    ) -> Reply<v1::Approval> {
+        let caller = self.caller(&request)?;
+        let r = request.into_inner();
+        let decision =
+            sondera_proto::WireEnum::decode(r.decision, "decision").map_err(ServiceError::from)?;
+        let approval = self
+            .governance
+            .decide_approval(&caller, &r.approval_id, decision, r.reason)
+            .await?;
+        Ok(Response::new(approval.into()))
     }
 
     async fn health(&self, request: Request<v1::HealthRequest>) -> Reply<v1::HealthResponse> {

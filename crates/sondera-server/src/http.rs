@@ -14,12 +14,15 @@ use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use sondera_model::{Decision, Event, Grant};
-use sondera_store::{AdjudicationFilter, TimeWindow, TrajectoryFilter, TrajectoryStatus};
+use sondera_model::{Approval, Decision, Event, Grant};
+use sondera_store::{
+    AdjudicationFilter, ApprovalFilter, ApprovalRecord, ApprovalStatus, TenantId, TimeWindow,
+    TrajectoryFilter, TrajectoryStatus,
+};
 
-use crate::auth::AccessControl;
+use crate::auth::{AccessControl, Caller};
 use crate::error::ServiceError;
-use crate::governance::{Governance, StreamFilter, page_request};
+use crate::governance::{Governance, LiveItem, StreamFilter, page_request};
 
 #[derive(Clone)]
 pub(crate) struct HttpState {
@@ -43,6 +46,9 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
         .route("/v1/trajectories/{id}", get(get_trajectory))
         .route("/v1/adjudications", get(list_adjudications))
         .route("/v1/analytics", get(analytics))
+        .route("/v1/approvals", get(list_approvals).post(request_approval))
+        .route("/v1/approvals/{id}", get(get_approval))
+        .route("/v1/approvals/{id}/decision", post(decide_approval))
         .route("/v1/events/stream", get(stream_events))
         .route("/v1/health", get(health))
         .route("/v1/openapi.json", get(openapi))
@@ -73,11 +79,31 @@ async fn within_request_timeout(
 type Reply<T> = Result<Json<T>, ServiceError>;
 
 impl HttpState {
-    fn tenant(&self, headers: &HeaderMap) -> Result<sondera_store::TenantId, ServiceError> {
+    fn caller(&self, headers: &HeaderMap) -> Result<Caller, ServiceError> {
         let header = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        self.access.tenant(header)
+        self.access.caller(header)
+    }
+
+    fn tenant(&self, headers: &HeaderMap) -> Result<TenantId, ServiceError> {
+        Ok(self.caller(headers)?.tenant)
+    }
+
+    /// The tenant, when the caller is one of its operators.
+    fn operator(&self, headers: &HeaderMap, doing: &str) -> Result<TenantId, ServiceError> {
+        Ok(self.caller(headers)?.operator(doing)?.clone())
+    }
+
+    /// A JSON body of type `T`, or an error naming what is wrong with it.
+    fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        body: Result<String, StringRejection>,
+        what: &str,
+    ) -> Result<T, ServiceError> {
+        let body = self.body(body)?;
+        serde_json::from_str(&body)
+            .map_err(|e| ServiceError::InvalidArgument(format!("not a valid {what}: {e}")))
     }
 
     /// The request body, or an error in the service's own format.
@@ -195,7 +221,7 @@ async fn list_agents(
     headers: HeaderMap,
     Params(q): Params<PageQuery>,
 ) -> Reply<sondera_store::Page<sondera_store::AgentRecord>> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.operator(&headers, "listing agents")?;
     let page = page_request(q.page_size, q.page_token)?;
     Ok(Json(state.governance.list_agents(&tenant, &page).await?))
 }
@@ -215,10 +241,8 @@ async fn put_grant(
     Path(id): Path<String>,
     body: Result<String, StringRejection>,
 ) -> Reply<serde_json::Value> {
-    let tenant = state.tenant(&headers)?;
-    let body = state.body(body)?;
-    let grant: Grant = serde_json::from_str(&body)
-        .map_err(|e| ServiceError::InvalidArgument(format!("not a valid grant: {e}")))?;
+    let tenant = state.operator(&headers, "keeping a standing grant")?;
+    let grant: Grant = state.json(body, "grant")?;
     state.governance.put_grant(&tenant, &id, &grant).await?;
     Ok(Json(serde_json::json!({})))
 }
@@ -252,7 +276,7 @@ async fn list_trajectories(
     headers: HeaderMap,
     Params(q): Params<TrajectoryQuery>,
 ) -> Reply<sondera_store::Page<sondera_store::TrajectorySummary>> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.operator(&headers, "listing trajectories")?;
     let status = q
         .status
         .as_deref()
@@ -310,7 +334,7 @@ async fn list_adjudications(
     headers: HeaderMap,
     Params(q): Params<AdjudicationQuery>,
 ) -> Reply<sondera_store::Page<sondera_store::AdjudicationRecord>> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.operator(&headers, "listing adjudications")?;
     let decision = match q.decision.as_deref() {
         None => None,
         Some("deny") => Some(Decision::Deny),
@@ -346,7 +370,7 @@ async fn analytics(
     headers: HeaderMap,
     Params(q): Params<WindowQuery>,
 ) -> Reply<sondera_store::Analytics> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.operator(&headers, "reading analytics")?;
     let window = TimeWindow {
         since: q.since,
         until: q.until,
@@ -365,7 +389,7 @@ async fn stream_events(
     headers: HeaderMap,
     Params(q): Params<StreamQuery>,
 ) -> Result<impl IntoResponse, ServiceError> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.operator(&headers, "following the live stream")?;
     let subscription = state.governance.subscribe(
         &tenant,
         StreamFilter {
@@ -378,19 +402,134 @@ async fn stream_events(
     // its connection has been stuck for the idle timeout.
     let stream = futures_util::StreamExt::map(subscription.into_stream(), |next| {
         Ok::<_, Infallible>(match next {
-            Ok(live) => {
-                let data = serde_json::json!({
-                    "seq": live.seq,
-                    "event": live.event,
-                    "adjudication": live.verdict,
-                });
-                SseEvent::default().event("event").data(data.to_string())
-            }
+            Ok(live) => match &live.item {
+                LiveItem::Recorded {
+                    seq,
+                    event,
+                    verdict,
+                } => {
+                    let data = serde_json::json!({
+                        "seq": seq,
+                        "event": event,
+                        "adjudication": verdict,
+                    });
+                    SseEvent::default().event("event").data(data.to_string())
+                }
+                LiveItem::Approval(approval) => {
+                    let data = serde_json::to_string(approval).unwrap_or_default();
+                    SseEvent::default().event("approval").data(data)
+                }
+            },
             Err(e) => SseEvent::default().event("error").data(e.to_string()),
         })
     });
     let events: Sse<_> = Sse::new(stream).keep_alive(KeepAlive::default());
     Ok(([(header::CONNECTION, "close")], events))
+}
+
+/// What an agent sends to ask an operator about one of its escalated steps.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApprovalRequestBody {
+    trajectory_id: String,
+    event_id: String,
+    #[serde(default)]
+    timeout_seconds: Option<u64>,
+}
+
+async fn request_approval(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    body: Result<String, StringRejection>,
+) -> Reply<ApprovalRecord> {
+    let tenant = state.tenant(&headers)?;
+    let asked: ApprovalRequestBody = state.json(body, "approval request")?;
+    let timeout = asked.timeout_seconds.map(std::time::Duration::from_secs);
+    let approval = state
+        .governance
+        .request_approval(&tenant, &asked.trajectory_id, &asked.event_id, timeout)
+        .await?;
+    Ok(Json(approval))
+}
+
+#[derive(Deserialize)]
+struct WaitQuery {
+    #[serde(default)]
+    wait: u64,
+}
+
+async fn get_approval(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Params(q): Params<WaitQuery>,
+) -> Reply<ApprovalRecord> {
+    let tenant = state.tenant(&headers)?;
+    let wait = std::time::Duration::from_secs(q.wait);
+    Ok(Json(
+        state.governance.wait_approval(&tenant, &id, wait).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+struct ApprovalQuery {
+    status: Option<String>,
+    agent_id: Option<String>,
+    trajectory_id: Option<String>,
+    page_size: Option<usize>,
+    page_token: Option<String>,
+}
+
+async fn list_approvals(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Params(q): Params<ApprovalQuery>,
+) -> Reply<sondera_store::Page<ApprovalRecord>> {
+    let caller = state.caller(&headers)?;
+    let status = q
+        .status
+        .as_deref()
+        .map(|s| {
+            s.parse::<ApprovalStatus>()
+                .map_err(ServiceError::InvalidArgument)
+        })
+        .transpose()?;
+    let filter = ApprovalFilter {
+        status,
+        agent_id: q.agent_id,
+        trajectory_id: q.trajectory_id,
+    };
+    let page = page_request(q.page_size, q.page_token)?;
+    Ok(Json(
+        state
+            .governance
+            .list_approvals(&caller, filter, &page)
+            .await?,
+    ))
+}
+
+/// An operator's decision.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecisionBody {
+    decision: Approval,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+async fn decide_approval(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Result<String, StringRejection>,
+) -> Reply<ApprovalRecord> {
+    let caller = state.caller(&headers)?;
+    let decided: DecisionBody = state.json(body, "decision")?;
+    let approval = state
+        .governance
+        .decide_approval(&caller, &id, decided.decision, decided.reason)
+        .await?;
+    Ok(Json(approval))
 }
 
 async fn health(State(state): State<HttpState>, headers: HeaderMap) -> Reply<serde_json::Value> {

@@ -20,6 +20,7 @@
 //! dropped with an error. Policies (and tokens) reload on SIGHUP, policies also when a watched
 //! directory changes; an invalid set is refused and the running set stays.
 
+mod approvals;
 mod auth;
 mod error;
 mod governance;
@@ -32,10 +33,11 @@ mod reload;
 mod serve;
 
 pub use auth::{
-    Access, AccessControl, TokenConfigError, TokenLoader, TokenReload, Tokens, hash_token,
+    Access, AccessControl, Caller, Role, TokenConfigError, TokenLoader, TokenReload, Tokens,
+    hash_token,
 };
 pub use error::ServiceError;
-pub use governance::{Governance, LiveEvent, StreamFilter, Subscription};
+pub use governance::{Governance, LiveEvent, LiveItem, StreamFilter, Subscription};
 pub use http::OPENAPI;
 pub use limits::Limits;
 pub use metrics::Metrics;

@@ -26,6 +26,11 @@ pub struct Limits {
     pub max_connections: usize,
     /// Live events a subscriber may fall behind before it is dropped.
     pub stream_buffer: usize,
+    /// How long an escalated step waits for an operator when its agent
+    /// asks for no other deadline.
+    pub approval_timeout: Duration,
+    /// The longest deadline an agent may ask for.
+    pub max_approval_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -40,6 +45,8 @@ impl Default for Limits {
             tls_handshake_timeout: Duration::from_secs(10),
             max_connections: 512,
             stream_buffer: 1024,
+            approval_timeout: Duration::from_secs(300),
+            max_approval_timeout: Duration::from_secs(3600),
         }
     }
 }
@@ -63,6 +70,20 @@ impl Limits {
             )));
         }
         Ok(())
+    }
+
+    /// The deadline of an approval asked for with `requested` (the default
+    /// when `None`), within the maximum.
+    pub fn approval_deadline(&self, requested: Option<Duration>) -> Duration {
+        requested
+            .unwrap_or(self.approval_timeout)
+            .min(self.max_approval_timeout)
+    }
+
+    /// How long one long poll may wait: as asked, but answered within the
+    /// request timeout with a second to spare.
+    pub fn long_poll(&self, requested: Duration) -> Duration {
+        requested.min(self.request_timeout.saturating_sub(Duration::from_secs(1)))
     }
 
     /// Runs `work`, giving up after the request timeout.

@@ -266,6 +266,7 @@ impl Server {
             self.watch.clone(),
             self.poll,
         ));
+        let sweeper = tokio::spawn(expire_approvals(self.governance.clone()));
         let governance = self.governance.clone();
         tokio::spawn(async move {
             shutdown.await;
@@ -304,7 +305,21 @@ impl Server {
             }
         };
         reloader.abort();
+        sweeper.abort();
         result
+    }
+}
+
+/// Expires approvals nobody decided in time, so each expiry is recorded in
+/// its trajectory even when no agent is waiting any more.
+async fn expire_approvals(governance: Arc<Governance>) {
+    let mut every = tokio::time::interval(Duration::from_secs(1));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        if let Err(e) = governance.expire_overdue().await {
+            tracing::warn!("expiring overdue approvals failed; trying again: {e}");
+        }
     }
 }
 

@@ -42,6 +42,8 @@ fn with_wire_schemas(mut document: Value) -> Value {
     merge(schemas, "Event", sondera_model::event_json_schema());
     let grant = serde_json::to_value(schemars::schema_for!(sondera_model::Grant)).unwrap();
     merge(schemas, "Grant", grant);
+    let approval = serde_json::to_value(schemars::schema_for!(sondera_model::Approval)).unwrap();
+    merge(schemas, "Approval", approval);
     // The server keeps standing approvals only.
     schemas.insert(
         "StandingGrant".into(),

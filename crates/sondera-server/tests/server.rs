@@ -63,7 +63,7 @@ async fn a_remote_harness_runs_a_full_lifecycle() {
         let err = other.resume("no-such-trajectory", None).await.unwrap_err();
         assert!(matches!(err, HarnessError::UnknownTrajectory(_)), "{err}");
 
-        let connection = connection(server.grpc, Some(ACME));
+        let connection = connection(server.grpc, Some(ACME_OPS));
         let mut client = connection.client();
         let request = v1::GetTrajectoryRequest {
             trajectory_id: id.clone(),
@@ -125,7 +125,7 @@ async fn every_query_answers_over_grpc() {
             .await
             .unwrap();
 
-        let c = connection(server.grpc, Some(ACME));
+        let c = connection(server.grpc, Some(ACME_OPS));
         let mut client = c.client();
         let agents = client
             .list_agents(c.request(v1::ListAgentsRequest::default()))
@@ -205,8 +205,8 @@ async fn every_query_answers_over_grpc() {
 async fn the_stream_delivers_recorded_events_to_their_tenant_only() {
     for backend in each_store().await {
         let server = start_on(&backend).await;
-        let acme = connection(server.grpc, Some(ACME));
-        let globex = connection(server.grpc, Some(GLOBEX));
+        let acme = connection(server.grpc, Some(ACME_OPS));
+        let globex = connection(server.grpc, Some(GLOBEX_OPS));
         let mut acme_stream = acme
             .client()
             .stream_events(acme.request(v1::StreamEventsRequest::default()))
@@ -292,7 +292,7 @@ async fn a_tenant_can_neither_read_nor_write_another_tenants_trajectory() {
             .await
             .unwrap();
 
-        let globex = connection(server.grpc, Some(GLOBEX));
+        let globex = connection(server.grpc, Some(GLOBEX_OPS));
         let mut client = globex.client();
         let get = v1::GetTrajectoryRequest {
             trajectory_id: id.clone(),
@@ -317,7 +317,14 @@ async fn a_tenant_can_neither_read_nor_write_another_tenants_trajectory() {
             .unwrap()
             .into_inner();
         assert!(listed.trajectories.is_empty());
-        let blocked = http(server.http, "GET", "/v1/adjudications", Some(GLOBEX), None).await;
+        let blocked = http(
+            server.http,
+            "GET",
+            "/v1/adjudications",
+            Some(GLOBEX_OPS),
+            None,
+        )
+        .await;
         assert_eq!(blocked.json()["items"].as_array().unwrap().len(), 0);
         let path = format!("/v1/trajectories/{id}");
         assert_eq!(
@@ -358,7 +365,7 @@ async fn ids_reveal_nothing_across_tenants_and_cannot_be_squatted() {
             .trajectory(&tenant("acme"), &id, false)
             .await
             .unwrap();
-        let globex = connection(server.grpc, Some(GLOBEX));
+        let globex = connection(server.grpc, Some(GLOBEX_OPS));
         let mut client = globex.client();
         // The very event acme recorded, ids and all.
         let copy = recorded.events[0].event.clone();
@@ -377,7 +384,7 @@ async fn ids_reveal_nothing_across_tenants_and_cannot_be_squatted() {
             .adjudicate(globex.request(v1::Event::from(squat.clone())))
             .await
             .unwrap();
-        let acme_connection = connection(server.grpc, Some(ACME));
+        let acme_connection = connection(server.grpc, Some(ACME_OPS));
         acme_connection
             .client()
             .adjudicate(acme_connection.request(v1::Event::from(squat)))
@@ -535,7 +542,7 @@ async fn http_serves_the_same_operations_as_json() {
             server.http,
             "GET",
             "/v1/trajectories?status=running&page_size=1",
-            Some(ACME),
+            Some(ACME_OPS),
             None,
         )
         .await;
@@ -544,12 +551,12 @@ async fn http_serves_the_same_operations_as_json() {
             server.http,
             "GET",
             "/v1/trajectories?status=sleeping",
-            Some(ACME),
+            Some(ACME_OPS),
             None,
         )
         .await;
         assert_eq!(bad.status, 400);
-        let agents = http(server.http, "GET", "/v1/agents", Some(ACME), None).await;
+        let agents = http(server.http, "GET", "/v1/agents", Some(ACME_OPS), None).await;
         assert_eq!(agents.json()["items"][0]["agent"]["id"], "coder");
         let agent = http(server.http, "GET", "/v1/agents/coder", Some(ACME), None).await;
         assert_eq!(agent.json()["provider"], "google-adk");
@@ -557,7 +564,7 @@ async fn http_serves_the_same_operations_as_json() {
             server.http,
             "GET",
             "/v1/adjudications?decision=deny",
-            Some(ACME),
+            Some(ACME_OPS),
             None,
         )
         .await;
@@ -566,7 +573,7 @@ async fn http_serves_the_same_operations_as_json() {
             server.http,
             "GET",
             "/v1/analytics?since=2020-01-01T00:00:00Z",
-            Some(ACME),
+            Some(ACME_OPS),
             None,
         )
         .await;
@@ -630,7 +637,7 @@ async fn http_streams_events_as_server_sent_events() {
     let server = start_default().await;
     let mut stream = tokio::net::TcpStream::connect(server.http).await.unwrap();
     let request = format!(
-        "GET /v1/events/stream HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {ACME}\r\n\r\n"
+        "GET /v1/events/stream HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {ACME_OPS}\r\n\r\n"
     );
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut lines = BufReader::new(stream).lines();
@@ -770,7 +777,7 @@ async fn requests_over_the_timeout_fail_and_say_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_stream_is_released_without_waiting_for_an_event() {
     let server = start_default().await;
-    let c = connection(server.grpc, Some(ACME));
+    let c = connection(server.grpc, Some(ACME_OPS));
     let stream = c
         .client()
         .stream_events(c.request(v1::StreamEventsRequest::default()))
@@ -800,7 +807,7 @@ async fn standing_approvals_are_kept_by_the_server_per_tenant() {
     use sondera_model::{Actor, Grant, GrantScope};
     for backend in each_store().await {
         let server = start_on(&backend).await;
-        let mut acme = harness(server.grpc, Some(ACME));
+        let mut acme = harness(server.grpc, Some(ACME_OPS));
         acme.initialize(None, None).await.unwrap();
         let push = sondera_guard::action_shape(&shell("git push --force origin main")).unwrap();
         let fetch = sondera_guard::action_shape(&Payload::WebFetch {
@@ -812,6 +819,13 @@ async fn standing_approvals_are_kept_by_the_server_per_tenant() {
         })
         .unwrap();
         let always = Grant::new(push.clone(), GrantScope::Always, Actor::human("ana"));
+        let mut agent = harness(server.grpc, Some(ACME));
+        agent.initialize(None, None).await.unwrap();
+        let refused = agent.grant(always.clone()).await.unwrap_err();
+        assert!(
+            matches!(&refused, HarnessError::Remote { code, .. } if code == "PermissionDenied"),
+            "an agent token cannot keep a standing grant: {refused}"
+        );
         acme.grant(always.clone()).await.unwrap();
         let session = Grant::new(fetch.clone(), GrantScope::Session, Actor::human("ana"));
         acme.grant(session).await.unwrap();
@@ -849,7 +863,7 @@ async fn standing_approvals_are_kept_by_the_server_per_tenant() {
             server.http,
             "POST",
             "/v1/agents/coder/grants",
-            Some(ACME),
+            Some(ACME_OPS),
             Some(&session_body),
         )
         .await;
@@ -860,7 +874,7 @@ async fn standing_approvals_are_kept_by_the_server_per_tenant() {
                 .contains("session approvals live in the harness scope")
         );
 
-        let c = connection(server.grpc, Some(ACME));
+        let c = connection(server.grpc, Some(ACME_OPS));
         let shapeless = v1::PutGrantRequest {
             agent_id: "coder".into(),
             grant: Some(v1::Grant {
@@ -954,7 +968,7 @@ async fn one_nesting_limit_holds_at_every_way_in_and_all_it_accepts_reads_back()
     )
     .await;
     assert_eq!(response.status, 200, "{}", response.body);
-    let c = connection(server.grpc, Some(ACME));
+    let c = connection(server.grpc, Some(ACME_OPS));
     let detail = c
         .client()
         .get_trajectory(c.request(v1::GetTrajectoryRequest {
@@ -995,7 +1009,7 @@ async fn a_message_protobuf_cannot_decode_is_the_callers_error() {
     harness.initialize(None, None).await.unwrap();
     // Past prost's recursion limit of 100: the server cannot decode it.
     let event: v1::Event = harness.event(nested_call(120)).unwrap().into();
-    let c = connection(server.grpc, Some(ACME));
+    let c = connection(server.grpc, Some(ACME_OPS));
     let status = c.client().adjudicate(c.request(event)).await.unwrap_err();
     assert_invalid_argument(&status, "cannot be decoded");
     server.stop().await;
@@ -1012,7 +1026,7 @@ async fn a_page_size_outside_its_range_is_refused() {
         ("/v1/trajectories?page_size=1001", false),
         ("/v1/adjudications?page_size=5000", false),
     ] {
-        let response = http(server.http, "GET", path, Some(ACME), None).await;
+        let response = http(server.http, "GET", path, Some(ACME_OPS), None).await;
         if fine {
             assert_eq!(response.status, 200, "{path}: {}", response.body);
         } else {
@@ -1024,7 +1038,7 @@ async fn a_page_size_outside_its_range_is_refused() {
             );
         }
     }
-    let c = connection(server.grpc, Some(ACME));
+    let c = connection(server.grpc, Some(ACME_OPS));
     let err = c
         .client()
         .list_agents(c.request(v1::ListAgentsRequest {
@@ -1067,7 +1081,7 @@ async fn dot_segments_are_refused_as_ids_everywhere() {
             "{}",
             response.body
         );
-        let c = connection(server.grpc, Some(ACME));
+        let c = connection(server.grpc, Some(ACME_OPS));
         let err = c
             .client()
             .adjudicate(c.request(event.into()))

@@ -7,9 +7,9 @@ use async_trait::async_trait;
 use sondera_model::{Agent, Grant};
 
 use crate::{
-    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, StepRecord,
-    StoreError, TenantId, Tenants, TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStore,
-    TrajectorySummary,
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, ApprovalFilter, ApprovalRecord,
+    Page, PageRequest, StepRecord, StoreError, TenantId, Tenants, TimeWindow, TrajectoryDetail,
+    TrajectoryFilter, TrajectoryStore, TrajectorySummary,
 };
 
 /// What a [`HookedStore`] does around each append.
@@ -78,6 +78,39 @@ impl<H: AppendHook> TrajectoryStore for HookedStore<H> {
 
     async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
         self.inner.grants(tenant, agent_id).await
+    }
+
+    async fn open_approval(&self, approval: &ApprovalRecord) -> Result<ApprovalRecord, StoreError> {
+        self.inner.open_approval(approval).await
+    }
+
+    async fn approval(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        self.inner.approval(tenant, id).await
+    }
+
+    async fn list_approvals(
+        &self,
+        tenants: Tenants<'_>,
+        filter: &ApprovalFilter,
+        page: &PageRequest,
+    ) -> Result<Page<ApprovalRecord>, StoreError> {
+        self.inner.list_approvals(tenants, filter, page).await
+    }
+
+    async fn settle_approval(&self, settled: &ApprovalRecord) -> Result<bool, StoreError> {
+        self.inner.settle_approval(settled).await
+    }
+
+    async fn overdue_approvals(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        limit: usize,
+    ) -> Result<Vec<ApprovalRecord>, StoreError> {
+        self.inner.overdue_approvals(now, limit).await
     }
 
     async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {

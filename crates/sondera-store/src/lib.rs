@@ -45,6 +45,7 @@ pub use tenant::{DEFAULT_TENANT, InvalidTenant, MAX_TENANT_LEN, TenantId, Tenant
 pub use types::*;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use sondera_model::{Agent, Grant};
 
 /// Why a store operation failed.
@@ -187,4 +188,36 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
 
     /// The standing approvals recorded for `agent_id`, oldest first.
     async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError>;
+
+    /// Keeps `approval` (pending) unless its tenant already has one for the
+    /// same event; returns the one kept, so asking twice opens one approval.
+    async fn open_approval(&self, approval: &ApprovalRecord) -> Result<ApprovalRecord, StoreError>;
+
+    async fn approval(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<ApprovalRecord>, StoreError>;
+
+    /// Approvals, newest first.
+    async fn list_approvals(
+        &self,
+        tenants: Tenants<'_>,
+        filter: &ApprovalFilter,
+        page: &PageRequest,
+    ) -> Result<Page<ApprovalRecord>, StoreError>;
+
+    /// Moves a pending approval to `settled.state`, atomically: a decision
+    /// only before `expires_at` (by its `decided_at`), an expiry only from
+    /// then on. `false` when the approval had already left `pending` or
+    /// the time was wrong for it; the first of two racing settlements wins.
+    async fn settle_approval(&self, settled: &ApprovalRecord) -> Result<bool, StoreError>;
+
+    /// Pending approvals of every tenant whose deadline is at or before
+    /// `now`, soonest first, at most `limit`.
+    async fn overdue_approvals(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<ApprovalRecord>, StoreError>;
 }

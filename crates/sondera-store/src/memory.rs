@@ -7,9 +7,10 @@ use sondera_model::{Adjudicated, Agent, Decision, Grant, Payload};
 
 use crate::types::{cursor_parts, cursor_time};
 use crate::{
-    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
-    StepRecord, StoreError, StoredEvent, TenantId, Tenants, TimeWindow, TrajectoryDetail,
-    TrajectoryFilter, TrajectoryStatus, TrajectoryStore, TrajectorySummary,
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, ApprovalFilter, ApprovalRecord,
+    ApprovalState, Page, PageRequest, PolicyCount, StepRecord, StoreError, StoredEvent, TenantId,
+    Tenants, TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStatus, TrajectoryStore,
+    TrajectorySummary,
 };
 
 /// A store that keeps trajectories in process memory, for tests,
@@ -47,6 +48,8 @@ struct Inner {
     verdicts: Vec<VerdictRef>,
     /// Keyed by tenant, agent id and shape.
     grants: BTreeMap<(TenantId, String, String), Grant>,
+    /// Keyed by tenant and approval id; their trajectory forgets them.
+    approvals: BTreeMap<(TenantId, String), ApprovalRecord>,
     /// Events stored, and how many may be before ended trajectories go.
     events: usize,
     budget: usize,
@@ -224,6 +227,8 @@ impl Inner {
                 continue;
             };
             self.events -= trajectory.events.len();
+            self.approvals
+                .retain(|(t, _), a| !(*t == tenant && a.trajectory_id == id));
             if let Some(ids) = self.event_ids.get_mut(&tenant) {
                 for stored in &trajectory.events {
                     ids.remove(&stored.event.event_id);
@@ -380,6 +385,90 @@ impl TrajectoryStore for MemoryStore {
             .collect();
         grants.sort_by_key(|g| g.granted_at);
         Ok(grants)
+    }
+
+    async fn open_approval(&self, approval: &ApprovalRecord) -> Result<ApprovalRecord, StoreError> {
+        let mut inner = self.inner.write();
+        let tenant = &approval.tenant;
+        if let Some(kept) = inner
+            .approvals
+            .values()
+            .find(|a| a.tenant == *tenant && a.event_id == approval.event_id)
+        {
+            return Ok(kept.clone());
+        }
+        let key = (tenant.clone(), approval.id.clone());
+        inner.approvals.insert(key, approval.clone());
+        Ok(approval.clone())
+    }
+
+    async fn approval(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        let key = (tenant.clone(), id.to_string());
+        Ok(self.inner.read().approvals.get(&key).cloned())
+    }
+
+    async fn list_approvals(
+        &self,
+        tenants: Tenants<'_>,
+        filter: &ApprovalFilter,
+        page: &PageRequest,
+    ) -> Result<Page<ApprovalRecord>, StoreError> {
+        let inner = self.inner.read();
+        let mut matching: Vec<&ApprovalRecord> = inner
+            .approvals
+            .values()
+            .filter(|a| tenants.includes(&a.tenant))
+            .filter(|a| filter.status.is_none_or(|s| s == a.state.status()))
+            .filter(|a| filter.agent_id.as_ref().is_none_or(|id| *id == a.agent_id))
+            .filter(|a| {
+                filter
+                    .trajectory_id
+                    .as_ref()
+                    .is_none_or(|id| *id == a.trajectory_id)
+            })
+            .collect();
+        matching.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
+        cursor_parts(page)?;
+        Ok(page_of(
+            matching,
+            page,
+            |a| format!("{}|{}", cursor_time(&a.created_at), a.id),
+            |a, c| older_than(&a.created_at, &a.id, c),
+        ))
+    }
+
+    async fn settle_approval(&self, settled: &ApprovalRecord) -> Result<bool, StoreError> {
+        let mut inner = self.inner.write();
+        let key = (settled.tenant.clone(), settled.id.clone());
+        let Some(current) = inner.approvals.get_mut(&key) else {
+            return Ok(false);
+        };
+        if current.state != ApprovalState::Pending || !settled.state.in_time(current.expires_at) {
+            return Ok(false);
+        }
+        current.state = settled.state.clone();
+        Ok(true)
+    }
+
+    async fn overdue_approvals(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<ApprovalRecord>, StoreError> {
+        let inner = self.inner.read();
+        let mut overdue: Vec<ApprovalRecord> = inner
+            .approvals
+            .values()
+            .filter(|a| a.state == ApprovalState::Pending && a.expires_at <= now)
+            .cloned()
+            .collect();
+        overdue.sort_by_key(|a| a.expires_at);
+        overdue.truncate(limit);
+        Ok(overdue)
     }
 
     async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {

@@ -219,6 +219,44 @@ ALTER TABLE adjudications DROP CONSTRAINT adjudications_pkey;
 ALTER TABLE adjudications ADD PRIMARY KEY (tenant, event_id);
 "#,
     },
+    // Escalated steps waiting for an operator.
+    Migration {
+        version: 4,
+        sqlite: r#"
+CREATE TABLE approvals (
+    tenant TEXT NOT NULL,
+    id TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    trajectory_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant, id),
+    CONSTRAINT approvals_event_unique UNIQUE (tenant, event_id)
+);
+CREATE INDEX approvals_by_created ON approvals (tenant, created_at DESC, id DESC);
+CREATE INDEX approvals_by_deadline ON approvals (status, expires_at);
+"#,
+        postgres: r#"
+CREATE TABLE approvals (
+    tenant TEXT NOT NULL,
+    id TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    trajectory_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant, id),
+    CONSTRAINT approvals_event_unique UNIQUE (tenant, event_id)
+);
+CREATE INDEX approvals_by_created ON approvals (tenant, created_at DESC, id DESC);
+CREATE INDEX approvals_by_deadline ON approvals (status, expires_at);
+"#,
+    },
 ];
 
 /// SQLite databases from before version numbers (no tenants): everything

@@ -51,6 +51,23 @@ pub(crate) const SELECT_GRANTS: &str =
 
 pub(crate) const SELECT_AGENT: &str = "SELECT body FROM agents WHERE tenant = $1 AND id = $2";
 
+pub(crate) const INSERT_APPROVAL: &str = "INSERT INTO approvals (tenant, id, event_id, agent_id, trajectory_id, status, created_at, expires_at, body)
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8) ON CONFLICT (tenant, event_id) DO NOTHING";
+
+pub(crate) const SELECT_APPROVAL_FOR_EVENT: &str =
+    "SELECT body FROM approvals WHERE tenant = $1 AND event_id = $2";
+
+pub(crate) const SELECT_APPROVAL: &str = "SELECT body FROM approvals WHERE tenant = $1 AND id = $2";
+
+/// Leaves `pending` once: a decision (`$6` true) only while
+/// `expires_at > $5`, an expiry only once it is not.
+pub(crate) const SETTLE_APPROVAL: &str = "UPDATE approvals SET status = $1, body = $2
+     WHERE tenant = $3 AND id = $4 AND status = 'pending' AND (expires_at > $5) = $6";
+
+pub(crate) const SELECT_OVERDUE_APPROVALS: &str =
+    "SELECT body FROM approvals WHERE status = 'pending' AND expires_at <= $1
+     ORDER BY expires_at LIMIT $2";
+
 /// The unique constraint on event ids, so a repeated id is told apart from
 /// a lost race for a position.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -68,6 +85,11 @@ pub(crate) const SHARED: &[&str] = &[
     UPSERT_GRANT,
     SELECT_GRANTS,
     SELECT_AGENT,
+    INSERT_APPROVAL,
+    SELECT_APPROVAL_FOR_EVENT,
+    SELECT_APPROVAL,
+    SETTLE_APPROVAL,
+    SELECT_OVERDUE_APPROVALS,
 ];
 
 /// One schema change, in each dialect. Versions count from 1.

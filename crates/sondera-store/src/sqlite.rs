@@ -9,9 +9,10 @@ use serde::de::DeserializeOwned;
 use sondera_model::{Agent, Decision, Event, Grant};
 
 use crate::{
-    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, PolicyCount,
-    StepRecord, StoreError, StoredEvent, TenantId, Tenants, TimeWindow, TrajectoryDetail,
-    TrajectoryFilter, TrajectoryStatus, TrajectoryStore, TrajectorySummary,
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, ApprovalFilter, ApprovalRecord,
+    Page, PageRequest, PolicyCount, StepRecord, StoreError, StoredEvent, TenantId, Tenants,
+    TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStatus, TrajectoryStore,
+    TrajectorySummary,
 };
 
 /// The embedded store: SQLite in one file (WAL journal, a commit is synced
@@ -675,6 +676,111 @@ impl TrajectoryStore for SqliteStore {
             .query_map([tenant.as_str(), agent_id], |r| r.get::<_, String>(0))?
             .collect::<Result<Vec<_>, _>>()?;
         bodies.iter().map(|b| from_json("grant", b)).collect()
+    }
+
+    async fn open_approval(&self, approval: &ApprovalRecord) -> Result<ApprovalRecord, StoreError> {
+        let tenant = approval.tenant.as_str();
+        // Approvals are rare and small: written on the reading connection,
+        // like grants.
+        let conn = self.reader.lock();
+        conn.prepare_cached(sql::INSERT_APPROVAL)?.execute(params![
+            tenant,
+            approval.id,
+            approval.event_id,
+            approval.agent_id,
+            approval.trajectory_id,
+            timestamp(&approval.created_at),
+            timestamp(&approval.expires_at),
+            approval.body(),
+        ])?;
+        let body: String = conn
+            .prepare_cached(sql::SELECT_APPROVAL_FOR_EVENT)?
+            .query_row([tenant, approval.event_id.as_str()], |r| r.get(0))?;
+        from_json("approval", &body)
+    }
+
+    async fn approval(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        let conn = self.reader.lock();
+        let body: Option<String> = conn
+            .prepare_cached(sql::SELECT_APPROVAL)?
+            .query_row([tenant.as_str(), id], |r| r.get(0))
+            .optional()?;
+        body.map(|b| from_json("approval", &b)).transpose()
+    }
+
+    async fn list_approvals(
+        &self,
+        tenants: Tenants<'_>,
+        filter: &ApprovalFilter,
+        page: &PageRequest,
+    ) -> Result<Page<ApprovalRecord>, StoreError> {
+        let after = cursor_parts(page)?;
+        let limit = page.bounded_limit();
+        let conn = self.reader.lock();
+        let mut stmt = conn.prepare_cached(
+            "SELECT body FROM approvals
+             WHERE (?1 IS NULL OR tenant = ?1) AND (?2 IS NULL OR status = ?2)
+               AND (?3 IS NULL OR agent_id = ?3) AND (?4 IS NULL OR trajectory_id = ?4)
+               AND (?5 IS NULL OR (created_at, id) < (?5, ?6))
+             ORDER BY created_at DESC, id DESC LIMIT ?7",
+        )?;
+        let bodies = stmt
+            .query_map(
+                params![
+                    tenants.only().map(TenantId::as_str),
+                    filter.status.map(|s| s.as_str()),
+                    filter.agent_id,
+                    filter.trajectory_id,
+                    after.map(|a| a.0),
+                    after.map(|a| a.1),
+                    (limit + 1) as i64,
+                ],
+                |row| row.get::<_, String>(0),
+            )?
+            .collect::<Result<Vec<_>, _>>()?;
+        let items = bodies
+            .iter()
+            .map(|b| from_json("approval", b))
+            .collect::<Result<Vec<ApprovalRecord>, _>>()?;
+        Ok(paginate(items, limit, |a| {
+            format!("{}|{}", timestamp(&a.created_at), a.id)
+        }))
+    }
+
+    async fn settle_approval(&self, settled: &ApprovalRecord) -> Result<bool, StoreError> {
+        let Some(at) = settled.state.settled_at() else {
+            return Ok(false);
+        };
+        let deciding = settled.state.status() == crate::ApprovalStatus::Decided;
+        let conn = self.reader.lock();
+        let changed = conn.prepare_cached(sql::SETTLE_APPROVAL)?.execute(params![
+            settled.state.status().as_str(),
+            settled.body(),
+            settled.tenant.as_str(),
+            settled.id,
+            timestamp(&at),
+            deciding,
+        ])?;
+        Ok(changed == 1)
+    }
+
+    async fn overdue_approvals(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<ApprovalRecord>, StoreError> {
+        let conn = self.reader.lock();
+        let mut stmt = conn.prepare_cached(sql::SELECT_OVERDUE_APPROVALS)?;
+        let bodies = stmt
+            .query_map(params![timestamp(&now), limit as i64], |r| {
+                r.get::<_, String>(0)
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        bodies.iter().map(|b| from_json("approval", b)).collect()
     }
 
     async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {

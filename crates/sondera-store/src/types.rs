@@ -1,6 +1,8 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
-use sondera_model::{Adjudicated, Agent, Decision, Event, Payload, TrajectoryState};
+use sondera_model::{
+    ActionShape, Actor, Adjudicated, Agent, Approval, Decision, Event, Payload, TrajectoryState,
+};
 
 fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("store records serialize to JSON")
@@ -199,6 +201,139 @@ pub struct AdjudicationRecord {
     /// The payload kind that was judged (`shell_command`, ...).
     pub kind: String,
     pub adjudication: Adjudicated,
+}
+
+/// An escalated step waiting for a person, or what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRecord {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "TenantId::is_default")]
+    pub tenant: TenantId,
+    /// The escalated step: its event, trajectory, position and agent.
+    pub event_id: String,
+    pub trajectory_id: String,
+    pub seq: u64,
+    pub agent_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The step as it was judged.
+    pub action: Payload,
+    /// What a session or always approval would cover; `None` when the step
+    /// has no shape that can be trusted again, so it is approvable once only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<ActionShape>,
+    /// The escalate verdict: the policies that asked for a person, and why.
+    pub verdict: Adjudicated,
+    pub created_at: DateTime<Utc>,
+    /// After this the step is denied, whatever is decided later.
+    pub expires_at: DateTime<Utc>,
+    #[serde(flatten)]
+    pub state: ApprovalState,
+}
+
+/// Where an approval is: it leaves `pending` once, for good.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ApprovalState {
+    Pending,
+    Decided {
+        approval: Approval,
+        decided_by: Actor,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        decided_at: DateTime<Utc>,
+    },
+    /// Nobody decided in time: the step was denied.
+    Expired {
+        expired_at: DateTime<Utc>,
+    },
+}
+
+/// The three states an approval can be in, for filtering.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ApprovalStatus {
+    Pending,
+    Decided,
+    Expired,
+}
+
+impl ApprovalStatus {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl std::str::FromStr for ApprovalStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        sondera_model::variant_named(s).ok_or_else(|| {
+            format!(
+                "unknown approval status `{s}`: expected {}",
+                sondera_model::variant_names::<Self>()
+            )
+        })
+    }
+}
+
+impl ApprovalState {
+    pub fn status(&self) -> ApprovalStatus {
+        match self {
+            Self::Pending => ApprovalStatus::Pending,
+            Self::Decided { .. } => ApprovalStatus::Decided,
+            Self::Expired { .. } => ApprovalStatus::Expired,
+        }
+    }
+
+    /// Whether this settlement may happen for an approval that expires at
+    /// `expires_at`: a decision strictly before, an expiry from then on.
+    pub fn in_time(&self, expires_at: DateTime<Utc>) -> bool {
+        match self {
+            Self::Pending => false,
+            Self::Decided { decided_at, .. } => *decided_at < expires_at,
+            Self::Expired { expired_at } => *expired_at >= expires_at,
+        }
+    }
+
+    /// When it left `pending`.
+    pub fn settled_at(&self) -> Option<DateTime<Utc>> {
+        match self {
+            Self::Pending => None,
+            Self::Decided { decided_at, .. } => Some(*decided_at),
+            Self::Expired { expired_at } => Some(*expired_at),
+        }
+    }
+}
+
+impl ApprovalRecord {
+    /// Whether the step may run: approved in time.
+    pub fn approved(&self) -> bool {
+        matches!(&self.state, ApprovalState::Decided { approval, .. } if approval.is_approved())
+    }
+
+    pub(crate) fn body(&self) -> String {
+        to_json(self)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApprovalFilter {
+    pub status: Option<ApprovalStatus>,
+    pub agent_id: Option<String>,
+    pub trajectory_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -871,6 +871,143 @@ async fn grants_are_kept_per_agent(store: &dyn TrajectoryStore) {
     );
 }
 
+fn pending_approval(tenant: &str, id: &str, event_id: &str, expires: i64) -> ApprovalRecord {
+    ApprovalRecord {
+        id: id.into(),
+        tenant: t(tenant),
+        event_id: event_id.into(),
+        trajectory_id: "traj".into(),
+        seq: 3,
+        agent_id: "bot".into(),
+        session_id: Some("s1".into()),
+        action: Payload::ShellCommand {
+            command: "terraform apply".into(),
+            working_dir: None,
+            call_id: "c1".into(),
+        },
+        shape: None,
+        verdict: verdict(Decision::Escalate, "infra-changes"),
+        created_at: at(0) + Duration::seconds(id.len() as i64),
+        expires_at: at(expires),
+        state: ApprovalState::Pending,
+    }
+}
+
+fn decided(approval: &ApprovalRecord, approval_kind: Approval, minute: i64) -> ApprovalRecord {
+    ApprovalRecord {
+        state: ApprovalState::Decided {
+            approval: approval_kind,
+            decided_by: Actor::human("ops"),
+            reason: Some("checked the plan".into()),
+            decided_at: at(minute),
+        },
+        ..approval.clone()
+    }
+}
+
+fn expired(approval: &ApprovalRecord, minute: i64) -> ApprovalRecord {
+    ApprovalRecord {
+        state: ApprovalState::Expired {
+            expired_at: at(minute),
+        },
+        ..approval.clone()
+    }
+}
+
+/// An approval opens once per event, is private to its tenant, and leaves
+/// `pending` exactly once: a decision only before its deadline, an expiry
+/// only after it.
+async fn approvals_settle_once_and_in_time(store: &dyn TrajectoryStore) {
+    let first = pending_approval("default", "a1", "e1", 10);
+    assert_eq!(store.open_approval(&first).await.unwrap(), first);
+    let again = pending_approval("default", "a1-again", "e1", 99);
+    assert_eq!(
+        store.open_approval(&again).await.unwrap(),
+        first,
+        "a second request for the same event gets the first approval"
+    );
+    let other_tenant = pending_approval("acme", "a1", "e1", 10);
+    assert_eq!(
+        store.open_approval(&other_tenant).await.unwrap(),
+        other_tenant
+    );
+    let late = pending_approval("default", "a2", "e2", 5);
+    store.open_approval(&late).await.unwrap();
+
+    assert_eq!(
+        store.approval(&t("default"), "a1").await.unwrap(),
+        Some(first.clone())
+    );
+    assert_eq!(store.approval(&t("globex"), "a1").await.unwrap(), None);
+    let pending = ApprovalFilter {
+        status: Some(ApprovalStatus::Pending),
+        ..Default::default()
+    };
+    let listed = store
+        .list_approvals((&t("default")).into(), &pending, &PageRequest::first(1))
+        .await
+        .unwrap();
+    assert_eq!(listed.items, vec![late.clone()], "newest first");
+    let rest = store
+        .list_approvals(
+            (&t("default")).into(),
+            &pending,
+            &PageRequest::after(1, listed.next.unwrap()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(rest.items, vec![first.clone()]);
+    assert_eq!(rest.next, None);
+
+    // A decision before the deadline wins; nothing settles it again.
+    let approved = decided(&first, Approval::Session, 9);
+    assert!(store.settle_approval(&approved).await.unwrap());
+    assert!(!store.settle_approval(&expired(&first, 10)).await.unwrap());
+    assert!(
+        !store
+            .settle_approval(&decided(&first, Approval::Deny, 9))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.approval(&t("default"), "a1").await.unwrap(),
+        Some(approved)
+    );
+    assert_eq!(
+        store.approval(&t("acme"), "a1").await.unwrap(),
+        Some(other_tenant),
+        "the other tenant's approval of the same id is untouched"
+    );
+
+    // At the deadline a decision is refused and only expiry can settle it.
+    assert_eq!(store.overdue_approvals(at(4), 10).await.unwrap(), vec![]);
+    let overdue = store.overdue_approvals(at(5), 10).await.unwrap();
+    assert_eq!(overdue, vec![late.clone()]);
+    assert!(
+        !store
+            .settle_approval(&decided(&late, Approval::Once, 5))
+            .await
+            .unwrap()
+    );
+    assert!(!store.settle_approval(&expired(&late, 4)).await.unwrap());
+    assert!(store.settle_approval(&expired(&late, 5)).await.unwrap());
+    let decided_list = store
+        .list_approvals(
+            Tenants::All,
+            &ApprovalFilter {
+                status: Some(ApprovalStatus::Expired),
+                ..Default::default()
+            },
+            &PageRequest::first(10),
+        )
+        .await
+        .unwrap();
+    assert_eq!(decided_list.items, vec![expired(&late, 5)]);
+    let overdue = store.overdue_approvals(at(60), 10).await.unwrap();
+    assert_eq!(overdue.len(), 1, "only acme's approval is still pending");
+    assert_eq!(overdue[0].tenant, t("acme"));
+}
+
 macro_rules! suite {
     ($module:ident, $make:expr) => {
         mod $module {
@@ -915,6 +1052,11 @@ macro_rules! suite {
             async fn grants_are_kept_per_agent() {
                 let (s, _g) = $make;
                 super::grants_are_kept_per_agent(&s).await
+            }
+            #[tokio::test]
+            async fn approvals_settle_once_and_in_time() {
+                let (s, _g) = $make;
+                super::approvals_settle_once_and_in_time(&s).await
             }
             #[tokio::test]
             async fn monitor_verdicts_count_what_policies_decided() {

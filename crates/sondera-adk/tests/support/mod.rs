@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use sondera_adk::{SessionKey, SonderaHarnessPlugin, SonderaHarnessPluginBuilder};
-use sondera_harness::LocalHarness;
+use sondera_harness::{Harness, LocalHarness};
 use sondera_model::{Payload, PayloadCategory, PromptRole};
 use sondera_policy::Workspace;
 use sondera_store::{
@@ -348,7 +348,18 @@ impl Fixture {
         let switch = Switch::default();
         let hooked: Arc<dyn TrajectoryStore> =
             Arc::new(HookedStore::new(store.clone(), switch.clone()));
-        let sondera = configure(SonderaHarnessPlugin::builder(harness(hooked)))
+        Self::judged_by(harness(hooked), store, switch, configure, build)
+    }
+
+    /// A plugin over `harness`, whose records `store` holds.
+    pub fn judged_by(
+        harness: impl Harness + 'static,
+        store: Arc<MemoryStore>,
+        switch: Switch,
+        configure: impl FnOnce(SonderaHarnessPluginBuilder) -> SonderaHarnessPluginBuilder,
+        build: impl FnOnce(&SonderaHarnessPlugin) -> Arc<dyn AdkAgent>,
+    ) -> Self {
+        let sondera = configure(SonderaHarnessPlugin::builder(harness))
             .build()
             .unwrap();
         let root = sondera.root(build(&sondera)).unwrap();

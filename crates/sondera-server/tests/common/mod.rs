@@ -13,8 +13,12 @@ use sondera_server::{Access, PolicyLoader, Server, ServerBuilder, Tokens, hash_t
 use sondera_store::{MemoryStore, TrajectoryStore};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// Agent tokens of two tenants.
 pub const ACME: &str = "acme-token";
 pub const GLOBEX: &str = "globex-token";
+/// Operator tokens of the same tenants, recorded as `ana` and `gus`.
+pub const ACME_OPS: &str = "acme-operator-token";
+pub const GLOBEX_OPS: &str = "globex-operator-token";
 
 pub struct Running {
     pub grpc: SocketAddr,
@@ -43,6 +47,18 @@ pub fn two_tenants() -> Access {
     tokens.add(&format!("acme={}", hash_token(ACME))).unwrap();
     tokens
         .add(&format!("globex={}", hash_token(GLOBEX)))
+        .unwrap();
+    tokens
+        .add(&format!(
+            "acme={} role=operator name=ana",
+            hash_token(ACME_OPS)
+        ))
+        .unwrap();
+    tokens
+        .add(&format!(
+            "globex={} role=operator name=gus",
+            hash_token(GLOBEX_OPS)
+        ))
         .unwrap();
     Access::Tokens(tokens)
 }
