@@ -150,24 +150,23 @@ impl NativeHarness {
     /// from `SONDERA_HARNESS_ENDPOINT` / `SONDERA_API_TOKEN`, else from
     /// `~/.sondera/env`. Connects on first use.
     #[staticmethod]
-    #[pyo3(signature = (*, endpoint=None, token=None, agent=None, timeout=None, ca_certificate=None))]
+    #[pyo3(signature = (*, endpoint=None, token=None, agent=None, timeout=None, ca_certificate=None, approval_timeout=None))]
     fn remote(
         endpoint: Option<String>,
         token: Option<String>,
         agent: Option<&Bound<'_, PyAny>>,
         timeout: Option<f64>,
         ca_certificate: Option<PathBuf>,
+        approval_timeout: Option<f64>,
     ) -> PyResult<Self> {
         let agent = agent.map(Agent::read).transpose()?;
         let mut config = RemoteConfig::resolve(endpoint, token).map_err(harness_error)?;
         if let Some(seconds) = timeout {
-            config.timeout = Duration::try_from_secs_f64(seconds)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .ok_or_else(|| {
-                    PyValueError::new_err("timeout must be a positive number of seconds")
-                })?;
+            config.timeout = seconds_arg(seconds, "timeout")?;
         }
+        config.approval_timeout = approval_timeout
+            .map(|seconds| seconds_arg(seconds, "approval_timeout"))
+            .transpose()?;
         config.ca_certificate = ca_certificate;
         let _runtime = pyo3_async_runtimes::tokio::get_runtime().enter();
         let harness = RemoteHarness::new(&config, agent).map_err(harness_error)?;
@@ -332,10 +331,45 @@ impl NativeHarness {
         })
     }
 
+    /// Asks the server's operators to decide escalated event `event_id` and
+    /// waits until they do or the deadline passes (`deadline` seconds, else
+    /// the harness's approval timeout, else the server's); the approval as a dict.
+    #[pyo3(signature = (event_id, *, deadline=None))]
+    fn ask_operator<'py>(
+        &self,
+        py: Python<'py>,
+        event_id: String,
+        deadline: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let deadline = deadline
+            .map(|seconds| seconds_arg(seconds, "deadline"))
+            .transpose()?;
+        let scope = self.scope.clone();
+        awaitable(py, async move {
+            let settled = scope
+                .lock()
+                .await
+                .ask_operator(&event_id, deadline)
+                .await
+                .map_err(harness_error)?;
+            Python::attach(|py| Ok(to_py(py, &settled)?.unbind()))
+        })
+    }
+
     fn __repr__(&self) -> String {
         match self.trajectory_id() {
             Some(id) => format!("NativeHarness({}, trajectory={id})", self.kind),
             None => format!("NativeHarness({})", self.kind),
         }
     }
+}
+
+/// A positive number of seconds given as `name`.
+fn seconds_arg(seconds: f64, name: &str) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            PyValueError::new_err(format!("{name} must be a positive number of seconds"))
+        })
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -14,7 +16,8 @@ from conftest import coder, turn
 from google.adk.runners import InMemoryRunner
 
 from sondera_harness_adk import SonderaHarnessPlugin
-from sondera_harness_adk.harness import HarnessError, SonderaRemoteHarness
+from sondera_harness_adk.escalation import EscalationMode
+from sondera_harness_adk.harness import HarnessError, LocalHarness, SonderaRemoteHarness
 from sondera_harness_adk.model import Agent, Decision, Event, ShellCommand
 
 REPO = Path(__file__).resolve().parents[2]
@@ -133,4 +136,70 @@ async def test_quick_start_runs_unchanged(server: str, monkeypatch: pytest.Monke
     run = await turn(runner, session, "show me the key", user="u")
     [result] = run.responses("bash")
     assert "Sondera Harness blocked this step" in result["error"]
+    await runner.close()
+
+
+def _approvals(server: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`sondera approvals ARGS` against the test server, as an operator
+    (a loopback server without tokens lets its caller decide)."""
+    return subprocess.run(
+        [str(_sondera_binary()), "approvals", *args, "--server", server],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+async def _approve_the_next(server: str) -> dict[str, object]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        listed = await asyncio.to_thread(_approvals, server, "list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        if listed.stdout.strip():
+            pending: dict[str, object] = json.loads(listed.stdout.splitlines()[0])
+            approved = await asyncio.to_thread(
+                _approvals, server, "approve", str(pending["id"]), "--reason", "release window"
+            )
+            assert approved.returncode == 0, approved.stderr
+            return pending
+        await asyncio.sleep(0.1)
+    raise AssertionError("no approval was asked for")
+
+
+async def test_an_escalated_call_waits_for_an_operator(server: str) -> None:
+    harness = SonderaRemoteHarness(sondera_harness_endpoint=server, approval_timeout=30)
+    agent = coder([("bash", {"command": "git push --force origin main"}), "pushed"])
+    plugin = SonderaHarnessPlugin(harness=harness, escalation=EscalationMode.OPERATOR)
+    runner = InMemoryRunner(agent=agent, app_name="app", plugins=[plugin])
+    session = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
+    run, pending = await asyncio.gather(turn(runner, session, "push"), _approve_the_next(server))
+    [result] = run.responses("bash")
+    assert result == {"stdout": "ran: git push --force origin main", "exit_code": 0}
+    assert pending["agent_id"] == "coder"
+    shown = await asyncio.to_thread(_approvals, server, "show", str(pending["id"]))
+    assert "approved once by loopback (release window)" in shown.stdout, shown.stdout
+    await runner.close()
+
+
+async def test_an_escalated_call_nobody_decides_is_denied_at_the_deadline(server: str) -> None:
+    harness = SonderaRemoteHarness(sondera_harness_endpoint=server, approval_timeout=1)
+    agent = coder([("bash", {"command": "git push --force origin release"}), "done"])
+    plugin = SonderaHarnessPlugin(harness=harness, escalation=EscalationMode.OPERATOR)
+    runner = InMemoryRunner(agent=agent, app_name="app", plugins=[plugin])
+    session = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
+    run = await turn(runner, session, "push")
+    [result] = run.responses("bash")
+    assert "No operator decided before the deadline" in result["error"], result
+    await runner.close()
+
+
+async def test_a_local_harness_has_no_operators_to_ask() -> None:
+    harness = LocalHarness(memory=True)
+    agent = coder([("bash", {"command": "git push --force origin main"}), "done"])
+    plugin = SonderaHarnessPlugin(harness=harness, escalation=EscalationMode.OPERATOR)
+    runner = InMemoryRunner(agent=agent, app_name="app", plugins=[plugin])
+    session = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
+    run = await turn(runner, session, "push")
+    [result] = run.responses("bash")
+    assert "no operators to ask" in result["error"], result
     await runner.close()

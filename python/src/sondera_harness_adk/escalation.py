@@ -8,6 +8,9 @@ covers its shape, then by the plugin's :class:`EscalationMode`:
   comes back with ``confirmed: true`` (its payload may carry
   ``{"grant": "session"}`` or ``{"grant": "always"}``);
 - ``ASK`` calls the configured ``approver`` with an :class:`ApprovalRequest`;
+- ``OPERATOR`` asks the operators of ``sondera serve`` through a
+  :class:`~sondera_harness_adk.harness.SonderaRemoteHarness`: the call waits
+  for their decision and is denied when the deadline passes;
 - ``DENY`` is for unattended runs: nobody is asked, the call is denied;
 - ``YOLO`` approves without asking, and records that nobody was asked.
 
@@ -31,6 +34,7 @@ class EscalationMode(enum.Enum):
 
     CONFIRM = "confirm"
     ASK = "ask"
+    OPERATOR = "operator"
     DENY = "deny"
     YOLO = "yolo"
 

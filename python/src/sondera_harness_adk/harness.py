@@ -70,6 +70,17 @@ class _NativeScope(Harness):
         """The standing approval covering ``shape``, if any."""
         return await self._native.granted(shape)
 
+    async def ask_operator(self, event_id: str, *, deadline: float | None = None) -> dict[str, Any]:
+        """Ask the server's operators to decide escalated event ``event_id``
+        of this trajectory and wait until they do or the deadline passes.
+
+        Returns the approval (``status`` ``decided`` with ``approval`` and
+        ``decided_by``, or ``expired``). A session approval is kept in this
+        scope and an always approval by the server. Only a remote harness
+        has operators; a local one raises :class:`HarnessError`.
+        """
+        return await self._native.ask_operator(event_id, deadline=deadline)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(trajectory_id={self.trajectory_id!r})"
 
@@ -81,7 +92,9 @@ class SonderaRemoteHarness(_NativeScope):
     ``SONDERA_HARNESS_ENDPOINT`` / ``SONDERA_API_TOKEN``, else from
     ``~/.sondera/env``. A bare ``host:port`` means ``http://`` on loopback and
     ``https://`` elsewhere. The connection is made on first use and shared by
-    every scope from :meth:`new_scope`.
+    every scope from :meth:`new_scope`. ``approval_timeout`` is how long an
+    escalated call waits for an operator (``EscalationMode.OPERATOR``) before
+    it is denied; the server's default when not given.
     """
 
     def __init__(
@@ -92,6 +105,7 @@ class SonderaRemoteHarness(_NativeScope):
         sondera_api_key: str | None = None,
         timeout: float | None = None,
         ca_certificate: str | PathLike[str] | None = None,
+        approval_timeout: float | None = None,
     ) -> None:
         self._native = NativeHarness.remote(
             endpoint=sondera_harness_endpoint,
@@ -99,6 +113,7 @@ class SonderaRemoteHarness(_NativeScope):
             agent=agent,
             timeout=timeout,
             ca_certificate=None if ca_certificate is None else str(ca_certificate),
+            approval_timeout=approval_timeout,
         )
 
 

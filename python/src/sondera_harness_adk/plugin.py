@@ -313,6 +313,22 @@ class SonderaHarnessPlugin(BasePlugin):
         actor: Actor | None = None,
         provider_call_id: str | None = None,
     ) -> Adjudicated:
+        verdict, _ = await self._judge_recorded(
+            scope, agent_name, step, payload, actor=actor, provider_call_id=provider_call_id
+        )
+        return verdict
+
+    async def _judge_recorded(
+        self,
+        scope: Scope,
+        agent_name: str,
+        step: str,
+        payload: EventPayload,
+        *,
+        actor: Actor | None = None,
+        provider_call_id: str | None = None,
+    ) -> tuple[Adjudicated, str]:
+        """:meth:`_judge`, with the id of the event it recorded."""
         scope.check_usable()
         node = scope.tree.node(agent_name)
         if node is None:
@@ -336,7 +352,7 @@ class SonderaHarnessPlugin(BasePlugin):
                 provider_call_id=provider_call_id,
             )
             verdict: Adjudicated = await self._call(step, scope.harness.adjudicate(event))
-            return verdict
+            return verdict, event.event_id
 
     # -- run hooks -----------------------------------------------------------
 
@@ -504,12 +520,12 @@ class SonderaHarnessPlugin(BasePlugin):
             return _blocked(str(error))
         try:
             action = self._classify(tool.name, tool_args, call_id)
-            verdict = await self._judge(
+            verdict, event_id = await self._judge_recorded(
                 scope, tool_context.agent_name, "the tool call", action, provider_call_id=call_id
             )
             if verdict.decision == Decision.ESCALATE:
                 runs, message = await self._escalate(
-                    scope, tool, tool_args, tool_context, action, verdict, call_id
+                    scope, tool, tool_args, tool_context, action, verdict, call_id, event_id
                 )
             else:
                 runs, message = verdict.is_allowed, verdict.deny_message()
@@ -615,6 +631,7 @@ class SonderaHarnessPlugin(BasePlugin):
         action: EventPayload,
         verdict: Adjudicated,
         call_id: str | None,
+        event_id: str,
     ) -> tuple[bool, str]:
         shape = _native.action_shape(action)
         caller = _CALLER.get()
@@ -640,6 +657,8 @@ class SonderaHarnessPlugin(BasePlugin):
                 by = grant.get("granted_by") or {"kind": "system", "id": "sondera-adk"}
                 await self._record(scope, request, True, reason, Actor.from_dict(by))
                 return True, ""
+        if self._escalation is EscalationMode.OPERATOR:
+            return await self._ask_operator(scope, verdict, event_id)
         answer = await self._decide(request, ctx, caller)
         if answer is None:
             return False, (
@@ -658,6 +677,39 @@ class SonderaHarnessPlugin(BasePlugin):
         approved = approval is not Approval.DENY
         recorded = await self._record(scope, request, approved, reason, by)
         return approved, "" if approved else recorded.deny_message()
+
+    async def _ask_operator(
+        self, scope: Scope, verdict: Adjudicated, event_id: str
+    ) -> tuple[bool, str]:
+        """Puts the escalated call to the server's operators and waits for
+        them; the server records the decision (or the expiry) in the
+        trajectory. The wait is bounded by the approval's deadline, not the
+        harness timeout: operators take longer than a call."""
+        ask = getattr(scope.harness, "ask_operator", None)
+        if not callable(ask):
+            raise PluginError(
+                "escalation=EscalationMode.OPERATOR needs a harness with operators behind it "
+                "(SonderaRemoteHarness); the call was blocked"
+            )
+        try:
+            async with scope.lock:
+                settled: dict[str, Any] = await ask(event_id)
+        except Exception as error:
+            raise PluginError(
+                f"asking the operators failed, so the call was blocked: {error}"
+            ) from error
+        if settled.get("status") != "decided":
+            return False, (
+                f"{verdict.deny_message()}\nNo operator decided before the deadline; "
+                "the call is denied."
+            )
+        approval = Approval(settled["approval"])
+        by = settled.get("decided_by", {}).get("id", "an operator")
+        reason = settled.get("reason")
+        text = f"{approval.phrase} by operator {by}" + (f": {reason}" if reason else "")
+        if approval is Approval.DENY:
+            return False, f"{verdict.deny_message()}\n{text}"
+        return True, ""
 
     async def _decide(
         self, request: ApprovalRequest, ctx: ToolContext, caller: _Caller | None
