@@ -17,7 +17,7 @@ use tokio::sync::{Notify, broadcast, watch};
 
 use crate::error::ServiceError;
 use crate::limits::Limits;
-use crate::metrics::Metrics;
+use crate::metrics::{LatencySummary, Metrics, TenantLatency};
 
 /// What live subscribers see, with the tenant it belongs to.
 #[derive(Debug, Clone)]
@@ -128,6 +128,7 @@ pub struct Governance {
     limits: Limits,
     /// Notified whenever this process settles an approval.
     pub(crate) settled: Notify,
+    latency: TenantLatency,
 }
 
 impl Governance {
@@ -140,6 +141,7 @@ impl Governance {
             metrics,
             limits,
             settled: Notify::new(),
+            latency: TenantLatency::default(),
         }
     }
 
@@ -179,11 +181,10 @@ impl Governance {
         let started = Instant::now();
         let recorded = self.adjudicator.adjudicate_as(tenant, &event).await;
         let recorded = recorded.map_err(ServiceError::from)?;
-        self.metrics.adjudicated(
-            recorded.verdict.decision,
-            event.payload.kind(),
-            started.elapsed(),
-        );
+        let elapsed = started.elapsed();
+        self.metrics
+            .adjudicated(recorded.verdict.decision, event.payload.kind(), elapsed);
+        self.latency.record(tenant, elapsed);
         if self.live.receiver_count() > 0 {
             let item = LiveItem::Recorded {
                 seq: recorded.seq,
@@ -322,6 +323,11 @@ impl Governance {
         window: &TimeWindow,
     ) -> Result<Analytics, ServiceError> {
         Ok(self.store().analytics(tenant.into(), window).await?)
+    }
+
+    /// Latency percentiles of the tenant's adjudications since the server started.
+    pub fn latency(&self, tenant: &TenantId) -> LatencySummary {
+        self.latency.summary(tenant)
     }
 
     /// Follows events recorded from now on.

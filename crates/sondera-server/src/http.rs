@@ -28,6 +28,8 @@ use crate::governance::{Governance, LiveItem, StreamFilter, page_request};
 pub(crate) struct HttpState {
     pub(crate) governance: Arc<Governance>,
     pub(crate) access: Arc<AccessControl>,
+    /// Whether the dashboard's cookies are marked `Secure` (served over TLS).
+    pub(crate) secure_cookies: bool,
 }
 
 /// The OpenAPI document of the `/v1` routes.
@@ -50,10 +52,16 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
         .route("/v1/approvals/{id}", get(get_approval))
         .route("/v1/approvals/{id}/decision", post(decide_approval))
         .route("/v1/events/stream", get(stream_events))
+        .route("/v1/policies", get(list_policies))
+        .route("/v1/latency", get(latency))
         .route("/v1/health", get(health))
         .route("/v1/openapi.json", get(openapi))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
+        .merge(crate::dashboard::routes())
+        .layer(axum::middleware::from_fn(
+            crate::dashboard::cookie_credentials,
+        ))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn_with_state(
             request_timeout,
@@ -79,7 +87,7 @@ async fn within_request_timeout(
 type Reply<T> = Result<Json<T>, ServiceError>;
 
 impl HttpState {
-    fn caller(&self, headers: &HeaderMap) -> Result<Caller, ServiceError> {
+    pub(crate) fn caller(&self, headers: &HeaderMap) -> Result<Caller, ServiceError> {
         let header = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
@@ -96,7 +104,7 @@ impl HttpState {
     }
 
     /// A JSON body of type `T`, or an error naming what is wrong with it.
-    fn json<T: serde::de::DeserializeOwned>(
+    pub(crate) fn json<T: serde::de::DeserializeOwned>(
         &self,
         body: Result<String, StringRejection>,
         what: &str,
@@ -530,6 +538,46 @@ async fn decide_approval(
         .decide_approval(&caller, &id, decided.decision, decided.reason)
         .await?;
     Ok(Json(approval))
+}
+
+/// One loaded policy as the dashboard lists it.
+#[derive(serde::Serialize)]
+struct LoadedPolicy<'a> {
+    #[serde(flatten)]
+    metadata: &'a sondera_model::PolicyMetadata,
+    /// `@mode("monitor")`: evaluated and reported, never enforced.
+    shadow: bool,
+}
+
+async fn list_policies(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+) -> Reply<serde_json::Value> {
+    state.operator(&headers, "listing the policies")?;
+    let engine = state.governance.engine();
+    let policies: Vec<LoadedPolicy<'_>> = engine
+        .policy_ids()
+        .filter_map(|id| engine.policy(id))
+        .map(|metadata| LoadedPolicy {
+            shadow: metadata
+                .annotations
+                .get("mode")
+                .is_some_and(|m| m == "monitor"),
+            metadata,
+        })
+        .collect();
+    Ok(Json(serde_json::json!({
+        "mode": engine.mode(),
+        "policies": policies,
+    })))
+}
+
+async fn latency(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+) -> Reply<crate::metrics::LatencySummary> {
+    let tenant = state.operator(&headers, "reading latency")?;
+    Ok(Json(state.governance.latency(&tenant)))
 }
 
 async fn health(State(state): State<HttpState>, headers: HeaderMap) -> Reply<serde_json::Value> {

@@ -22,6 +22,7 @@
 
 mod approvals;
 mod auth;
+mod dashboard;
 mod error;
 mod governance;
 mod grpc;
@@ -40,7 +41,7 @@ pub use error::ServiceError;
 pub use governance::{Governance, LiveEvent, LiveItem, StreamFilter, Subscription};
 pub use http::OPENAPI;
 pub use limits::Limits;
-pub use metrics::Metrics;
+pub use metrics::{LatencySummary, Metrics};
 pub use reload::{PolicyLoader, ReloadOutcome};
 pub use serve::{Server, ServerBuilder, ServerError, TlsFiles};
 pub use sondera_harness::Adjudicator;

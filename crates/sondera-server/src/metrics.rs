@@ -134,3 +134,92 @@ impl Metrics {
         out
     }
 }
+
+/// Adjudication latency per tenant, in the same buckets as `/metrics`, so
+/// an operator sees percentiles of their own tenant's steps only.
+#[derive(Debug, Default)]
+pub(crate) struct TenantLatency {
+    tenants: parking_lot::RwLock<
+        std::collections::HashMap<sondera_store::TenantId, Arc<[AtomicU64; BUCKETS.len() + 1]>>,
+    >,
+}
+
+/// Latency percentiles of a tenant's adjudications since the server started,
+/// each the upper bound of the bucket it falls in (`None` past the last).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub p50_seconds: Option<f64>,
+    pub p90_seconds: Option<f64>,
+    pub p99_seconds: Option<f64>,
+}
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+impl TenantLatency {
+    pub(crate) fn record(&self, tenant: &sondera_store::TenantId, elapsed: Duration) {
+        let seconds = elapsed.as_secs_f64();
+        let bucket = BUCKETS
+            .iter()
+            .position(|bound| seconds <= *bound)
+            .unwrap_or(BUCKETS.len());
+        let known = self.tenants.read().get(tenant).cloned();
+        let counts = known.unwrap_or_else(|| {
+            self.tenants
+                .write()
+                .entry(tenant.clone())
+                .or_insert_with(|| Arc::new(std::array::from_fn(|_| AtomicU64::new(0))))
+                .clone()
+        });
+        counts[bucket].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn summary(&self, tenant: &sondera_store::TenantId) -> LatencySummary {
+        let counts: Vec<u64> = self
+            .tenants
+            .read()
+            .get(tenant)
+            .map(|c| c.iter().map(|n| n.load(Ordering::Relaxed)).collect())
+            .unwrap_or_default();
+        let count = counts.iter().sum();
+        let percentile = |q: f64| {
+            let rank = (q * count as f64).ceil().max(1.0) as u64;
+            let mut seen = 0;
+            counts.iter().enumerate().find_map(|(i, n)| {
+                seen += n;
+                (seen >= rank).then(|| BUCKETS.get(i).copied())
+            })?
+        };
+        LatencySummary {
+            count,
+            p50_seconds: percentile(0.5),
+            p90_seconds: percentile(0.9),
+            p99_seconds: percentile(0.99),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_the_bounds_of_the_buckets_they_fall_in() {
+        let latency = TenantLatency::default();
+        let acme = sondera_store::TenantId::new("acme").unwrap();
+        assert_eq!(latency.summary(&acme).count, 0);
+        assert_eq!(latency.summary(&acme).p50_seconds, None);
+        for _ in 0..98 {
+            latency.record(&acme, Duration::from_micros(300));
+        }
+        latency.record(&acme, Duration::from_millis(20));
+        latency.record(&acme, Duration::from_secs(9));
+        let summary = latency.summary(&acme);
+        assert_eq!(summary.count, 100);
+        assert_eq!(summary.p50_seconds, Some(0.0005));
+        assert_eq!(summary.p90_seconds, Some(0.0005));
+        assert_eq!(summary.p99_seconds, Some(0.025));
+        let other = sondera_store::TenantId::new("globex").unwrap();
+        assert_eq!(latency.summary(&other).count, 0, "tenants are kept apart");
+    }
+}

@@ -288,6 +288,7 @@ impl Server {
         let app = router(HttpState {
             governance: self.governance.clone(),
             access: self.access.clone(),
+            secure_cookies: tls.is_some(),
         });
         let http = serve_http(self.http, app, &self.limits, tls, stopped.clone());
         let servers = async { tokio::join!(grpc, http).0 };

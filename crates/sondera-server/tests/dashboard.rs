@@ -1,0 +1,586 @@
+//! The dashboard in headless Chromium (Debian's `chromium` and
+//! `chromium-driver`, which `.ci/test-deps` installs), against a real server
+//! fed by a scripted agent through `RemoteHarness`. Each view is saved as a
+//! screenshot under `target/dashboard/` for review.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use fantoccini::{Client, ClientBuilder, Locator};
+use sondera_harness::{Harness, RemoteHarness};
+use sondera_model::{Decision, Payload, PromptRole};
+use sondera_policy::PolicyEngine;
+use sondera_server::Limits;
+use sondera_store::MemoryStore;
+
+const ESCALATING: &str = r#"
+@id("infra-apply") @description("Applying infrastructure changes needs an operator") @escalate
+forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { context.command like "terraform apply*" };
+"#;
+
+async fn start_server(approval_timeout: Duration) -> Running {
+    let loader: sondera_server::PolicyLoader = Arc::new(|| {
+        PolicyEngine::builder()
+            .builtin_packs()
+            .policy_source("ops.cedar", ESCALATING)
+            .build()
+    });
+    let limits = Limits {
+        approval_timeout,
+        ..Limits::default()
+    };
+    start(
+        builder(Arc::new(MemoryStore::new()), loader)
+            .access(two_tenants())
+            .limits(limits),
+    )
+    .await
+}
+
+/// A headless Chromium driven through its own chromedriver.
+struct Browser {
+    client: Client,
+    driver: Child,
+    base: String,
+    _profile: tempfile::TempDir,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Browser {
+    async fn open(server: &Running) -> Self {
+        let port = free_port();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver runs (Debian's chromium-driver; .ci/test-deps installs it)");
+        let profile = tempfile::tempdir().unwrap();
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "goog:chromeOptions".into(),
+            serde_json::json!({
+                "binary": "/usr/bin/chromium",
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--no-first-run", "--disable-component-update", "--disable-sync",
+                    "--window-size=1280,800",
+                    format!("--user-data-dir={}", profile.path().display()),
+                ],
+            }),
+        );
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let client = loop {
+            match ClientBuilder::new(connector.clone())
+                .capabilities(capabilities.clone())
+                .connect(&url)
+                .await
+            {
+                Ok(client) => break client,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("chromium did not start: {e}"),
+            }
+        };
+        Self {
+            client,
+            driver,
+            base: format!("http://{}", server.http),
+            _profile: profile,
+        }
+    }
+
+    async fn go(&self, fragment: &str) {
+        self.client
+            .goto(&format!("{}/{fragment}", self.base))
+            .await
+            .unwrap();
+    }
+
+    async fn sign_in(&self, token: &str) {
+        self.go("").await;
+        let field = self.wait_for("#token").await;
+        field.send_keys(token).await.unwrap();
+        self.client
+            .find(Locator::Css("#sign-in-form button"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+    }
+
+    async fn wait_for(&self, css: &str) -> fantoccini::elements::Element {
+        self.client
+            .wait()
+            .at_most(Duration::from_secs(10))
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css} never appeared: {e}"))
+    }
+
+    /// The text of the first element matching `css` once `wanted` holds for it.
+    async fn text_when(
+        &self,
+        css: &str,
+        within: Duration,
+        wanted: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let texts = self.texts(css).await;
+            if let Some(text) = texts.iter().find(|t| wanted(t)) {
+                return text.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{css}: nothing wanted in {texts:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn texts(&self, css: &str) -> Vec<String> {
+        let mut texts = Vec::new();
+        for element in self.client.find_all(Locator::Css(css)).await.unwrap() {
+            if let Ok(text) = element.text().await {
+                texts.push(text);
+            }
+        }
+        texts
+    }
+
+    async fn click(&self, css: &str) {
+        self.wait_for(css).await.click().await.unwrap();
+    }
+
+    async fn screenshot(&self, name: &str) {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/dashboard");
+        std::fs::create_dir_all(&dir).unwrap();
+        let png = self.client.screenshot().await.unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+
+    /// Runs `script` in the page and returns what it resolves to.
+    async fn run(&self, script: &str) -> serde_json::Value {
+        self.client.execute_async(script, vec![]).await.unwrap()
+    }
+}
+
+/// An agent of tenant acme with a started trajectory.
+async fn agent(server: &Running) -> RemoteHarness {
+    let mut agent = harness(server.grpc, Some(ACME));
+    agent
+        .initialize(None, Some("session-7".into()))
+        .await
+        .unwrap();
+    agent
+}
+
+async fn step(agent: &mut RemoteHarness, payload: Payload) -> Decision {
+    let event = agent.event(payload).unwrap();
+    agent.adjudicate(event).await.unwrap().decision
+}
+
+async fn escalate(agent: &mut RemoteHarness) -> String {
+    let event = agent.event(shell("terraform apply -auto-approve")).unwrap();
+    let id = event.event_id.clone();
+    assert_eq!(
+        agent.adjudicate(event).await.unwrap().decision,
+        Decision::Escalate
+    );
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denial_appears_in_the_live_feed_within_a_second() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let browser = Browser::open(&server).await;
+    browser.sign_in(ACME_OPS).await;
+    browser.wait_for("#who span").await;
+    browser.go("#/feed").await;
+    browser.wait_for("#feed tbody").await;
+    // The stream is open once the page has subscribed; give it a moment.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let mut agent = agent(&server).await;
+    let started = Instant::now();
+    assert_eq!(step(&mut agent, shell("rm -rf /")).await, Decision::Deny);
+    let row = browser
+        .text_when("#feed tr.deny", Duration::from_secs(1), |t| {
+            t.contains("rm -rf /")
+        })
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(row.contains("coder") && row.contains("DENY"), "{row}");
+    assert_eq!(step(&mut agent, shell("ls -la")).await, Decision::Allow);
+    browser
+        .text_when("#feed tr.allow", Duration::from_secs(2), |t| {
+            t.contains("ls -la")
+        })
+        .await;
+
+    // Filtering by decision keeps the denial and hides the rest.
+    let filter = browser.wait_for("select[data-filter=decision]").await;
+    filter.select_by_value("deny").await.unwrap();
+    let rows = browser.texts("#feed tbody tr").await;
+    assert!(
+        !rows.is_empty() && rows.iter().all(|r| r.contains("DENY")),
+        "{rows:?}"
+    );
+    browser.screenshot("feed").await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_trajectory_view_shows_the_timeline_and_links_calls_to_results() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let mut agent = agent(&server).await;
+    let id = agent.trajectory_id().unwrap().to_string();
+    let prompt = Payload::Prompt {
+        role: PromptRole::User,
+        content: "tidy the build directory".into(),
+    };
+    step(&mut agent, prompt).await;
+    step(&mut agent, shell("ls -la")).await;
+    let output = Payload::ShellCommandOutput {
+        call_id: shell("ls -la").call_id().unwrap().to_string(),
+        exit_code: 0,
+        stdout: "Cargo.toml\nsrc\n".into(),
+        stderr: String::new(),
+    };
+    step(&mut agent, output).await;
+    assert_eq!(step(&mut agent, shell("rm -rf /")).await, Decision::Deny);
+
+    let browser = Browser::open(&server).await;
+    browser.sign_in(ACME_OPS).await;
+    browser.wait_for("#who span").await;
+    browser.go(&format!("#/trajectory/{id}")).await;
+    browser.wait_for("#timeline tbody tr").await;
+    let rows = browser.texts("#timeline tbody tr").await;
+    let kinds: Vec<&str> = [
+        "started",
+        "prompt",
+        "shell_command",
+        "shell_command_output",
+        "shell_command",
+    ]
+    .to_vec();
+    assert_eq!(rows.len(), kinds.len(), "{rows:?}");
+    for (row, kind) in rows.iter().zip(&kinds) {
+        assert!(row.contains(kind), "{row} is not {kind}");
+    }
+    assert!(rows[1].contains("tidy the build directory"));
+    assert!(
+        rows[2].contains("$ ls -la") && rows[2].contains("result: step 3"),
+        "{}",
+        rows[2]
+    );
+    assert!(rows[3].contains("answers step 2"), "{}", rows[3]);
+    assert!(
+        rows[4].contains("DENY") && rows[4].contains("destructive"),
+        "{}",
+        rows[4]
+    );
+    let deny_rows = browser.texts("#timeline tr.deny").await;
+    assert_eq!(deny_rows.len(), 1);
+    let state = browser.texts(".card.kv").await.join(" ");
+    assert!(
+        state.contains("session-7") && state.contains("1 / 0"),
+        "{state}"
+    );
+    browser.click("#step-2 a").await;
+    let focused = browser.run("arguments[0](document.activeElement.id)").await;
+    assert_eq!(focused, "step-3", "the call's link leads to its result");
+    browser.screenshot("trajectory").await;
+    server.stop().await;
+}
+
+type Waiting =
+    tokio::task::JoinHandle<Result<sondera_store::ApprovalRecord, sondera_harness::HarnessError>>;
+
+/// Opens the approvals page, then escalates a call and has the agent wait
+/// for an operator: the card must appear without a reload.
+async fn pending_card(browser: &Browser, mut agent: RemoteHarness) -> Waiting {
+    browser.go("#/approvals").await;
+    browser.wait_for("#approvals-title").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let event_id = escalate(&mut agent).await;
+    let waiting = tokio::spawn(async move { agent.ask_operator(&event_id, None).await });
+    browser.wait_for("article[data-approval]").await;
+    waiting
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deciding_in_the_page_settles_the_waiting_tool_call() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let browser = Browser::open(&server).await;
+    browser.sign_in(ACME_OPS).await;
+    browser.wait_for("#who span").await;
+
+    for (button, approved) in [("Approve once", true), ("Deny", false)] {
+        let waiting = pending_card(&browser, agent(&server).await).await;
+        let card = browser.texts("article[data-approval]").await.join("\n");
+        assert!(card.contains("$ terraform apply -auto-approve"), "{card}");
+        assert!(
+            card.contains("infra-apply")
+                && card.contains("Applying infrastructure changes needs an operator"),
+            "{card}"
+        );
+        if approved {
+            browser.screenshot("approvals").await;
+        }
+        let buttons = browser
+            .client
+            .find_all(Locator::Css("article[data-approval] button"))
+            .await
+            .unwrap();
+        let mut clicked = false;
+        for candidate in buttons {
+            if candidate.text().await.unwrap() == button {
+                candidate.click().await.unwrap();
+                clicked = true;
+                break;
+            }
+        }
+        assert!(clicked, "no {button} button");
+        let outcome = tokio::time::timeout(Duration::from_secs(10), waiting)
+            .await
+            .expect("the waiting call was settled")
+            .unwrap()
+            .unwrap();
+        assert_eq!(outcome.approved(), approved, "{button}");
+        browser
+            .text_when("#approvals-title + p", Duration::from_secs(5), |t| {
+                t.contains("Nothing is waiting")
+            })
+            .await;
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_nobody_approves_in_time_stays_blocked() {
+    let server = start_server(Duration::from_secs(2)).await;
+    let browser = Browser::open(&server).await;
+    browser.sign_in(ACME_OPS).await;
+    browser.wait_for("#who span").await;
+    let waiting = pending_card(&browser, agent(&server).await).await;
+    let outcome = waiting.await.unwrap().unwrap();
+    assert!(!outcome.approved(), "{:?}", outcome.state);
+    browser
+        .text_when("#approvals-title + p", Duration::from_secs(5), |t| {
+            t.contains("Nothing is waiting")
+        })
+        .await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_token_cannot_sign_in_nor_a_forged_request_decide() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let browser = Browser::open(&server).await;
+    browser.sign_in(ACME).await;
+    let error = browser
+        .text_when("#sign-in-error", Duration::from_secs(5), |t| !t.is_empty())
+        .await;
+    assert!(error.contains("operator token"), "{error}");
+
+    // Signed in as an operator, a change without the page's CSRF header is refused.
+    browser.sign_in(ACME_OPS).await;
+    browser.wait_for("#who span").await;
+    let waiting = pending_card(&browser, agent(&server).await).await;
+    let approval_id = browser
+        .wait_for("article[data-approval]")
+        .await
+        .attr("data-approval")
+        .await
+        .unwrap()
+        .unwrap();
+    let forged = browser
+        .run(&format!(
+            "const done = arguments[0]; fetch('/v1/approvals/{approval_id}/decision', {{method: 'POST', headers: {{'content-type': 'application/json'}}, body: JSON.stringify({{decision: 'once'}})}}).then(r => done(r.status));"
+        ))
+        .await;
+    assert_eq!(forged, 403);
+    let cookie_visible = browser
+        .run("arguments[0](document.cookie.includes('sondera_token'))")
+        .await;
+    assert_eq!(cookie_visible, false, "the token cookie is HttpOnly");
+    let by_agent = connection(server.grpc, Some(ACME))
+        .decide(&approval_id, sondera_model::Approval::Once, None)
+        .await
+        .unwrap_err();
+    assert!(
+        by_agent.to_string().contains("PermissionDenied"),
+        "{by_agent}"
+    );
+    waiting.abort();
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_tenants_operator_sees_nothing_of_acme() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let mut agent = agent(&server).await;
+    let waiting_event = escalate(&mut agent).await;
+    let opened = connection(server.grpc, Some(ACME));
+    let request = sondera_proto::v1::RequestApprovalRequest {
+        trajectory_id: agent.trajectory_id().unwrap().to_string(),
+        event_id: waiting_event,
+        timeout_seconds: 0,
+    };
+    opened
+        .client()
+        .request_approval(opened.request(request))
+        .await
+        .unwrap();
+
+    let browser = Browser::open(&server).await;
+    browser.sign_in(GLOBEX_OPS).await;
+    browser.wait_for("#who span").await;
+    browser.go("#/approvals").await;
+    browser
+        .text_when("#approvals-title + p", Duration::from_secs(5), |t| {
+            t.contains("Nothing is waiting")
+        })
+        .await;
+    browser.go("#/feed").await;
+    browser.wait_for("#feed tbody").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    step(&mut agent, shell("rm -rf /")).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(
+        browser.texts("#feed tbody tr").await.is_empty(),
+        "globex sees acme's events"
+    );
+    browser.go("#/agents").await;
+    browser.wait_for("#agents-title").await;
+    assert!(browser.texts("article[data-agent]").await.is_empty());
+    let id = agent.trajectory_id().unwrap().to_string();
+    browser.go(&format!("#/trajectory/{id}")).await;
+    let error = browser
+        .text_when("main .error", Duration::from_secs(5), |t| !t.is_empty())
+        .await;
+    assert!(error.contains("not recorded"), "{error}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_policies_and_charts_show_the_tenants_records() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let mut agent = agent(&server).await;
+    step(&mut agent, shell("ls")).await;
+    step(&mut agent, shell("rm -rf /")).await;
+    let browser = Browser::open(&server).await;
+    browser.sign_in(ACME_OPS).await;
+    browser.wait_for("#who span").await;
+
+    browser.go("#/agents").await;
+    let card = browser
+        .text_when("article[data-agent]", Duration::from_secs(5), |t| {
+            t.contains("coder")
+        })
+        .await;
+    assert!(
+        card.contains("Trajectories\n1") || card.contains("Trajectories 1"),
+        "{card}"
+    );
+    browser.screenshot("agents").await;
+
+    browser.go("#/policies").await;
+    let row = browser
+        .text_when("tr[data-policy]", Duration::from_secs(5), |t| {
+            t.contains("destructive-delete-outside-workspace")
+        })
+        .await;
+    assert!(row.ends_with('1'), "one denial counted: {row}");
+    let escalating = browser
+        .text_when("tr[data-policy]", Duration::from_secs(5), |t| {
+            t.contains("infra-apply")
+        })
+        .await;
+    assert!(escalating.contains("escalate"), "{escalating}");
+    browser.screenshot("policies").await;
+
+    browser.go("#/charts").await;
+    browser.wait_for("#latency svg").await;
+    let label = browser
+        .wait_for(".chart svg[aria-label^=Decisions]")
+        .await
+        .attr("aria-label")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(label.contains("1 denied"), "{label}");
+    let latency = browser.texts("#latency p").await.join(" ");
+    assert!(latency.contains("adjudications"), "{latency}");
+    browser.screenshot("charts").await;
+
+    // The keyboard alone moves through the page: from the skip link, Tab
+    // reaches the first view, and Enter follows it.
+    browser
+        .run("arguments[0](document.querySelector('.skip').focus())")
+        .await;
+    let tab = fantoccini::key::Key::Tab.to_string();
+    browser
+        .client
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys(&tab)
+        .await
+        .unwrap();
+    let focused = browser
+        .run("arguments[0](document.activeElement.textContent)")
+        .await;
+    assert!(
+        focused.as_str().unwrap().starts_with("Approvals"),
+        "{focused}"
+    );
+    browser
+        .client
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys(&tab)
+        .await
+        .unwrap();
+    let enter = fantoccini::key::Key::Enter.to_string();
+    browser
+        .client
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys(&enter)
+        .await
+        .unwrap();
+    browser.wait_for("#feed-title").await;
+    server.stop().await;
+}
