@@ -320,10 +320,16 @@ async fn a_pending_approval_survives_a_restart_of_the_server() {
             "{}",
             backend.name
         );
-        operator
-            .decide(&pending.id, Approval::Once, None)
+        // Over HTTP too: the new process answers from the store alone.
+        let path = format!("/v1/approvals/{}", pending.id);
+        let seen = http(second.http, "GET", &path, Some(ACME), None)
             .await
-            .unwrap();
+            .json();
+        assert_eq!(seen["status"], "pending", "{}", backend.name);
+        let decision = format!("{path}/decision");
+        let once = r#"{"decision": "once"}"#;
+        let decided = http(second.http, "POST", &decision, Some(ACME_OPS), Some(once)).await;
+        assert_eq!(decided.status, 200, "{}", decided.body);
         let (_agent, outcome) = waiting.await.unwrap();
         let outcome = outcome.unwrap();
         assert!(outcome.approved(), "{}: {:?}", backend.name, outcome.state);
@@ -347,7 +353,7 @@ async fn a_decision_racing_the_deadline_lands_once() {
             let at = pending.expires_at + chrono::Duration::milliseconds(offset_ms);
             let until = (at - chrono::Utc::now()).to_std().unwrap_or_default();
             tokio::time::sleep(until).await;
-            let decided = operator.decide(&pending.id, Approval::Once, None).await;
+            let decided = decide_by_turns(&server, &operator, &pending, offset_ms).await;
             let outcome = waiting.await.unwrap().unwrap();
             match decided {
                 Ok(decided) => {
@@ -357,7 +363,7 @@ async fn a_decision_racing_the_deadline_lands_once() {
                 }
                 Err(e) => {
                     lost += 1;
-                    assert!(e.to_string().contains("expired"), "{e}");
+                    assert!(e.contains("expired"), "{e}");
                     assert!(matches!(outcome.state, ApprovalState::Expired { .. }));
                 }
             }
@@ -369,6 +375,30 @@ async fn a_decision_racing_the_deadline_lands_once() {
             backend.name
         );
         server.stop().await;
+    }
+}
+
+/// Decides `pending` once, over gRPC or HTTP by turns, with what the
+/// operator was told.
+async fn decide_by_turns(
+    server: &Running,
+    operator: &Connection,
+    pending: &ApprovalRecord,
+    turn: i64,
+) -> Result<ApprovalRecord, String> {
+    if turn % 2 == 0 {
+        return operator
+            .decide(&pending.id, Approval::Once, None)
+            .await
+            .map_err(|e| e.to_string());
+    }
+    let path = format!("/v1/approvals/{}/decision", pending.id);
+    let body = r#"{"decision": "once"}"#;
+    let answer = http(server.http, "POST", &path, Some(ACME_OPS), Some(body)).await;
+    if answer.status == 200 {
+        Ok(serde_json::from_str(&answer.body).unwrap())
+    } else {
+        Err(answer.body)
     }
 }
 
