@@ -959,6 +959,24 @@ impl TryFrom<v1::AdjudicationRecord> for store::AdjudicationRecord {
     }
 }
 
+impl From<store::PolicyCount> for v1::PolicyCount {
+    fn from(p: store::PolicyCount) -> Self {
+        Self {
+            policy_id: p.policy_id,
+            count: p.count,
+        }
+    }
+}
+
+impl From<v1::PolicyCount> for store::PolicyCount {
+    fn from(p: v1::PolicyCount) -> Self {
+        Self {
+            policy_id: p.policy_id,
+            count: p.count,
+        }
+    }
+}
+
 impl From<store::Analytics> for v1::Analytics {
     fn from(a: store::Analytics) -> Self {
         Self {
@@ -967,14 +985,8 @@ impl From<store::Analytics> for v1::Analytics {
             allowed: a.allowed,
             denied: a.denied,
             escalated: a.escalated,
-            top_denying_policies: a
-                .top_denying_policies
-                .into_iter()
-                .map(|p| v1::PolicyCount {
-                    policy_id: p.policy_id,
-                    count: p.count,
-                })
-                .collect(),
+            top_denying_policies: a.top_denying_policies.into_iter().map(Into::into).collect(),
+            shadow_matches: a.shadow_matches.into_iter().map(Into::into).collect(),
         }
     }
 }
@@ -987,14 +999,8 @@ impl From<v1::Analytics> for store::Analytics {
             allowed: a.allowed,
             denied: a.denied,
             escalated: a.escalated,
-            top_denying_policies: a
-                .top_denying_policies
-                .into_iter()
-                .map(|p| store::PolicyCount {
-                    policy_id: p.policy_id,
-                    count: p.count,
-                })
-                .collect(),
+            top_denying_policies: a.top_denying_policies.into_iter().map(Into::into).collect(),
+            shadow_matches: a.shadow_matches.into_iter().map(Into::into).collect(),
         }
     }
 }

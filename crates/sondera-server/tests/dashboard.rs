@@ -20,6 +20,8 @@ use sondera_store::MemoryStore;
 const ESCALATING: &str = r#"
 @id("infra-apply") @description("Applying infrastructure changes needs an operator") @escalate
 forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { context.command like "terraform apply*" };
+@id("trial-no-listing") @description("On trial: listing directories") @mode("monitor")
+forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { context.command like "ls*" };
 "#;
 
 async fn start_server(approval_timeout: Duration) -> Running {
@@ -527,6 +529,13 @@ async fn agents_policies_and_charts_show_the_tenants_records() {
         })
         .await;
     assert!(escalating.contains("escalate"), "{escalating}");
+    let shadow = browser
+        .text_when("#shadow li", Duration::from_secs(5), |t| !t.is_empty())
+        .await;
+    assert!(
+        shadow.contains("trial-no-listing would have denied 1 steps"),
+        "{shadow}"
+    );
     browser.screenshot("policies").await;
 
     browser.go("#/charts").await;

@@ -579,6 +579,7 @@ impl TrajectoryStore for MemoryStore {
             ..Analytics::default()
         };
         let mut by_policy: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut by_shadow: BTreeMap<&str, u64> = BTreeMap::new();
         for (_, verdict) in inner
             .verdicts(tenants)
             .filter(|(e, _)| in_window(window, &e.event.timestamp))
@@ -594,21 +595,30 @@ impl TrajectoryStore for MemoryStore {
                     *by_policy.entry(policy.policy_id.as_str()).or_default() += 1;
                 }
             }
+            for policy in &verdict.shadow_matches {
+                *by_shadow.entry(policy.policy_id.as_str()).or_default() += 1;
+            }
         }
-        let mut top: Vec<PolicyCount> = by_policy
-            .into_iter()
-            .map(|(policy_id, count)| PolicyCount {
-                policy_id: policy_id.to_string(),
-                count,
-            })
-            .collect();
-        top.sort_by(|a, b| {
-            b.count
-                .cmp(&a.count)
-                .then_with(|| a.policy_id.cmp(&b.policy_id))
-        });
-        top.truncate(10);
-        analytics.top_denying_policies = top;
+        analytics.top_denying_policies = most_first(by_policy);
+        analytics.shadow_matches = most_first(by_shadow);
         Ok(analytics)
     }
+}
+
+/// Counts, most first then by policy id, at most [`crate::POLICY_COUNTS`].
+fn most_first(counts: BTreeMap<&str, u64>) -> Vec<PolicyCount> {
+    let mut listed: Vec<PolicyCount> = counts
+        .into_iter()
+        .map(|(policy_id, count)| PolicyCount {
+            policy_id: policy_id.to_string(),
+            count,
+        })
+        .collect();
+    listed.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| a.policy_id.cmp(&b.policy_id))
+    });
+    listed.truncate(crate::POLICY_COUNTS);
+    listed
 }

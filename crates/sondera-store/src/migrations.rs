@@ -257,6 +257,13 @@ CREATE INDEX approvals_by_created ON approvals (tenant, created_at DESC, id DESC
 CREATE INDEX approvals_by_deadline ON approvals (status, expires_at);
 "#,
     },
+    // Shadow-mode (monitor) policies' matches, counted apart from the
+    // policies that decided.
+    Migration {
+        version: 5,
+        sqlite: "ALTER TABLE adjudication_policies ADD COLUMN shadow INTEGER NOT NULL DEFAULT 0;",
+        postgres: "ALTER TABLE adjudication_policies ADD COLUMN shadow INTEGER NOT NULL DEFAULT 0;",
+    },
 ];
 
 /// SQLite databases from before version numbers (no tenants): everything

@@ -293,7 +293,7 @@ async fn write_step(
         }
         _ => e.into(),
     })?;
-    if let Some((decision, body, blocking)) = &s.verdict {
+    if let Some((decision, body, blocking, shadow)) = &s.verdict {
         let insert = tx.prepare_cached(sql::INSERT_ADJUDICATION).await?;
         tx.execute(
             &insert,
@@ -310,15 +310,21 @@ async fn write_step(
             ],
         )
         .await?;
-        if !blocking.is_empty() {
-            let policies = tx
+        for (policies, is_shadow) in [(blocking, 0i32), (shadow, 1)] {
+            if policies.is_empty() {
+                continue;
+            }
+            let insert = tx
                 .prepare_cached(
-                    "INSERT INTO adjudication_policies (event_id, tenant, policy_id, recorded_at)
-                     SELECT $1, $2, unnest($3::text[]), $4",
+                    "INSERT INTO adjudication_policies (event_id, tenant, policy_id, recorded_at, shadow)
+                     SELECT $1, $2, unnest($3::text[]), $4, $5",
                 )
                 .await?;
-            tx.execute(&policies, &[&s.event_id, &tenant, blocking, &s.at])
-                .await?;
+            tx.execute(
+                &insert,
+                &[&s.event_id, &tenant, policies, &s.at, &is_shadow],
+            )
+            .await?;
         }
     }
     let update = tx.prepare_cached(sql::UPDATE_TRAJECTORY).await?;
@@ -782,21 +788,32 @@ impl TrajectoryStore for PostgresStore {
         let statement = client.prepare_cached(&counts).await?;
         let row = client.query_one(&statement, &params).await?;
         let count = |i: usize| row.get::<_, i64>(i) as u64;
-        let top = format!(
-            "SELECT policy_id, COUNT(*) AS n FROM adjudication_policies WHERE {}
-             GROUP BY policy_id ORDER BY n DESC, policy_id LIMIT 10",
-            in_window("recorded_at")
+        let policy_counts = format!(
+            "SELECT policy_id, COUNT(*) AS n FROM adjudication_policies WHERE {} AND shadow = $4
+             GROUP BY policy_id ORDER BY n DESC, policy_id LIMIT {}",
+            in_window("recorded_at"),
+            crate::POLICY_COUNTS
         );
-        let statement = client.prepare_cached(&top).await?;
-        let top_denying_policies = client
-            .query(&statement, &params)
-            .await?
-            .iter()
-            .map(|r| PolicyCount {
-                policy_id: r.get(0),
-                count: r.get::<_, i64>(1) as u64,
-            })
-            .collect();
+        let statement = client.prepare_cached(&policy_counts).await?;
+        let mut counted = Vec::with_capacity(2);
+        for shadow in [0i32, 1] {
+            let rows = client
+                .query(
+                    &statement,
+                    &[&window.since, &window.until, &tenant, &shadow],
+                )
+                .await?;
+            let counts: Vec<PolicyCount> = rows
+                .iter()
+                .map(|r| PolicyCount {
+                    policy_id: r.get(0),
+                    count: r.get::<_, i64>(1) as u64,
+                })
+                .collect();
+            counted.push(counts);
+        }
+        let shadow_matches = counted.pop().unwrap_or_default();
+        let top_denying_policies = counted.pop().unwrap_or_default();
         Ok(Analytics {
             trajectories: count(0),
             events: count(1),
@@ -804,6 +821,7 @@ impl TrajectoryStore for PostgresStore {
             denied: count(3),
             escalated: count(4),
             top_denying_policies,
+            shadow_matches,
         })
     }
 }

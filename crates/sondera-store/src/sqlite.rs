@@ -206,7 +206,7 @@ fn write_step(tx: &Connection, s: &PreparedStep) -> Result<(), StoreError> {
         }
     }
     insert_event(tx, s, &at)?;
-    if let Some((decision, body, blocking)) = &s.verdict {
+    if let Some((decision, body, blocking, shadow)) = &s.verdict {
         tx.prepare_cached(sql::INSERT_ADJUDICATION)?
             .execute(params![
                 tenant,
@@ -220,10 +220,14 @@ fn write_step(tx: &Connection, s: &PreparedStep) -> Result<(), StoreError> {
                 body
             ])?;
         let mut insert = tx.prepare_cached(
-            "INSERT INTO adjudication_policies (event_id, tenant, policy_id, recorded_at) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO adjudication_policies (event_id, tenant, policy_id, recorded_at, shadow) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
-        for policy in blocking {
-            insert.execute(params![s.event_id, tenant, policy, at])?;
+        let counted = blocking
+            .iter()
+            .map(|p| (p, 0))
+            .chain(shadow.iter().map(|p| (p, 1)));
+        for (policy, is_shadow) in counted {
+            insert.execute(params![s.event_id, tenant, policy, at, is_shadow])?;
         }
     }
     let updated = tx.prepare_cached(sql::UPDATE_TRAJECTORY)?.execute(params![
@@ -592,20 +596,26 @@ impl SqliteStore {
             allowed: count("adjudications", "recorded_at", "AND decision = 'allow'")?,
             denied: count("adjudications", "recorded_at", "AND decision = 'deny'")?,
             escalated: count("adjudications", "recorded_at", "AND decision = 'escalate'")?,
-            top_denying_policies: Vec::new(),
+            ..Analytics::default()
         };
-        let sql = format!(
-            "SELECT policy_id, COUNT(*) AS n FROM adjudication_policies WHERE {} GROUP BY policy_id ORDER BY n DESC, policy_id LIMIT 10",
-            in_window.replace("{col}", "recorded_at")
-        );
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![since, until, tenant], |r| {
-            Ok(PolicyCount {
-                policy_id: r.get(0)?,
-                count: r.get::<_, i64>(1)? as u64,
-            })
-        })?;
-        analytics.top_denying_policies = rows.collect::<Result<_, _>>()?;
+        let policy_counts = |shadow: i64| -> Result<Vec<PolicyCount>, StoreError> {
+            let sql = format!(
+                "SELECT policy_id, COUNT(*) AS n FROM adjudication_policies WHERE {} AND shadow = ?4
+                 GROUP BY policy_id ORDER BY n DESC, policy_id LIMIT {}",
+                in_window.replace("{col}", "recorded_at"),
+                crate::POLICY_COUNTS
+            );
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let rows = stmt.query_map(params![since, until, tenant, shadow], |r| {
+                Ok(PolicyCount {
+                    policy_id: r.get(0)?,
+                    count: r.get::<_, i64>(1)? as u64,
+                })
+            })?;
+            Ok(rows.collect::<Result<_, _>>()?)
+        };
+        analytics.top_denying_policies = policy_counts(0)?;
+        analytics.shadow_matches = policy_counts(1)?;
         Ok(analytics)
     }
 }

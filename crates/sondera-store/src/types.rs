@@ -109,8 +109,9 @@ pub(crate) struct PreparedStep {
     pub(crate) event: String,
     /// For `started`: the agent's record and the session.
     pub(crate) started: Option<(String, Option<String>)>,
-    /// The verdict: decision, body and the policies that blocked (if it blocked).
-    pub(crate) verdict: Option<(&'static str, String, Vec<String>)>,
+    /// The verdict: decision, body, the policies that blocked (if it
+    /// blocked) and the shadow-mode policies that matched.
+    pub(crate) verdict: Option<(&'static str, String, Vec<String>, Vec<String>)>,
     pub(crate) status: &'static str,
     pub(crate) state: String,
 }
@@ -129,7 +130,12 @@ impl PreparedStep {
                 Decision::Allow => Vec::new(),
                 _ => v.policies.iter().map(|p| p.policy_id.clone()).collect(),
             };
-            (v.decision.as_str(), to_json(v), blocking)
+            let shadow = v
+                .shadow_matches
+                .iter()
+                .map(|p| p.policy_id.clone())
+                .collect();
+            (v.decision.as_str(), to_json(v), blocking, shadow)
         });
         Self {
             tenant: step.tenant.clone(),
@@ -409,8 +415,13 @@ pub struct Analytics {
     pub allowed: u64,
     pub denied: u64,
     pub escalated: u64,
-    /// Policies that denied or escalated most often, most first.
+    /// Policies that denied or escalated, most often first (at most
+    /// [`POLICY_COUNTS`]).
     pub top_denying_policies: Vec<PolicyCount>,
+    /// Shadow-mode (`@mode("monitor")`) policies that matched: what they
+    /// would have denied, most often first (at most [`POLICY_COUNTS`]).
+    #[serde(default)]
+    pub shadow_matches: Vec<PolicyCount>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -418,6 +429,9 @@ pub struct PolicyCount {
     pub policy_id: String,
     pub count: u64,
 }
+
+/// The most policies an analytics count lists.
+pub const POLICY_COUNTS: usize = 1000;
 
 /// A timestamp as fixed-width RFC 3339 text, so text order is time order.
 pub(crate) fn cursor_time(t: &DateTime<Utc>) -> String {

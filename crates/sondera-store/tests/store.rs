@@ -538,6 +538,8 @@ async fn monitor_verdicts_count_what_policies_decided(store: &dyn TrajectoryStor
     let mut monitored = verdict(Decision::Deny, "shadowed-deny");
     monitored.would_be = Some(Decision::Deny);
     monitored.decision = Decision::Allow;
+    let shadow = verdict(Decision::Deny, "trial-rule").policies;
+    monitored.shadow_matches = shadow;
     let e = event(
         "m1",
         "bot",
@@ -563,6 +565,15 @@ async fn monitor_verdicts_count_what_policies_decided(store: &dyn TrajectoryStor
         .unwrap();
     assert_eq!(analytics.allowed, 1);
     assert_eq!(analytics.top_denying_policies[0].policy_id, "shadowed-deny");
+    assert_eq!(
+        analytics.shadow_matches,
+        vec![PolicyCount {
+            policy_id: "trial-rule".into(),
+            count: 1
+        }],
+        "a shadow-mode match is counted apart from the deciding policies"
+    );
+    assert_eq!(analytics.top_denying_policies.len(), 1);
 }
 
 async fn tenants_see_only_their_own(store: &dyn TrajectoryStore) {

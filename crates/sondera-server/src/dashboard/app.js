@@ -198,7 +198,6 @@ function follow() {
       decision: verdict.decision || 'allow',
       reason: verdict.decision && verdict.decision !== 'allow' ? verdict.reason : '',
       policies: (verdict.policies || []).map((p) => p.policy_id),
-      shadow: (verdict.shadow_matches || []).map((p) => p.policy_id),
     });
     state.feed.length = Math.min(state.feed.length, FEED_LIMIT);
     renderFeed();
@@ -325,6 +324,7 @@ async function policiesView() {
     api(`/v1/analytics?since=${encodeURIComponent(since)}`),
   ]);
   const counts = Object.fromEntries(analytics.top_denying_policies.map((p) => [p.policy_id, p.count]));
+  const shadowCounts = Object.fromEntries(analytics.shadow_matches.map((p) => [p.policy_id, p.count]));
   const picker = el('select', {
     'aria-label': 'Window',
     onchange: (e) => { sessionStorage.setItem('window', e.target.value); route(); },
@@ -334,19 +334,19 @@ async function policiesView() {
     el('td', {}, p.description || ''),
     el('td', {}, p.shadow ? 'shadow (monitor)' : p.escalate ? 'escalate' : (p.annotations.effect || 'enforce')),
     el('td', {}, Object.entries(p.annotations).filter(([k]) => !['id', 'description'].includes(k)).map(([k, v]) => `@${k}(${v})`).join(' ')),
-    el('td', {}, String(counts[p.policy_id] || 0))));
-  const shadowCounts = {};
-  for (const item of state.feed) for (const id of item.shadow) shadowCounts[id] = (shadowCounts[id] || 0) + 1;
+    el('td', {}, String(counts[p.policy_id] || 0)),
+    el('td', {}, p.shadow ? String(shadowCounts[p.policy_id] || 0) : '')));
+  const wouldDeny = loaded.policies.filter((p) => p.shadow && shadowCounts[p.policy_id]);
   return el('section', { 'aria-labelledby': 'policies-title' },
     el('h2', { id: 'policies-title' }, `Policies (${loaded.policies.length}, mode ${loaded.mode})`),
     el('div', { class: 'filters' }, el('label', {}, 'Window', picker)),
     el('table', {},
-      el('thead', {}, el('tr', {}, ['Policy', 'Description', 'Kind', 'Annotations', 'Denied or escalated'].map((h) => el('th', { scope: 'col' }, h)))),
+      el('thead', {}, el('tr', {}, ['Policy', 'Description', 'Kind', 'Annotations', 'Denied or escalated', 'Would have denied (shadow)'].map((h) => el('th', { scope: 'col' }, h)))),
       el('tbody', {}, rows)),
-    el('h3', {}, 'What shadow-mode policies would have denied (events in the live feed)'),
-    Object.keys(shadowCounts).length
-      ? el('ul', { id: 'shadow' }, Object.entries(shadowCounts).map(([id, n]) => el('li', {}, el('code', {}, id), ` matched ${n} events`)))
-      : el('p', { class: 'muted' }, 'No shadow-mode policy matched an event in the live feed.'));
+    el('h3', {}, `What shadow-mode policies would have denied in the last ${picked}`),
+    wouldDeny.length
+      ? el('ul', { id: 'shadow' }, wouldDeny.map((p) => el('li', {}, el('code', {}, p.policy_id), ` would have denied ${shadowCounts[p.policy_id]} steps`, p.description ? ` — ${p.description}` : '')))
+      : el('p', { class: 'muted' }, 'No shadow-mode policy matched a step in this window.'));
 }
 
 // ---- Charts ----------------------------------------------------------------
