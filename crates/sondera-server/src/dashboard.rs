@@ -103,7 +103,7 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
-        .flat_map(Cookie::split_parse)
+        .flat_map(Cookie::split_parse_encoded)
         .filter_map(Result::ok)
         .find(|c| c.name() == name)
         .map(|c| c.value().to_string())
@@ -209,7 +209,64 @@ fn session_cookie(
 }
 
 fn set_cookie(response: &mut Response, cookie: Cookie<'_>) {
-    if let Ok(value) = HeaderValue::from_str(&cookie.to_string()) {
+    // Encoded, so a token with `;` or spaces survives the round trip.
+    if let Ok(value) = HeaderValue::from_str(&cookie.encoded().to_string()) {
         response.headers_mut().append(header::SET_COOKIE, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a browser sends back: the name=value part of each Set-Cookie.
+    fn sent_back(response: &Response) -> HeaderMap {
+        let pairs: Vec<String> = response
+            .headers()
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_string())
+            .collect();
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_str(&pairs.join("; ")).unwrap(),
+        );
+        headers
+    }
+
+    #[test]
+    fn any_token_survives_the_cookie_round_trip_and_the_token_cookie_is_http_only() {
+        let token = "s3cret; with=odd chars,%";
+        let mut response = StatusCode::OK.into_response();
+        set_cookie(
+            &mut response,
+            session_cookie(TOKEN_COOKIE, token.into(), true, true),
+        );
+        set_cookie(
+            &mut response,
+            session_cookie(CSRF_COOKIE, "abc".into(), false, true),
+        );
+        let set: Vec<&str> = response
+            .headers()
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .map(|v| v.to_str().unwrap())
+            .collect();
+        assert!(
+            set[0].contains("HttpOnly")
+                && set[0].contains("SameSite=Strict")
+                && set[0].contains("Secure"),
+            "{}",
+            set[0]
+        );
+        assert!(
+            !set[1].contains("HttpOnly"),
+            "the page reads the CSRF value"
+        );
+        let headers = sent_back(&response);
+        assert_eq!(cookie(&headers, TOKEN_COOKIE).as_deref(), Some(token));
+        assert_eq!(cookie(&headers, CSRF_COOKIE).as_deref(), Some("abc"));
+        assert_eq!(cookie(&headers, "other"), None);
     }
 }
