@@ -314,6 +314,11 @@ impl Connection {
                 ))
             })
             .await?;
+        // The server's deadline is the one that counts, once it is known.
+        let left = (approval.expires_at - chrono::Utc::now())
+            .to_std()
+            .unwrap_or_default();
+        let give_up = give_up.min(tokio::time::Instant::now() + left + DEADLINE_GRACE);
         let poll = self.timeout.saturating_sub(Duration::from_secs(2));
         while approval.state == ApprovalState::Pending {
             let id = approval.id.clone();

@@ -589,3 +589,65 @@ async fn agent_tokens_cannot_read_the_whole_tenant_or_keep_grants() {
     assert_eq!(kept.status, 200, "{}", kept.body);
     server.stop().await;
 }
+
+/// A TCP relay to `target` whose connections all end when it is aborted.
+async fn relay(
+    target: std::net::SocketAddr,
+) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let mut connections = tokio::task::JoinSet::new();
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            connections.spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    (addr, task)
+}
+
+/// A server the agent can no longer reach while it waits: past the
+/// deadline (and a grace period), the wait fails, so the call is blocked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_cannot_reach_its_server_stops_waiting_after_the_deadline() {
+    let server = start_with_approval_timeout(
+        Arc::new(sondera_store::MemoryStore::new()),
+        None,
+        Duration::from_secs(2),
+    )
+    .await;
+    let (through, relay) = relay(server.grpc).await;
+    let mut agent = harness(through, Some(ACME));
+    agent.initialize(None, None).await.unwrap();
+    let event = agent.event(shell("terraform apply")).unwrap();
+    let event_id = event.event_id.clone();
+    assert_eq!(
+        agent.adjudicate(event).await.unwrap().decision,
+        Decision::Escalate
+    );
+    let started = std::time::Instant::now();
+    let waiting = tokio::spawn(async move { agent.ask_operator(&event_id, None).await });
+    the_pending_one(&connection(server.grpc, Some(ACME_OPS))).await;
+    relay.abort();
+    let failed = tokio::time::timeout(Duration::from_secs(30), waiting)
+        .await
+        .expect("the agent gave up waiting")
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(
+            failed,
+            sondera_harness::HarnessError::Transport(_) | sondera_harness::HarnessError::Timeout(_)
+        ),
+        "{failed}"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "it waited out the deadline first: {:?}",
+        started.elapsed()
+    );
+    server.stop().await;
+}
