@@ -8,7 +8,16 @@
 //! and JSON over HTTP under `/v1` (axum) with Server-Sent Events, an OpenAPI
 //! document, `/healthz` and Prometheus `/metrics`. Both authenticate with
 //! bearer tokens configured as hashes ([`Access`]), each token granting one
-//! tenant; without tokens the server only listens on loopback.
+//! tenant and a [`Role`]: an agent adjudicates and reads by id, an operator
+//! also reads the tenant's records, decides approvals and keeps grants.
+//! Without tokens the server only listens on loopback.
+//!
+//! Escalations reach people through approvals: an agent asks the server to
+//! put an escalated step to the tenant's operators and long-polls for the
+//! outcome; an operator decides before the deadline, or the step is denied
+//! when it passes. The store holds every approval, so neither a dropped
+//! connection nor a restart loses one. The dashboard at `/` is the
+//! operators' screen: one page built into the binary over the same API.
 //!
 //! A verdict is returned only after the store has durably recorded it.
 //! Several servers may share one store (PostgreSQL): the adjudicator judges
