@@ -7,8 +7,10 @@ use std::process::ExitCode;
 use sondera_policy::{PolicyEngine, PolicyError, builtin_source};
 
 pub fn run(dirs: &[PathBuf], deny_warnings: bool, json: bool) -> anyhow::Result<ExitCode> {
+    // `policy check` is where linting is asked for, built-in packs included.
     let loaded = PolicyEngine::builder()
         .builtin_or_directories(dirs.iter().cloned())
+        .lint_builtin_packs()
         .build();
     let (errors, warnings, policies) = match &loaded {
         Ok(engine) => (

@@ -139,6 +139,7 @@ pub(crate) fn load(
     schemas: &[Source],
     policies: &[Source],
     cards: &[AgentCard],
+    lint: bool,
 ) -> Result<Loaded, Vec<PolicyError>> {
     let (schema, tool_args) = compose_schema(schemas, cards)?;
     let mut errors = Vec::new();
@@ -166,7 +167,9 @@ pub(crate) fn load(
         return Err(errors);
     }
     let mut warnings = validate(&schema, policies, &loaded)?;
-    warnings.extend(crate::lint::lint(policies, &loaded));
+    if lint {
+        warnings.extend(crate::lint::lint(policies, &loaded));
+    }
     Ok(Loaded {
         schema,
         policies: loaded,
