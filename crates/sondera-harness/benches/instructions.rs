@@ -16,6 +16,12 @@
 //! times (detectors and Cedar, no store), and `setup KIND` is its baseline:
 //! `for kind in pre_tool_use shell_small shell_rm shell_exfil shell_2kb
 //! tool_output_64kb file_read web_fetch; do ... $BIN engine $kind 200 ...`.
+//!
+//! `peer KIND N` is the peer harness's fixture: N fresh trajectories over the
+//! built-in packs and the memory store, each judging one step of KIND;
+//! `peer_setup KIND N` starts the same trajectories without the step, so
+//! (peer - peer_setup) / N is one step's cost. The kinds: `shell_small`
+//! (`npm test`), `shell_ls`, `shell_rm`, `shell_exfil`, `file_read`, `file_write`.
 
 use std::sync::Arc;
 
@@ -67,6 +73,10 @@ fn main() {
         .unwrap()
         .unwrap();
     let authorizer = Authorizer::new();
+    if let Some(judge) = path.strip_prefix("peer") {
+        peer(&rt, &kind, n, judge.is_empty());
+        return;
+    }
     match path.as_str() {
         "setup" => {}
         "bare" => {
@@ -90,6 +100,25 @@ fn main() {
             }
         }
         other => panic!("unknown path {other}: use setup, bare, engine or harness"),
+    }
+}
+
+/// `n` fresh trajectories over the built-in packs, each judging one step of
+/// `kind` when `judge`.
+fn peer(rt: &tokio::runtime::Runtime, kind: &str, n: usize, judge: bool) {
+    let harness = LocalHarness::builder()
+        .engine(PolicyEngine::builtin().expect("the built-in packs load"))
+        .store(Arc::new(MemoryStore::new()))
+        .agent(Agent::new("bench-agent", "google-adk"))
+        .build()
+        .unwrap();
+    for _ in 0..n {
+        let mut scope = harness.new_scope();
+        rt.block_on(scope.initialize(None, None)).unwrap();
+        if judge {
+            let event = scope.event(payload(kind)).unwrap();
+            std::hint::black_box(rt.block_on(scope.adjudicate(event)).unwrap());
+        }
     }
 }
 
