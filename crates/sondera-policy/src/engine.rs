@@ -367,6 +367,13 @@ impl PolicyEngine {
         &self.schema
     }
 
+    /// Whether policy `id` forbids (`true`) or permits (`false`).
+    pub fn forbids(&self, id: &str) -> Option<bool> {
+        self.policies
+            .get(id)
+            .map(|p| p.policy.effect() == Effect::Forbid)
+    }
+
     /// Every enforced policy, unsliced (shadow policies excluded).
     pub fn policy_set(&self) -> &PolicySet {
         &self.full

@@ -545,6 +545,8 @@ async fn decide_approval(
 struct LoadedPolicy<'a> {
     #[serde(flatten)]
     metadata: &'a sondera_model::PolicyMetadata,
+    /// `permit` or `forbid`.
+    effect: &'static str,
     /// `@mode("monitor")`: evaluated and reported, never enforced.
     shadow: bool,
 }
@@ -559,6 +561,10 @@ async fn list_policies(
         .policy_ids()
         .filter_map(|id| engine.policy(id))
         .map(|metadata| LoadedPolicy {
+            effect: match engine.forbids(&metadata.policy_id) {
+                Some(true) => "forbid",
+                _ => "permit",
+            },
             shadow: metadata
                 .annotations
                 .get("mode")

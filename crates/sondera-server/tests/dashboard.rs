@@ -528,7 +528,13 @@ async fn agents_policies_and_charts_show_the_tenants_records() {
             t.contains("infra-apply")
         })
         .await;
-    assert!(escalating.contains("escalate"), "{escalating}");
+    assert!(escalating.contains("forbid, escalates"), "{escalating}");
+    let permit = browser
+        .text_when("tr[data-policy]", Duration::from_secs(5), |t| {
+            t.contains("base-default-permit")
+        })
+        .await;
+    assert!(permit.contains("permit"), "{permit}");
     let shadow = browser
         .text_when("#shadow li", Duration::from_secs(5), |t| !t.is_empty())
         .await;

@@ -332,7 +332,7 @@ async function policiesView() {
   const rows = loaded.policies.map((p) => el('tr', { 'data-policy': p.policy_id },
     el('td', {}, el('code', {}, p.policy_id)),
     el('td', {}, p.description || ''),
-    el('td', {}, p.shadow ? 'shadow (monitor)' : p.escalate ? 'escalate' : (p.annotations.effect || 'enforce')),
+    el('td', {}, [p.effect, p.escalate ? 'escalates' : '', p.shadow ? 'shadow (monitor)' : ''].filter(Boolean).join(', ')),
     el('td', {}, Object.entries(p.annotations).filter(([k]) => !['id', 'description'].includes(k)).map(([k, v]) => `@${k}(${v})`).join(' ')),
     el('td', {}, String(counts[p.policy_id] || 0)),
     el('td', {}, p.shadow ? String(shadowCounts[p.policy_id] || 0) : '')));
