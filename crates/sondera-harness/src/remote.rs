@@ -308,10 +308,7 @@ impl Connection {
                             .request_approval(self.request(request.clone())),
                     )
                     .await?;
-                invalid_response(sondera_proto::approval_from_wire(
-                    wire,
-                    &TenantId::default(),
-                ))
+                approval_answer(wire)
             })
             .await?;
         // The server's deadline is the one that counts, once it is known.
@@ -336,10 +333,7 @@ impl Connection {
         let wire = self
             .call(self.client().get_approval(self.request(request)))
             .await?;
-        invalid_response(sondera_proto::approval_from_wire(
-            wire,
-            &TenantId::default(),
-        ))
+        approval_answer(wire)
     }
 
     /// Decides approval `id`; needs an operator token.
@@ -357,10 +351,7 @@ impl Connection {
         let wire = self
             .call(self.client().decide_approval(self.request(request)))
             .await?;
-        invalid_response(sondera_proto::approval_from_wire(
-            wire,
-            &TenantId::default(),
-        ))
+        approval_answer(wire)
     }
 
     /// Runs `call` until it answers, retrying while the server cannot be
@@ -381,6 +372,14 @@ impl Connection {
             }
         }
     }
+}
+
+/// An approval the server answered with, decoded.
+fn approval_answer(wire: v1::Approval) -> Result<ApprovalRecord, HarnessError> {
+    invalid_response(sondera_proto::approval_from_wire(
+        wire,
+        &TenantId::default(),
+    ))
 }
 
 /// A response the client cannot decode is an error, never a verdict.

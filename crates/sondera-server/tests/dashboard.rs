@@ -134,6 +134,22 @@ impl Browser {
             .unwrap();
     }
 
+    /// A browser signed in to the dashboard with `token`.
+    async fn signed_in(server: &Running, token: &str) -> Self {
+        let browser = Self::open(server).await;
+        browser.sign_in(token).await;
+        browser.wait_for("#who span").await;
+        browser
+    }
+
+    /// Waits until the approvals page says nothing is pending.
+    async fn nothing_waiting(&self) {
+        self.text_when("#approvals-title + p", Duration::from_secs(5), |t| {
+            t.contains("Nothing is waiting")
+        })
+        .await;
+    }
+
     async fn wait_for(&self, css: &str) -> fantoccini::elements::Element {
         self.client
             .wait()
@@ -219,9 +235,7 @@ async fn escalate(agent: &mut RemoteHarness) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_denial_appears_in_the_live_feed_within_a_second() {
     let server = start_server(Duration::from_secs(300)).await;
-    let browser = Browser::open(&server).await;
-    browser.sign_in(ACME_OPS).await;
-    browser.wait_for("#who span").await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
     browser.go("#/feed").await;
     browser.wait_for("#feed tbody").await;
     // The stream is open once the page has subscribed; give it a moment.
@@ -280,9 +294,7 @@ async fn the_trajectory_view_shows_the_timeline_and_links_calls_to_results() {
     step(&mut agent, output).await;
     assert_eq!(step(&mut agent, shell("rm -rf /")).await, Decision::Deny);
 
-    let browser = Browser::open(&server).await;
-    browser.sign_in(ACME_OPS).await;
-    browser.wait_for("#who span").await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
     browser.go(&format!("#/trajectory/{id}")).await;
     browser.wait_for("#timeline tbody tr").await;
     let rows = browser.texts("#timeline tbody tr").await;
@@ -342,9 +354,7 @@ async fn pending_card(browser: &Browser, mut agent: RemoteHarness) -> Waiting {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deciding_in_the_page_settles_the_waiting_tool_call() {
     let server = start_server(Duration::from_secs(300)).await;
-    let browser = Browser::open(&server).await;
-    browser.sign_in(ACME_OPS).await;
-    browser.wait_for("#who span").await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
 
     for (button, approved) in [("Approve once", true), ("Deny", false)] {
         let waiting = pending_card(&browser, agent(&server).await).await;
@@ -378,11 +388,7 @@ async fn deciding_in_the_page_settles_the_waiting_tool_call() {
             .unwrap()
             .unwrap();
         assert_eq!(outcome.approved(), approved, "{button}");
-        browser
-            .text_when("#approvals-title + p", Duration::from_secs(5), |t| {
-                t.contains("Nothing is waiting")
-            })
-            .await;
+        browser.nothing_waiting().await;
     }
     server.stop().await;
 }
@@ -390,17 +396,11 @@ async fn deciding_in_the_page_settles_the_waiting_tool_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_nobody_approves_in_time_stays_blocked() {
     let server = start_server(Duration::from_secs(2)).await;
-    let browser = Browser::open(&server).await;
-    browser.sign_in(ACME_OPS).await;
-    browser.wait_for("#who span").await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
     let waiting = pending_card(&browser, agent(&server).await).await;
     let outcome = waiting.await.unwrap().unwrap();
     assert!(!outcome.approved(), "{:?}", outcome.state);
-    browser
-        .text_when("#approvals-title + p", Duration::from_secs(5), |t| {
-            t.contains("Nothing is waiting")
-        })
-        .await;
+    browser.nothing_waiting().await;
     server.stop().await;
 }
 
@@ -464,15 +464,9 @@ async fn another_tenants_operator_sees_nothing_of_acme() {
         .await
         .unwrap();
 
-    let browser = Browser::open(&server).await;
-    browser.sign_in(GLOBEX_OPS).await;
-    browser.wait_for("#who span").await;
+    let browser = Browser::signed_in(&server, GLOBEX_OPS).await;
     browser.go("#/approvals").await;
-    browser
-        .text_when("#approvals-title + p", Duration::from_secs(5), |t| {
-            t.contains("Nothing is waiting")
-        })
-        .await;
+    browser.nothing_waiting().await;
     browser.go("#/feed").await;
     browser.wait_for("#feed tbody").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -500,9 +494,7 @@ async fn agents_policies_and_charts_show_the_tenants_records() {
     let mut agent = agent(&server).await;
     step(&mut agent, shell("ls")).await;
     step(&mut agent, shell("rm -rf /")).await;
-    let browser = Browser::open(&server).await;
-    browser.sign_in(ACME_OPS).await;
-    browser.wait_for("#who span").await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
 
     browser.go("#/agents").await;
     let card = browser
