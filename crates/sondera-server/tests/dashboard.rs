@@ -52,9 +52,17 @@ struct Browser {
 }
 
 impl Drop for Browser {
+    /// Ends chromedriver and every Chromium process it started, even when a
+    /// test panicked: each is started with this browser's own profile
+    /// directory on its command line. Left running, they would hold the
+    /// machine's inotify instances, which the policy watcher needs.
     fn drop(&mut self) {
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+        let _ = Command::new("pkill")
+            .args(["-KILL", "-f"])
+            .arg(self._profile.path())
+            .status();
     }
 }
 
