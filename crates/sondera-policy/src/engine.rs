@@ -12,6 +12,7 @@ use sondera_model::{
 use crate::args::ArgType;
 use crate::error::{EvaluationError, PolicyError, PolicyLoadErrors};
 use crate::load::{self, BUILTIN_PACKS, LoadedPolicy, Source};
+use crate::prefilter::{Condition, Prefilter};
 use crate::request::{self, ActionName, CedarRequest, Environment, Names, Workspace};
 use sondera_guard::net::HostAllowlist;
 
@@ -186,6 +187,9 @@ struct Slice {
     /// Some policy still tests the action, so requests must carry the
     /// action's entity and its groups.
     needs_action_entities: bool,
+    /// The enforced policies with what their conditions need; empty for the
+    /// whole, unsliced set, which is judged in full as the reference.
+    prefilter: Prefilter,
 }
 
 impl Slice {
@@ -204,30 +208,50 @@ impl Slice {
     /// without it requests need no action entities, which spares Cedar a
     /// transitive-closure computation per request. A policy whose conditions
     /// mention `action` keeps its scope and makes the slice carry them.
-    /// `scopeless` is [`without_action_scope`] of the policy, made once for
-    /// every slice it joins.
-    fn add_for_action(
-        &mut self,
-        loaded: &LoadedPolicy,
-        scopeless: Option<Policy>,
-    ) -> Result<(), String> {
-        match scopeless {
-            Some(policy) => self.add(loaded, policy),
+    /// `read` is [`Read`] of the policy, made once for every slice it joins.
+    fn add_for_action(&mut self, loaded: &LoadedPolicy, read: &Read) -> Result<(), String> {
+        let policy = match &read.scopeless {
+            Some(policy) => policy.clone(),
             None => {
                 self.needs_action_entities = true;
-                self.add(loaded, loaded.policy.clone())
+                loaded.policy.clone()
             }
+        };
+        if !loaded.shadow {
+            self.prefilter.add(policy.clone(), read.condition.clone());
         }
+        self.add(loaded, policy)
     }
 }
 
-fn without_action_scope(policy: &Policy) -> Option<Policy> {
-    let mut json = policy.to_json().ok()?;
-    if mentions_action(&json["conditions"]) {
-        return None;
+/// What a slice needs of a policy, from one reading of its JSON form.
+struct Read {
+    /// The policy without its action scope, unless its conditions mention
+    /// `action`.
+    scopeless: Option<Policy>,
+    condition: Condition,
+}
+
+impl Read {
+    fn of(policy: &Policy) -> Self {
+        let Ok(mut json) = policy.to_json() else {
+            return Self {
+                scopeless: None,
+                condition: Condition::unknown(),
+            };
+        };
+        let condition = Condition::of_policy(&json);
+        let scopeless = (!mentions_action(&json["conditions"]))
+            .then(|| {
+                json["action"] = serde_json::json!({ "op": "All" });
+                Policy::from_json(Some(policy.id().clone()), json).ok()
+            })
+            .flatten();
+        Self {
+            scopeless,
+            condition,
+        }
     }
-    json["action"] = serde_json::json!({ "op": "All" });
-    Policy::from_json(Some(policy.id().clone()), json).ok()
 }
 
 fn mentions_action(value: &serde_json::Value) -> bool {
@@ -308,14 +332,12 @@ impl PolicyEngine {
                 .add(loaded_policy, loaded_policy.policy.clone())
                 .map_err(internal)?;
             let constraint = loaded_policy.policy.action_constraint();
-            let mut scopeless: Option<Option<Policy>> = None;
+            let mut read: Option<Read> = None;
             for action in ActionName::ALL {
                 if scope_can_match(&constraint, names.action(action), &action_entities) {
-                    let scopeless = scopeless
-                        .get_or_insert_with(|| without_action_scope(&loaded_policy.policy))
-                        .clone();
+                    let read = read.get_or_insert_with(|| Read::of(&loaded_policy.policy));
                     slices[action.index()]
-                        .add_for_action(loaded_policy, scopeless)
+                        .add_for_action(loaded_policy, read)
                         .map_err(internal)?;
                 }
             }
@@ -466,9 +488,13 @@ impl PolicyEngine {
     }
 
     fn decide_with(&self, slice: &Slice, request: &CedarRequest) -> Adjudicated {
+        let candidates =
+            slice
+                .prefilter
+                .candidates(&slice.enforced, &request.request, &request.entities);
         let response =
             self.authorizer
-                .is_authorized(&request.request, &slice.enforced, &request.entities);
+                .is_authorized(&request.request, &candidates, &request.entities);
         let shadow_matches = self.shadow_matches(slice, request);
         let mut verdict = self.verdict(&response);
         verdict.shadow_matches = shadow_matches;

@@ -24,7 +24,12 @@
 //!
 //! Cedar's authorizer evaluates every policy it is given, so the set is sliced
 //! by action at load time and each request is judged only against the
-//! policies whose action scope can match it. Evaluation does no I/O.
+//! policies whose action scope can match it. Within a slice, a policy whose
+//! conditions are certain to be a clean `false` for the request (its
+//! `context.shell.risks.contains("fork_bomb")` when there is no such risk) is
+//! left out too, read from the request's own context; anything the reader
+//! does not understand, or that could error, is kept, so the verdict is the
+//! same as the whole set's. Evaluation does no I/O.
 //!
 //! Beyond Cedar's validator, loading lints the set (a missing `@description`
 //! or `@severity`, a rule repeating another's effect, scope and conditions)
@@ -37,6 +42,7 @@ mod error;
 pub mod import;
 mod lint;
 mod load;
+mod prefilter;
 mod request;
 
 pub use args::{ArgumentTypeError, tool_args_fragment};

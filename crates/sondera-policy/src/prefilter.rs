@@ -1,0 +1,578 @@
+//! Which policies of a slice can match a request, known before Cedar runs.
+//!
+//! Most policies open with a test of one fact (`context.shell.risks.contains("fork_bomb")`,
+//! `context.place == "system"`), and on a typical step that test is false.
+//! Cedar would still evaluate each of them in full. At load time each
+//! policy's conditions are read into a [`Condition`]: the tests it can read
+//! exactly, joined by `&&`, `||` and `!`, and everything else kept as "could
+//! be anything". At request time the condition is evaluated over the very
+//! context and entities Cedar will see, into the set of outcomes it could
+//! have (true, false, an evaluation error). Only a policy whose every
+//! possible outcome is a clean `false` is left out, so the policies Cedar
+//! evaluates are a superset of those that match or error: the verdict, its
+//! reasons and its errors are the same as with the whole slice.
+//!
+//! Cedar evaluates `&&` and `||` left to right and stops early, so a `false`
+//! on the left hides any error on the right; a test whose value is not of
+//! the type it expects, or a fact that cannot be found, is "could be
+//! anything", never `false`.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cedar_policy::{Entities, EvalResult, Policy, PolicySet, Request};
+use serde_json::Value;
+
+/// How many distinct subsets of one slice are kept built. Past this, a
+/// request with a new subset is judged against the whole slice: the same
+/// verdict, only slower.
+const MAX_SUBSETS: usize = 512;
+
+/// The outcomes an expression could have, as a bit set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Outcomes(u8);
+
+impl Outcomes {
+    const TRUE: Self = Self(1);
+    const FALSE: Self = Self(2);
+    const ERROR: Self = Self(4);
+    /// True or false, never an error: a scope constraint.
+    const BOOL: Self = Self(1 | 2);
+    const ANY: Self = Self(1 | 2 | 4);
+
+    fn has(self, other: Self) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    fn of(b: bool) -> Self {
+        if b { Self::TRUE } else { Self::FALSE }
+    }
+
+    fn not(self) -> Self {
+        let mut out = Self(self.0 & Self::ERROR.0);
+        if self.has(Self::TRUE) {
+            out = out.union(Self::FALSE);
+        }
+        if self.has(Self::FALSE) {
+            out = out.union(Self::TRUE);
+        }
+        out
+    }
+}
+
+/// A literal a test compares with, as the value Cedar would compare.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Literal(EvalResult);
+
+impl Literal {
+    fn from_json(value: &Value) -> Option<Self> {
+        Some(Self(match value.get("Value")? {
+            Value::Bool(b) => EvalResult::Bool(*b),
+            Value::Number(n) => EvalResult::Long(n.as_i64()?),
+            Value::String(s) => EvalResult::String(s.clone()),
+            _ => return None,
+        }))
+    }
+
+    fn long(&self) -> Option<i64> {
+        match self.0 {
+            EvalResult::Long(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Cedar's `==`: values of different types are unequal, never an error.
+    fn equals(&self, value: &EvalResult) -> bool {
+        &self.0 == value
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Comparison {
+    Less,
+    LessOrEqual,
+    Greater,
+    GreaterOrEqual,
+}
+
+impl Comparison {
+    fn from_op(op: &str) -> Option<Self> {
+        Some(match op {
+            "<" => Self::Less,
+            "<=" => Self::LessOrEqual,
+            ">" => Self::Greater,
+            ">=" => Self::GreaterOrEqual,
+            _ => return None,
+        })
+    }
+
+    fn flipped(self) -> Self {
+        match self {
+            Self::Less => Self::Greater,
+            Self::LessOrEqual => Self::GreaterOrEqual,
+            Self::Greater => Self::Less,
+            Self::GreaterOrEqual => Self::LessOrEqual,
+        }
+    }
+
+    fn holds(self, left: i64, right: i64) -> bool {
+        match self {
+            Self::Less => left < right,
+            Self::LessOrEqual => left <= right,
+            Self::Greater => left > right,
+            Self::GreaterOrEqual => left >= right,
+        }
+    }
+}
+
+/// A test of one fact, `context.a.b` or an attribute of an entity reached
+/// through it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Test {
+    /// The fact itself, in a boolean position.
+    IsTrue,
+    Contains(Literal),
+    ContainsAny(Vec<Literal>),
+    IsEmpty,
+    Equals(Literal),
+    /// `[..].contains(fact)`.
+    OneOf(Vec<Literal>),
+    Compare(Comparison, i64),
+    Has(String),
+}
+
+impl Test {
+    fn outcomes(&self, value: &EvalResult) -> Outcomes {
+        match (self, value) {
+            (Self::IsTrue, EvalResult::Bool(b)) => Outcomes::of(*b),
+            (Self::Equals(lit), value) => Outcomes::of(lit.equals(value)),
+            (Self::OneOf(lits), value) => Outcomes::of(lits.iter().any(|l| l.equals(value))),
+            (Self::Compare(op, n), EvalResult::Long(v)) => Outcomes::of(op.holds(*v, *n)),
+            (Self::Has(attr), EvalResult::Record(record)) => {
+                Outcomes::of(record.contains_attribute(attr))
+            }
+            (Self::Contains(lit), EvalResult::Set(set)) => Outcomes::of(set.contains(&lit.0)),
+            (Self::ContainsAny(lits), EvalResult::Set(set)) => {
+                Outcomes::of(lits.iter().any(|l| set.contains(&l.0)))
+            }
+            (Self::IsEmpty, EvalResult::Set(set)) => Outcomes::of(set.is_empty()),
+            _ => Outcomes::ANY,
+        }
+    }
+}
+
+/// What a policy's scope and conditions need, as far as it can be read.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Condition {
+    Known(Outcomes),
+    And(Box<Condition>, Box<Condition>),
+    Or(Box<Condition>, Box<Condition>),
+    Not(Box<Condition>),
+    /// A test of the fact at this path under `context`.
+    Fact(Vec<String>, Test),
+}
+
+impl Condition {
+    /// Nothing is known: the policy is always evaluated.
+    pub(crate) fn unknown() -> Self {
+        Self::Known(Outcomes::ANY)
+    }
+
+    /// Reads a policy in Cedar's JSON form: its scope (which never errors),
+    /// then its `when` and `unless` clauses in order, as Cedar joins them.
+    pub(crate) fn of_policy(json: &Value) -> Self {
+        let scope = ["principal", "action", "resource"].iter().map(|part| {
+            match json[part]["op"].as_str() {
+                Some("All") => Self::Known(Outcomes::TRUE),
+                _ => Self::Known(Outcomes::BOOL),
+            }
+        });
+        let clauses = json["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|clause| {
+                let body = Self::of_expr(&clause["body"]);
+                match clause["kind"].as_str() {
+                    Some("when") => body,
+                    Some("unless") => Self::Not(Box::new(body)),
+                    _ => Self::Known(Outcomes::ANY),
+                }
+            });
+        scope
+            .chain(clauses)
+            .reduce(|left, right| Self::And(Box::new(left), Box::new(right)))
+            .unwrap_or(Self::Known(Outcomes::TRUE))
+    }
+
+    fn of_expr(expr: &Value) -> Self {
+        let Some((op, args)) = expr.as_object().and_then(|o| o.iter().next()) else {
+            return Self::Known(Outcomes::ANY);
+        };
+        let pair = || Some((&args["left"], &args["right"]));
+        let binary = |make: fn(Box<Self>, Box<Self>) -> Self| {
+            pair().map(|(l, r)| make(Box::new(Self::of_expr(l)), Box::new(Self::of_expr(r))))
+        };
+        let read = match op.as_str() {
+            "Value" => match args {
+                Value::Bool(b) => Some(Self::Known(Outcomes::of(*b))),
+                _ => None,
+            },
+            "&&" => binary(Self::And),
+            "||" => binary(Self::Or),
+            "!" => Some(Self::Not(Box::new(Self::of_expr(&args["arg"])))),
+            "." => path(expr).map(|p| Self::Fact(p, Test::IsTrue)),
+            "isEmpty" => path(&args["arg"]).map(|p| Self::Fact(p, Test::IsEmpty)),
+            "has" => path(&args["left"]).and_then(|p| {
+                let attr = args["attr"].as_str()?.to_string();
+                Some(Self::Fact(p, Test::Has(attr)))
+            }),
+            "contains" => contains(&args["left"], &args["right"]),
+            "containsAny" => path(&args["left"])
+                .zip(literals(&args["right"]))
+                .map(|(p, lits)| Self::Fact(p, Test::ContainsAny(lits))),
+            "==" | "!=" => equality(&args["left"], &args["right"]).map(|c| {
+                if op == "!=" {
+                    Self::Not(Box::new(c))
+                } else {
+                    c
+                }
+            }),
+            other => Comparison::from_op(other).and_then(|cmp| compare(cmp, args)),
+        };
+        read.unwrap_or(Self::Known(Outcomes::ANY))
+    }
+
+    fn outcomes<'c>(&'c self, facts: &mut Facts<'_, 'c>) -> Outcomes {
+        match self {
+            Self::Known(o) => *o,
+            Self::Not(c) => c.outcomes(facts).not(),
+            Self::And(left, right) => {
+                let l = left.outcomes(facts);
+                let mut out = Outcomes(l.0 & !Outcomes::TRUE.0);
+                if l.has(Outcomes::TRUE) {
+                    out = out.union(right.outcomes(facts));
+                }
+                out
+            }
+            Self::Or(left, right) => {
+                let l = left.outcomes(facts);
+                let mut out = Outcomes(l.0 & !Outcomes::FALSE.0);
+                if l.has(Outcomes::FALSE) {
+                    out = out.union(right.outcomes(facts));
+                }
+                out
+            }
+            Self::Fact(path, test) => match facts.resolve(path) {
+                Some(value) => test.outcomes(value),
+                None => Outcomes::ANY,
+            },
+        }
+    }
+
+    /// Some request could make the policy match or fail.
+    fn can_matter<'c>(&'c self, facts: &mut Facts<'_, 'c>) -> bool {
+        self.outcomes(facts) != Outcomes::FALSE
+    }
+}
+
+/// `context.a.b` as `["a", "b"]`.
+fn path(expr: &Value) -> Option<Vec<String>> {
+    if let Some(var) = expr.get("Var") {
+        return (var.as_str()? == "context").then(Vec::new);
+    }
+    let access = expr.get(".")?;
+    let mut p = path(&access["left"])?;
+    p.push(access["attr"].as_str()?.to_string());
+    Some(p)
+}
+
+fn literals(expr: &Value) -> Option<Vec<Literal>> {
+    expr.get("Set")?
+        .as_array()?
+        .iter()
+        .map(Literal::from_json)
+        .collect()
+}
+
+fn contains(left: &Value, right: &Value) -> Option<Condition> {
+    if let (Some(p), Some(lit)) = (path(left), Literal::from_json(right)) {
+        return Some(Condition::Fact(p, Test::Contains(lit)));
+    }
+    let (lits, p) = (literals(left)?, path(right)?);
+    Some(Condition::Fact(p, Test::OneOf(lits)))
+}
+
+fn equality(left: &Value, right: &Value) -> Option<Condition> {
+    let (p, lit) = match (path(left), path(right)) {
+        (Some(p), _) => (p, Literal::from_json(right)?),
+        (None, Some(p)) => (p, Literal::from_json(left)?),
+        (None, None) => return None,
+    };
+    Some(Condition::Fact(p, Test::Equals(lit)))
+}
+
+fn compare(cmp: Comparison, args: &Value) -> Option<Condition> {
+    let long = |v: &Value| Literal::from_json(v)?.long();
+    let (left, right) = (&args["left"], &args["right"]);
+    if let (Some(p), Some(n)) = (path(left), long(right)) {
+        return Some(Condition::Fact(p, Test::Compare(cmp, n)));
+    }
+    let (n, p) = (long(left)?, path(right)?);
+    Some(Condition::Fact(p, Test::Compare(cmp.flipped(), n)))
+}
+
+/// The facts of one request, read from its Cedar context and entities: each
+/// top-level value converted once, each path resolved once.
+struct Facts<'r, 'c> {
+    request: &'r Request,
+    entities: &'r Entities,
+    top: Vec<(&'c str, Option<EvalResult>)>,
+    leaves: Vec<(&'c [String], Option<EvalResult>)>,
+}
+
+impl<'r, 'c> Facts<'r, 'c> {
+    fn new(request: &'r Request, entities: &'r Entities) -> Self {
+        Self {
+            request,
+            entities,
+            top: Vec::new(),
+            leaves: Vec::new(),
+        }
+    }
+
+    fn resolve(&mut self, path: &'c [String]) -> Option<&EvalResult> {
+        let index = match self.leaves.iter().position(|(p, _)| *p == path) {
+            Some(i) => i,
+            None => {
+                let leaf = self.walk(path);
+                self.leaves.push((path, leaf));
+                self.leaves.len() - 1
+            }
+        };
+        self.leaves[index].1.as_ref()
+    }
+
+    fn walk(&mut self, path: &'c [String]) -> Option<EvalResult> {
+        let (first, rest) = path.split_first()?;
+        let index = match self.top.iter().position(|(k, _)| k == first) {
+            Some(i) => i,
+            None => {
+                let value = self.request.context()?.get(first);
+                self.top.push((first, value));
+                self.top.len() - 1
+            }
+        };
+        let mut value = Cow::Borrowed(self.top[index].1.as_ref()?);
+        for attr in rest {
+            value = match value {
+                Cow::Borrowed(EvalResult::Record(r)) => Cow::Borrowed(r.get(attr)?),
+                Cow::Owned(EvalResult::Record(r)) => Cow::Owned(r.get(attr)?.clone()),
+                ref v => match v.as_ref() {
+                    EvalResult::EntityUid(uid) => {
+                        Cow::Owned(self.entities.get(uid)?.attr(attr)?.ok()?)
+                    }
+                    _ => return None,
+                },
+            };
+        }
+        Some(value.into_owned())
+    }
+}
+
+/// The enforced policies of a slice with their conditions, and the policy
+/// sets already built for subsets of them.
+#[derive(Debug, Default)]
+pub(crate) struct Prefilter {
+    members: Vec<(Policy, Condition)>,
+    subsets: Mutex<HashMap<Vec<u64>, Arc<PolicySet>>>,
+}
+
+impl Clone for Prefilter {
+    fn clone(&self) -> Self {
+        Self {
+            members: self.members.clone(),
+            subsets: Mutex::default(),
+        }
+    }
+}
+
+/// The policies a request is judged against: all of a slice, or a subset.
+pub(crate) enum Candidates<'a> {
+    All(&'a PolicySet),
+    Subset(Arc<PolicySet>),
+}
+
+impl std::ops::Deref for Candidates<'_> {
+    type Target = PolicySet;
+    fn deref(&self) -> &PolicySet {
+        match self {
+            Self::All(set) => set,
+            Self::Subset(set) => set,
+        }
+    }
+}
+
+impl Prefilter {
+    pub(crate) fn add(&mut self, policy: Policy, condition: Condition) {
+        self.members.push((policy, condition));
+    }
+
+    /// The policies of `all` (the slice's enforced set, whose members were
+    /// added here in order) that the request could make match or fail.
+    pub(crate) fn candidates<'a>(
+        &'a self,
+        all: &'a PolicySet,
+        request: &Request,
+        entities: &Entities,
+    ) -> Candidates<'a> {
+        let mut facts = Facts::new(request, entities);
+        let mut mask = vec![0u64; self.members.len().div_ceil(64)];
+        let mut every = true;
+        for (i, (_, condition)) in self.members.iter().enumerate() {
+            if condition.can_matter(&mut facts) {
+                mask[i / 64] |= 1 << (i % 64);
+            } else {
+                every = false;
+            }
+        }
+        if every {
+            return Candidates::All(all);
+        }
+        self.subset(mask)
+            .map_or(Candidates::All(all), Candidates::Subset)
+    }
+
+    fn subset(&self, mask: Vec<u64>) -> Option<Arc<PolicySet>> {
+        let mut subsets = self.subsets.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(set) = subsets.get(&mask) {
+            return Some(set.clone());
+        }
+        if subsets.len() >= MAX_SUBSETS {
+            return None;
+        }
+        let chosen = self
+            .members
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask[i / 64] & (1 << (i % 64)) != 0)
+            .map(|(_, (policy, _))| policy.clone());
+        let set = Arc::new(PolicySet::from_policies(chosen).ok()?);
+        subsets.insert(mask, set.clone());
+        Some(set)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn condition(src: &str) -> Condition {
+        let policy: Policy = src.parse().unwrap();
+        Condition::of_policy(&policy.to_json().unwrap())
+    }
+
+    fn fact(path: &[&str], test: Test) -> Condition {
+        Condition::Fact(path.iter().map(|s| s.to_string()).collect(), test)
+    }
+
+    fn and(l: Condition, r: Condition) -> Condition {
+        Condition::And(Box::new(l), Box::new(r))
+    }
+
+    const OPEN_SCOPE: [Condition; 3] = [
+        Condition::Known(Outcomes::TRUE),
+        Condition::Known(Outcomes::TRUE),
+        Condition::Known(Outcomes::TRUE),
+    ];
+
+    fn scoped(body: Condition) -> Condition {
+        let [p, a, r] = OPEN_SCOPE;
+        and(and(and(p, a), r), body)
+    }
+
+    #[test]
+    fn reads_the_forms_the_packs_use() {
+        let risks = || vec!["shell".to_string(), "risks".to_string()];
+        assert_eq!(
+            condition(
+                r#"forbid (principal, action, resource) when { context.shell.risks.contains("fork_bomb") };"#
+            ),
+            scoped(Condition::Fact(
+                risks(),
+                Test::Contains(Literal(EvalResult::String("fork_bomb".into())))
+            ))
+        );
+        assert_eq!(
+            condition(
+                r#"forbid (principal, action, resource) when { ["a", "b"].contains(context.place) };"#
+            ),
+            scoped(fact(
+                &["place"],
+                Test::OneOf(vec![
+                    Literal(EvalResult::String("a".into())),
+                    Literal(EvalResult::String("b".into()))
+                ])
+            ))
+        );
+        assert_eq!(
+            condition(r#"forbid (principal, action, resource) when { 10 < context.n };"#),
+            scoped(fact(&["n"], Test::Compare(Comparison::Greater, 10)))
+        );
+        assert_eq!(
+            condition(r#"forbid (principal, action, resource) unless { context.ok };"#),
+            scoped(Condition::Not(Box::new(fact(&["ok"], Test::IsTrue))))
+        );
+    }
+
+    #[test]
+    fn what_it_cannot_read_could_be_anything() {
+        for src in [
+            r#"forbid (principal, action, resource) when { context.command like "*x*" };"#,
+            r#"forbid (principal, action, resource) when { resource.path == "x" };"#,
+            r#"forbid (principal, action, resource) when { if context.a then context.b else false };"#,
+            r#"forbid (principal, action, resource) when { context.n + 1 > 2 };"#,
+        ] {
+            assert_eq!(
+                condition(src),
+                scoped(Condition::Known(Outcomes::ANY)),
+                "{src}"
+            );
+        }
+    }
+
+    #[test]
+    fn outcomes_follow_cedars_short_circuits() {
+        let f = || Box::new(Condition::Known(Outcomes::FALSE));
+        let e = || Box::new(Condition::Known(Outcomes::ERROR));
+        let t = || Box::new(Condition::Known(Outcomes::TRUE));
+        let cases = [
+            (Condition::And(f(), e()), Outcomes::FALSE),
+            (Condition::And(e(), f()), Outcomes::ERROR),
+            (Condition::And(t(), e()), Outcomes::ERROR),
+            (Condition::Or(t(), e()), Outcomes::TRUE),
+            (Condition::Or(f(), e()), Outcomes::ERROR),
+            (Condition::Or(f(), f()), Outcomes::FALSE),
+            (Condition::Not(e()), Outcomes::ERROR),
+            (fact(&["missing"], Test::IsTrue), Outcomes::ANY),
+        ];
+        let request = Request::new(
+            r#"A::"a""#.parse().unwrap(),
+            r#"A::"b""#.parse().unwrap(),
+            r#"A::"c""#.parse().unwrap(),
+            cedar_policy::Context::empty(),
+            None,
+        )
+        .unwrap();
+        let entities = Entities::empty();
+        let mut facts = Facts::new(&request, &entities);
+        for (condition, expected) in &cases {
+            assert_eq!(condition.outcomes(&mut facts), *expected, "{condition:?}");
+        }
+    }
+}
