@@ -283,7 +283,7 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
                 if a == f {
                     Some(args.get(n + 1).copied().unwrap_or_default())
                 } else {
-                    a.strip_prefix(&format!("{f}="))
+                    a.strip_prefix(f).and_then(|rest| rest.strip_prefix('='))
                 }
             })
         })
@@ -678,9 +678,13 @@ fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         });
     for target in operands(i).skip(usize::from(i.program != "chmod" || !setuid).min(1)) {
         let path = resolve(target, ctx).path;
-        let system = SYSTEM_PATHS
-            .iter()
-            .any(|s| path == *s || (*s != "/" && path.starts_with(&format!("{s}/"))));
+        let system = SYSTEM_PATHS.iter().any(|s| {
+            path == *s
+                || (*s != "/"
+                    && path
+                        .strip_prefix(*s)
+                        .is_some_and(|rest| rest.starts_with('/')))
+        });
         if setuid || (recursive && system) || path == "/" {
             out.push(risk(
                 RiskKind::PermissionChange,
