@@ -268,7 +268,8 @@ impl Scope {
         let agent = agent
             .or_else(|| self.default_agent.clone())
             .ok_or(HarnessError::NoAgent)?;
-        let trajectory_id = uuid::Uuid::new_v4().to_string();
+        // Time-ordered, like event ids, so a store's keys grow at one end.
+        let trajectory_id = uuid::Uuid::now_v7().to_string();
         self.agent = Some(agent.clone());
         self.trajectory_id = Some(trajectory_id.clone());
         let started = Payload::Started {

@@ -264,6 +264,38 @@ CREATE INDEX approvals_by_deadline ON approvals (status, expires_at);
         sqlite: "ALTER TABLE adjudication_policies ADD COLUMN shadow INTEGER NOT NULL DEFAULT 0;",
         postgres: "ALTER TABLE adjudication_policies ADD COLUMN shadow INTEGER NOT NULL DEFAULT 0;",
     },
+    // SQLite: events in a rowid table, so bodies are appended densely in
+    // arrival order; keyed by position they were a clustered index split
+    // across every active trajectory, at a third of each page used. The
+    // position and the id stay unique, as indexes. (PostgreSQL already
+    // appends rows to a heap.) Denials and escalations, the only ones listed
+    // by decision, get an index of their own that allowed steps never
+    // write; the old one took every step, at the wrong end for appending.
+    Migration {
+        version: 6,
+        sqlite: r#"
+CREATE TABLE events_v6 (
+    tenant TEXT NOT NULL,
+    trajectory_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event_id TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    CONSTRAINT events_position_unique UNIQUE (tenant, trajectory_id, seq),
+    CONSTRAINT events_event_id_unique UNIQUE (tenant, event_id)
+);
+INSERT INTO events_v6 (tenant, trajectory_id, seq, event_id, recorded_at, body)
+    SELECT tenant, trajectory_id, seq, event_id, recorded_at, body FROM events
+    ORDER BY recorded_at, tenant, trajectory_id, seq;
+DROP TABLE events;
+ALTER TABLE events_v6 RENAME TO events;
+CREATE INDEX events_by_time ON events (recorded_at);
+DROP INDEX adjudications_by_decision;
+CREATE INDEX adjudications_blocked ON adjudications (recorded_at, event_id)
+    WHERE decision IN ('deny', 'escalate');
+"#,
+        postgres: "",
+    },
 ];
 
 /// SQLite databases from before version numbers (no tenants): everything

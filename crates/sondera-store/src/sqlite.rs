@@ -37,6 +37,12 @@ impl std::fmt::Debug for Pending {
     }
 }
 
+/// Each connection's page cache, in KiB (a negative `cache_size`): enough to
+/// keep the indexes' recently written pages as the store grows, where
+/// SQLite's default of 2 MiB sends most inserts to the operating system
+/// for a page.
+const CACHE_KIB: i64 = -32 * 1024;
+
 /// The database file inside a data directory.
 pub const DATABASE_FILE: &str = "sondera.db";
 
@@ -62,6 +68,7 @@ impl SqliteStore {
             let conn = Connection::open(path)?;
             conn.pragma_update(None, "journal_mode", "WAL")?;
             conn.pragma_update(None, "synchronous", "FULL")?;
+            conn.pragma_update(None, "cache_size", CACHE_KIB)?;
             Ok(conn)
         };
         let writer = open().map_err(open_error)?;

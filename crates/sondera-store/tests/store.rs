@@ -1178,6 +1178,36 @@ async fn a_store_from_before_tenants_is_migrated() {
         "#,
     )
     .unwrap();
+    // One denied step, which every later rebuild of the tables must carry.
+    let denied = event(
+        "old",
+        "bot",
+        1,
+        Payload::ShellCommand {
+            call_id: "c1".into(),
+            command: "rm -rf /".into(),
+            working_dir: None,
+        },
+    );
+    let recorded_at = "2026-11-01T00:01:00.000000Z";
+    conn.execute(
+        "INSERT INTO events VALUES ('old', 1, ?1, ?2, ?3)",
+        rusqlite::params![
+            denied.event_id,
+            recorded_at,
+            serde_json::to_string(&denied).unwrap()
+        ],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO adjudications VALUES (?1, 'old', 'bot', 1, 'shell_command', 'deny', ?2, ?3)",
+        rusqlite::params![
+            denied.event_id,
+            recorded_at,
+            serde_json::to_string(&verdict(Decision::Deny, "no-rm")).unwrap()
+        ],
+    )
+    .unwrap();
     drop(conn);
     let store = SqliteStore::open_dir(dir.path()).unwrap();
     let old = store
@@ -1186,6 +1216,27 @@ async fn a_store_from_before_tenants_is_migrated() {
         .unwrap()
         .unwrap();
     assert_eq!((old.tenant.as_str(), old.event_count), (DEFAULT_TENANT, 1));
+    let detail = store
+        .trajectory_with_events(&TenantId::default(), "old")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.events.len(), 1);
+    assert_eq!(detail.events[0].event.event_id, denied.event_id);
+    assert_eq!(
+        detail.events[0].adjudication.as_ref().map(|a| a.decision),
+        Some(Decision::Deny)
+    );
+    let blocked = store
+        .list_adjudications(
+            Tenants::All,
+            &AdjudicationFilter::default(),
+            &PageRequest::first(10),
+        )
+        .await
+        .unwrap();
+    assert_eq!(blocked.items.len(), 1);
+    assert_eq!(blocked.items[0].event_id, denied.event_id);
     assert!(
         store
             .agent(&TenantId::default(), "bot")
