@@ -188,15 +188,20 @@ fn compose_schema(
     schemas: &[Source],
     cards: &[AgentCard],
 ) -> Result<(Schema, BTreeMap<String, ArgType>), Vec<PolicyError>> {
-    let mut sources: Vec<Source> = vec![Source {
+    let base = Source {
         name: BASE_SCHEMA_NAME.into(),
         text: BASE_SCHEMA.into(),
-    }];
-    sources.extend(schemas.iter().cloned());
+    };
     let mut errors = Vec::new();
     let mut fragments = Vec::new();
     let mut tool_args_json = None;
-    for source in &sources {
+    // The base schema refers to `Sondera::ToolArgs` but never declares it
+    // (a test holds it to that), so it is parsed once, not twice.
+    match parse_schema_text(&base) {
+        Ok(fragment) => fragments.push(fragment),
+        Err(e) => errors.push(e),
+    }
+    for source in schemas {
         match parse_fragment(source) {
             Ok((fragment, declared)) => {
                 fragments.push(fragment);
@@ -252,15 +257,20 @@ fn compose_schema(
 
 type ToolArgsJson = (serde_json::Value, serde_json::Value);
 
+fn parse_schema_text(source: &Source) -> Result<SchemaFragment, PolicyError> {
+    match SchemaFragment::from_cedarschema_str(&source.text) {
+        Ok((fragment, _warnings)) => Ok(fragment),
+        Err(e) => Err(schema_error(&source.name, &source.text, &e)),
+    }
+}
+
 /// Parses one fragment and returns its `Sondera::ToolArgs` declaration, if any,
 /// with the fragment's common types for resolving references.
 fn parse_fragment(source: &Source) -> Result<(SchemaFragment, Option<ToolArgsJson>), PolicyError> {
-    let parse = || match SchemaFragment::from_cedarschema_str(&source.text) {
-        Ok((fragment, _warnings)) => Ok(fragment),
-        Err(e) => Err(schema_error(&source.name, &source.text, &e)),
-    };
-    let fragment = parse()?;
-    let json = parse()?.to_json_value().unwrap_or_default();
+    let fragment = parse_schema_text(source)?;
+    let json = parse_schema_text(source)?
+        .to_json_value()
+        .unwrap_or_default();
     let common = json["Sondera"]["commonTypes"].clone();
     let declared = common
         .get("ToolArgs")
@@ -419,4 +429,22 @@ fn validate(
             locate(&id, w)
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_base_schema_declares_no_tool_args() {
+        let base = Source {
+            name: BASE_SCHEMA_NAME.into(),
+            text: BASE_SCHEMA.into(),
+        };
+        let (_, declared) = parse_fragment(&base).unwrap();
+        assert!(
+            declared.is_none(),
+            "compose_schema reads the base schema as declaring none"
+        );
+    }
 }
