@@ -252,26 +252,29 @@ impl Condition {
         match self {
             Self::Known(o) => *o,
             Self::Not(c) => c.outcomes(facts).not(),
-            Self::And(left, right) => {
-                let l = left.outcomes(facts);
-                let mut out = Outcomes(l.0 & !Outcomes::TRUE.0);
-                if l.has(Outcomes::TRUE) {
-                    out = out.union(right.outcomes(facts));
-                }
-                out
-            }
-            Self::Or(left, right) => {
-                let l = left.outcomes(facts);
-                let mut out = Outcomes(l.0 & !Outcomes::FALSE.0);
-                if l.has(Outcomes::FALSE) {
-                    out = out.union(right.outcomes(facts));
-                }
-                out
-            }
+            Self::And(left, right) => Self::short_circuit(left, right, Outcomes::TRUE, facts),
+            Self::Or(left, right) => Self::short_circuit(left, right, Outcomes::FALSE, facts),
             Self::Fact(path, test) => match facts.resolve(path) {
                 Some(value) => test.outcomes(value),
                 None => Outcomes::ANY,
             },
+        }
+    }
+
+    /// `&&` (which goes on to its right side when the left is true) or `||`
+    /// (when the left is false): the left's other outcomes stand as they are.
+    fn short_circuit<'c>(
+        left: &'c Self,
+        right: &'c Self,
+        goes_on: Outcomes,
+        facts: &mut Facts<'_, 'c>,
+    ) -> Outcomes {
+        let l = left.outcomes(facts);
+        let stands = Outcomes(l.0 & !goes_on.0);
+        if l.has(goes_on) {
+            stands.union(right.outcomes(facts))
+        } else {
+            stands
         }
     }
 

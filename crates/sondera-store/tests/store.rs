@@ -46,6 +46,18 @@ fn verdict(decision: Decision, policy: &str) -> Adjudicated {
     v
 }
 
+/// The first `limit` denied and escalated steps of every tenant, newest first.
+async fn blocked_steps(store: &dyn TrajectoryStore, limit: usize) -> Page<AdjudicationRecord> {
+    store
+        .list_adjudications(
+            Tenants::All,
+            &AdjudicationFilter::default(),
+            &PageRequest::first(limit),
+        )
+        .await
+        .unwrap()
+}
+
 /// Writes a trajectory of the default tenant.
 async fn write_trajectory(
     store: &dyn TrajectoryStore,
@@ -427,14 +439,7 @@ async fn blocked_adjudications_and_analytics(store: &dyn TrajectoryStore) {
     use Decision::*;
     write_trajectory(store, "a1", "bot", "s", 0, &[Allow, Deny, Deny], true).await;
     write_trajectory(store, "a2", "bot", "s", 100, &[Escalate, Allow], true).await;
-    let blocked = store
-        .list_adjudications(
-            Tenants::All,
-            &AdjudicationFilter::default(),
-            &PageRequest::first(10),
-        )
-        .await
-        .unwrap();
+    let blocked = blocked_steps(store, 10).await;
     let seen: Vec<(&str, u64, Decision)> = blocked
         .items
         .iter()
@@ -1227,14 +1232,7 @@ async fn a_store_from_before_tenants_is_migrated() {
         detail.events[0].adjudication.as_ref().map(|a| a.decision),
         Some(Decision::Deny)
     );
-    let blocked = store
-        .list_adjudications(
-            Tenants::All,
-            &AdjudicationFilter::default(),
-            &PageRequest::first(10),
-        )
-        .await
-        .unwrap();
+    let blocked = blocked_steps(&store, 10).await;
     assert_eq!(blocked.items.len(), 1);
     assert_eq!(blocked.items[0].event_id, denied.event_id);
     assert!(
@@ -1295,14 +1293,7 @@ async fn the_memory_store_forgets_ended_trajectories_beyond_its_budget() {
         "a running trajectory is never forgotten"
     );
     // What is forgotten is not listed, and its verdicts do not count.
-    let blocked = store
-        .list_adjudications(
-            Tenants::All,
-            &AdjudicationFilter::default(),
-            &PageRequest::first(1000),
-        )
-        .await
-        .unwrap();
+    let blocked = blocked_steps(&store, 1000).await;
     let listed: std::collections::BTreeSet<&str> = blocked
         .items
         .iter()
