@@ -23,7 +23,8 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
             event.payload.kind()
         );
     };
-    let context = match request.request.context() {
+    let cedar = engine.cedar(&request)?;
+    let context = match cedar.request.context() {
         Some(context) => sorted(
             context
                 .to_json_value()
@@ -32,6 +33,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         None => serde_json::Value::Null,
     };
     let verdict = engine.decide(&request);
+    let cedar_evaluated = engine.needs_cedar(&request);
     let origins = value_origins(&state, &event.payload);
     let evidence = evidence(&event.payload, request.signals.as_ref());
     if args.json {
@@ -42,6 +44,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
             "provenance": origins,
             "injection_evidence": evidence,
             "verdict": verdict,
+            "cedar_evaluated": cedar_evaluated,
         });
         println!("{report}");
     } else {
@@ -75,6 +78,9 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         }
         for policy in &verdict.shadow_matches {
             println!("  shadow: {}", describe(policy));
+        }
+        if !cedar_evaluated {
+            println!("judged without Cedar: every policy's outcome was known from the facts");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -148,6 +148,10 @@ fn explain_shows_the_action_context_and_deciding_policies() {
         report["verdict"]["policies"][0]["policy_id"],
         "cred-file-tool-secret-read"
     );
+    assert_eq!(
+        report["cedar_evaluated"], false,
+        "the built-in packs are read exactly"
+    );
 
     let prompt = sondera(&["policy", "explain", "--prompt", "hello there"]);
     assert!(String::from_utf8_lossy(&prompt.stdout).contains("decision: allow"));

@@ -94,6 +94,7 @@ fn bench(c: &mut Criterion) {
             .unsliced_request(&probe, &Default::default())
             .unwrap()
             .unwrap();
+        let request = engine.cedar(&request).unwrap();
         group.bench_function(format!("{name}/bare_is_authorized_unsliced"), |b| {
             b.iter(|| {
                 black_box(authorizer.is_authorized(

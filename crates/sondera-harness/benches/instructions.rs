@@ -84,6 +84,7 @@ fn main() {
         .unsliced_request(&events[0], &Default::default())
         .unwrap()
         .unwrap();
+    let request = engine.cedar(&request).unwrap();
     let authorizer = Authorizer::new();
     if let Some(judge) = path.strip_prefix("peer") {
         peer(&rt, &kind, n, judge.is_empty());

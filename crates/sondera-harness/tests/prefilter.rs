@@ -4,7 +4,9 @@
 //! the whole, unfiltered set agree on the decision, the deciding policies and
 //! the shadow matches. A pack of hostile conditions (errors behind
 //! short-circuits and before them, conditions it cannot read, entity attributes,
-//! `unless`) runs alongside the built-in packs.
+//! `unless`) runs alongside the built-in packs, once with a shadow policy
+//! (Cedar then judges every step) and once without (most steps are then
+//! judged by the prefilter alone, every policy's outcome known).
 
 use std::collections::BTreeMap;
 
@@ -22,14 +24,18 @@ when { context.trajectory.step_count > 2 || context.trajectory.denial_count - 92
 unless { context.shell.risks.isEmpty() || context.shell.risks.contains("secret_read") };
 @id("h-entity") forbid (principal, action in Sondera::Action::"ToolUse", resource)
 when { context.trajectory.denial_count > 2 && context.trajectory.secrets_seen };
-@id("h-has") @mode("monitor") forbid (principal, action, resource)
-when { context has shell && context.shell.dynamic };
 @id("h-not-equal") forbid (principal, action in Sondera::Action::"FileMutation", resource)
 when { !(context.place != "home") && context.persistence != "" };
 @id("h-compare-left") forbid (principal, action, resource)
 when { 3 < context.trajectory.step_count && context.signals.injection.containsAny(["role_hijack"]) };
 @id("h-permit-narrow") permit (principal, action == Sondera::Action::"FileRead", resource)
 when { ["home", "system"].contains(context.place) };
+"#;
+
+/// A shadow policy in every slice: with one, Cedar judges every step.
+const SHADOW: &str = r#"
+@id("h-has") @mode("monitor") forbid (principal, action, resource)
+when { context has shell && context.shell.dynamic };
 "#;
 
 /// Every event a case sends, each with the case cut just after it (and,
@@ -57,6 +63,36 @@ fn prefixes(case: &Case) -> Vec<Case> {
 
 #[test]
 fn filtering_never_changes_a_verdict_on_the_corpora() {
+    let with_shadow = judge_corpora(&format!("{HOSTILE}{SHADOW}"));
+    assert_eq!(with_shadow.known, 0, "a shadow policy needs Cedar");
+    let hostile = judge_corpora(HOSTILE);
+    let builtin = judge_corpora("");
+    assert_eq!(hostile.judged, with_shadow.judged);
+    // The hostile conditions that may overflow keep Cedar on many steps.
+    assert!(
+        hostile.known * 4 > hostile.judged,
+        "only {} of {} steps judged without Cedar",
+        hostile.known,
+        hostile.judged
+    );
+    // Every built-in condition is one the prefilter reads exactly.
+    assert!(
+        builtin.known * 10 > builtin.judged * 9,
+        "only {} of {} steps judged without Cedar under the built-in packs",
+        builtin.known,
+        builtin.judged
+    );
+}
+
+struct Tally {
+    judged: usize,
+    /// Steps whose verdict the prefilter knew without Cedar.
+    known: usize,
+}
+
+/// Judges every event of the corpora both ways under the built-in packs
+/// plus `extra`, asserting they agree.
+fn judge_corpora(extra: &str) -> Tally {
     let corpora = [
         ("dev.jsonl", include_str!("../../../tests/corpus/dev.jsonl")),
         ("own.jsonl", include_str!("../../../tests/corpus/own.jsonl")),
@@ -70,7 +106,7 @@ fn filtering_never_changes_a_verdict_on_the_corpora() {
         ),
     ];
     let mut engines: BTreeMap<(String, String), PolicyEngine> = BTreeMap::new();
-    let (mut judged, mut blocked) = (0, 0);
+    let (mut judged, mut blocked, mut known) = (0, 0, 0);
     for (name, text) in corpora {
         for case in parse_cases(name, text).unwrap() {
             let engine = engines
@@ -78,7 +114,7 @@ fn filtering_never_changes_a_verdict_on_the_corpora() {
                 .or_insert_with(|| {
                     PolicyEngine::builder()
                         .builtin_packs()
-                        .policy_source("hostile.cedar", HOSTILE)
+                        .policy_source("hostile.cedar", extra)
                         .workspace(Workspace::new(&case.cwd, &case.home))
                         .build()
                         .unwrap_or_else(|e| panic!("{e}"))
@@ -95,6 +131,7 @@ fn filtering_never_changes_a_verdict_on_the_corpora() {
                     .decide_unsliced(&engine.unsliced_request(&event, &state).unwrap().unwrap());
                 assert_eq!(filtered, whole, "{} step {}", case.id, cut.steps.len());
                 judged += 1;
+                known += usize::from(!engine.needs_cedar(&request));
                 blocked += usize::from(!filtered.is_allowed());
             }
         }
@@ -104,4 +141,5 @@ fn filtering_never_changes_a_verdict_on_the_corpora() {
         blocked > 500 && blocked < judged,
         "{blocked} of {judged} blocked"
     );
+    Tally { judged, known }
 }

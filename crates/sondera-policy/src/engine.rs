@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 
 use cedar_policy::{
     ActionConstraint, Authorizer, Decision as CedarDecision, Effect, Entity, EntityUid, Policy,
-    PolicyId, PolicySet, Response, Schema,
+    PolicyId, PolicySet, Request, Response, Schema,
 };
 use sondera_model::{
     Adjudicated, AgentCard, Decision, Event, Mode, PolicyMetadata, TrajectoryState,
@@ -12,7 +12,7 @@ use sondera_model::{
 use crate::args::ArgType;
 use crate::error::{EvaluationError, PolicyError, PolicyLoadErrors};
 use crate::load::{self, BUILTIN_PACKS, LoadedPolicy, Source};
-use crate::prefilter::{Condition, Prefilter};
+use crate::prefilter::{Candidates, Condition, Judgement, Prefilter};
 use crate::request::{self, ActionName, CedarRequest, Environment, Names, Workspace};
 use sondera_guard::net::HostAllowlist;
 
@@ -190,6 +190,13 @@ struct Slice {
     /// The enforced policies with what their conditions need; empty for the
     /// whole, unsliced set, which is judged in full as the reference.
     prefilter: Prefilter,
+}
+
+impl Slice {
+    fn has_shadows(&self) -> bool {
+        self.shadow_forbids.policies().next().is_some()
+            || self.shadow_permits.policies().next().is_some()
+    }
 }
 
 impl Slice {
@@ -420,47 +427,67 @@ impl PolicyEngine {
         self.slices[action.index()].enforced.policies().count()
     }
 
-    /// The Cedar request `event` is judged with, or `None` when policies do
-    /// not govern its payload (lifecycle and state events).
+    /// The request `event` is judged with, or `None` when policies do not
+    /// govern its payload (lifecycle and state events).
     pub fn request(
         &self,
         event: &Event,
         state: &TrajectoryState,
     ) -> Result<Option<CedarRequest>, EvaluationError> {
-        self.build_request(event, state, |slice| slice.needs_action_entities)
+        let Some(action) = ActionName::of(&event.payload) else {
+            return Ok(None);
+        };
+        let inputs = request::Inputs {
+            names: &self.names,
+            tool_args: &self.tool_args,
+            environment: &self.environment,
+        };
+        request::build(&inputs, action, event, state).map(Some)
     }
 
-    /// The request the whole, unsliced set needs: it always carries the
-    /// action's entity and groups. For [`Self::decide_unsliced`].
+    /// The same request as [`Self::request`]: the action's entity and
+    /// groups, which the whole set needs, are added when Cedar's request is
+    /// made. For [`Self::decide_unsliced`].
     pub fn unsliced_request(
         &self,
         event: &Event,
         state: &TrajectoryState,
     ) -> Result<Option<CedarRequest>, EvaluationError> {
-        self.build_request(event, state, |_| true)
+        self.request(event, state)
     }
 
-    fn build_request(
+    /// Cedar's own request and entities for `request`, with the action's
+    /// entity and groups, as the whole, unsliced set is judged with.
+    pub fn cedar(&self, request: &CedarRequest) -> Result<CedarParts, EvaluationError> {
+        self.cedar_with(request, true)
+    }
+
+    fn cedar_with(
         &self,
-        event: &Event,
-        state: &TrajectoryState,
-        with_action_entities: impl Fn(&Slice) -> bool,
-    ) -> Result<Option<CedarRequest>, EvaluationError> {
-        let Some(action) = ActionName::of(&event.payload) else {
-            return Ok(None);
+        request: &CedarRequest,
+        with_action_entities: bool,
+    ) -> Result<CedarParts, EvaluationError> {
+        let action = request.action;
+        let fail = |message: String| EvaluationError::Request {
+            action: action.as_str().to_string(),
+            message,
         };
-        let lineage: &[Entity] = if with_action_entities(&self.slices[action.index()]) {
+        let lineage: &[Entity] = if with_action_entities {
             &self.action_lineage[action.index()]
         } else {
             &[]
         };
-        let inputs = request::Inputs {
-            names: &self.names,
-            lineage,
-            tool_args: &self.tool_args,
-            environment: &self.environment,
-        };
-        request::build(&inputs, action, event, state).map(Some)
+        let facts = &request.facts;
+        let (context, entities) = facts.to_cedar(lineage).map_err(fail)?;
+        let request = Request::new(
+            facts.principal.uid.clone(),
+            self.names.action(action).clone(),
+            facts.resource_uid().clone(),
+            context,
+            None,
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        Ok(CedarParts { request, entities })
     }
 
     /// Judges `event` given the state its trajectory had before it. `None`
@@ -477,40 +504,70 @@ impl PolicyEngine {
 
     /// Applies the policies of the request's action slice to a built request.
     pub fn decide(&self, request: &CedarRequest) -> Adjudicated {
-        self.decide_with(&self.slices[request.action.index()], request)
+        let slice = &self.slices[request.action.index()];
+        let candidates = match slice.prefilter.judge(&slice.enforced, &request.facts) {
+            Judgement::Known(matched) if !slice.has_shadows() => {
+                return self.apply_mode(self.verdict(Answer::of_matched(matched)));
+            }
+            Judgement::Known(_) => Candidates::All(&slice.enforced),
+            Judgement::Evaluate(candidates) => candidates,
+        };
+        self.decide_with(slice, &candidates, request, slice.needs_action_entities)
     }
 
-    /// Applies the whole, unsliced policy set to a request from
-    /// [`Self::unsliced_request`]: the reference that slicing must agree
-    /// with, and what a slicing-free engine would cost.
+    /// Whether judging `request` needs Cedar: some policy of its slice has an
+    /// outcome the prefilter cannot know, or the slice has shadow policies.
+    pub fn needs_cedar(&self, request: &CedarRequest) -> bool {
+        let slice = &self.slices[request.action.index()];
+        slice.has_shadows()
+            || matches!(
+                slice.prefilter.judge(&slice.enforced, &request.facts),
+                Judgement::Evaluate(_)
+            )
+    }
+
+    /// Applies the whole, unsliced policy set to a request, with Cedar: the
+    /// reference that slicing and the prefilter must agree with, and what
+    /// an engine without them would cost.
     pub fn decide_unsliced(&self, request: &CedarRequest) -> Adjudicated {
-        self.decide_with(&self.full_slice, request)
+        let slice = &self.full_slice;
+        self.decide_with(slice, &slice.enforced, request, true)
     }
 
-    fn decide_with(&self, slice: &Slice, request: &CedarRequest) -> Adjudicated {
-        let candidates =
-            slice
-                .prefilter
-                .candidates(&slice.enforced, &request.request, &request.entities);
-        let response =
-            self.authorizer
-                .is_authorized(&request.request, &candidates, &request.entities);
-        let shadow_matches = self.shadow_matches(slice, request);
-        let mut verdict = self.verdict(&response);
+    fn decide_with(
+        &self,
+        slice: &Slice,
+        candidates: &PolicySet,
+        request: &CedarRequest,
+        with_action_entities: bool,
+    ) -> Adjudicated {
+        let cedar = match self.cedar_with(request, with_action_entities) {
+            Ok(cedar) => cedar,
+            Err(e) => {
+                return self.apply_mode(Adjudicated::deny(
+                    self.mode,
+                    format!("cannot adjudicate this step, failing closed: {e}"),
+                ));
+            }
+        };
+        let response = self
+            .authorizer
+            .is_authorized(&cedar.request, candidates, &cedar.entities);
+        let shadow_matches = self.shadow_matches(slice, &cedar);
+        let mut verdict = self.verdict(Answer::of_response(&response));
         verdict.shadow_matches = shadow_matches;
         self.apply_mode(verdict)
     }
 
-    fn shadow_matches(&self, slice: &Slice, request: &CedarRequest) -> Vec<PolicyMetadata> {
+    fn shadow_matches(&self, slice: &Slice, cedar: &CedarParts) -> Vec<PolicyMetadata> {
         let mut ids: Vec<&PolicyId> = Vec::new();
         let mut responses = Vec::new();
         for set in [&slice.shadow_forbids, &slice.shadow_permits] {
             if set.policies().next().is_some() {
-                responses.push(self.authorizer.is_authorized(
-                    &request.request,
-                    set,
-                    &request.entities,
-                ));
+                responses.push(
+                    self.authorizer
+                        .is_authorized(&cedar.request, set, &cedar.entities),
+                );
             }
         }
         for response in &responses {
@@ -531,11 +588,10 @@ impl PolicyEngine {
     /// Maps Cedar's answer to a decision: an erroring forbid denies (a policy
     /// that cannot be evaluated must not let the step through), a hard forbid
     /// beats an escalating one, and no matching permit denies.
-    fn verdict(&self, response: &Response) -> Adjudicated {
-        let errored: Vec<&PolicyId> = response
-            .diagnostics()
-            .errors()
-            .map(|cedar_policy::AuthorizationError::PolicyEvaluationError(e)| e.policy_id())
+    fn verdict(&self, answer: Answer<'_>) -> Adjudicated {
+        let errored: Vec<&PolicyId> = answer
+            .errored
+            .into_iter()
             .filter(|id| {
                 self.policies
                     .get(AsRef::<str>::as_ref(id))
@@ -553,8 +609,8 @@ impl PolicyEngine {
                 )
             };
         }
-        let matched = self.metadata_of(response.diagnostics().reason());
-        match response.decision() {
+        let matched = self.metadata_of(answer.reasons);
+        match answer.decision {
             CedarDecision::Allow => Adjudicated {
                 policies: matched,
                 ..Adjudicated::allow(self.mode, "permitted")
@@ -609,6 +665,57 @@ impl PolicyEngine {
         }
         verdict
     }
+}
+
+/// Cedar's answer to a request, as the verdict is made from it.
+struct Answer<'a> {
+    decision: CedarDecision,
+    /// The policies that decided: the forbids that matched on a deny, the
+    /// permits on an allow.
+    reasons: Vec<&'a PolicyId>,
+    /// The policies that failed to evaluate.
+    errored: Vec<&'a PolicyId>,
+}
+
+impl<'a> Answer<'a> {
+    fn of_response(response: &'a Response) -> Self {
+        Self {
+            decision: response.decision(),
+            reasons: response.diagnostics().reason().collect(),
+            errored: response
+                .diagnostics()
+                .errors()
+                .map(|cedar_policy::AuthorizationError::PolicyEvaluationError(e)| e.policy_id())
+                .collect(),
+        }
+    }
+
+    /// Cedar's rule over the policies known to match, none of which can
+    /// error: any forbid denies, else any permit allows, else nothing
+    /// permits.
+    fn of_matched(matched: Vec<&'a Policy>) -> Self {
+        let (forbids, permits): (Vec<&Policy>, Vec<&Policy>) = matched
+            .into_iter()
+            .partition(|p| p.effect() == Effect::Forbid);
+        let (decision, reasons) = if !forbids.is_empty() {
+            (CedarDecision::Deny, forbids)
+        } else if !permits.is_empty() {
+            (CedarDecision::Allow, permits)
+        } else {
+            (CedarDecision::Deny, Vec::new())
+        };
+        Self {
+            decision,
+            reasons: reasons.into_iter().map(Policy::id).collect(),
+            errored: Vec::new(),
+        }
+    }
+}
+
+/// Cedar's own request for a step, with the entities it is judged with.
+pub struct CedarParts {
+    pub request: Request,
+    pub entities: cedar_policy::Entities,
 }
 
 fn join_ids(policies: &[PolicyMetadata]) -> String {

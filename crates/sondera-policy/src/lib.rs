@@ -27,9 +27,14 @@
 //! policies whose action scope can match it. Within a slice, a policy whose
 //! conditions are certain to be a clean `false` for the request (its
 //! `context.shell.risks.contains("fork_bomb")` when there is no such risk) is
-//! left out too, read from the request's own context; anything the reader
-//! does not understand, or that could error, is kept, so the verdict is the
-//! same as the whole set's. Evaluation does no I/O.
+//! left out too, read from the request's facts; anything the reader does not
+//! understand, or that could error, is kept, so the verdict is the same as
+//! the whole set's. The facts are gathered as plain values first and made
+//! into Cedar's context and entities only when some policy's outcome is not
+//! known exactly; when every outcome is, the verdict follows Cedar's rule
+//! directly (a matching forbid denies, else a matching permit allows). Tests
+//! hold both ways to Cedar's answer over the whole set on every corpus
+//! event and thousands of random requests. Evaluation does no I/O.
 //!
 //! Beyond Cedar's validator, loading lints the set (a missing `@description`
 //! or `@severity`, a rule repeating another's effect, scope and conditions)
@@ -39,6 +44,7 @@
 mod args;
 mod engine;
 mod error;
+mod facts;
 pub mod import;
 mod lint;
 mod load;
@@ -46,7 +52,7 @@ mod prefilter;
 mod request;
 
 pub use args::{ArgumentTypeError, tool_args_fragment};
-pub use engine::{PolicyEngine, PolicyEngineBuilder};
+pub use engine::{CedarParts, PolicyEngine, PolicyEngineBuilder};
 pub use error::{EvaluationError, PolicyError, PolicyLoadErrors};
 pub use load::{BASE_SCHEMA, BUILTIN_PACKS, builtin_source};
 pub use request::{ActionName, CedarRequest, Workspace};

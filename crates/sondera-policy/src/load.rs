@@ -340,7 +340,14 @@ fn check_policy(
         message,
         help: Some(help.to_string()),
     };
-    let Some(id) = policy.annotation("id").filter(|id| !id.trim().is_empty()) else {
+    // Read once: each `Policy::annotation` lookup parses its key as a Cedar
+    // identifier, which cost more than parsing the packs.
+    let annotations: BTreeMap<String, String> = policy
+        .annotations()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let annotation = |key: &str| annotations.get(key).map(String::as_str);
+    let Some(id) = annotation("id").filter(|id| !id.trim().is_empty()) else {
         errors.push(error(
             None,
             "policy has no @id annotation".into(),
@@ -348,7 +355,7 @@ fn check_policy(
         ));
         return None;
     };
-    let escalate_arg = policy.annotation("escalate");
+    let escalate_arg = annotation("escalate");
     if escalate_arg.is_some() && policy.effect() == Effect::Permit {
         errors.push(error(
             Some(id),
@@ -357,7 +364,7 @@ fn check_policy(
         ));
         return None;
     }
-    let shadow = match policy.annotation("mode") {
+    let shadow = match annotation("mode") {
         None | Some("govern") => false,
         Some("monitor") => true,
         Some(other) => {
@@ -369,20 +376,18 @@ fn check_policy(
             return None;
         }
     };
-    let annotations: BTreeMap<String, String> = policy
-        .annotations()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let policy = policy.new_id(PolicyId::new(id));
+    let steer = annotation("steer").map(str::to_string);
     let metadata = PolicyMetadata {
         policy_id: id.to_string(),
-        description: policy.annotation("description").map(str::to_string),
+        description: annotation("description").map(str::to_string),
         escalate: escalate_arg.is_some(),
         escalate_arg: escalate_arg.filter(|a| !a.is_empty()).map(str::to_string),
-        annotations,
+        annotations: annotations.clone(),
     };
     Some(LoadedPolicy {
-        policy: policy.new_id(PolicyId::new(id)),
-        steer: policy.annotation("steer").map(str::to_string),
+        policy,
+        steer,
         metadata,
         shadow,
         file: source.name.clone(),

@@ -5,24 +5,28 @@
 //! Cedar would still evaluate each of them in full. At load time each
 //! policy's conditions are read into a [`Condition`]: the tests it can read
 //! exactly, joined by `&&`, `||` and `!`, and everything else kept as "could
-//! be anything". At request time the condition is evaluated over the very
-//! context and entities Cedar will see, into the set of outcomes it could
-//! have (true, false, an evaluation error). Only a policy whose every
-//! possible outcome is a clean `false` is left out, so the policies Cedar
-//! evaluates are a superset of those that match or error: the verdict, its
-//! reasons and its errors are the same as with the whole slice.
+//! be anything". At request time the condition is evaluated over the
+//! request's facts, the very values Cedar's context and entities are made
+//! from, into the set of outcomes it could have (true, false, an evaluation
+//! error). Only a policy whose every possible outcome is a clean `false` is
+//! left out, so the policies Cedar evaluates are a superset of those that
+//! match or error: the verdict, its reasons and its errors are the same as
+//! with the whole slice. When every policy's outcome is a single clean
+//! `true` or `false`, the answer is known without Cedar: the forbids that
+//! matched deny, else the permits that matched allow, else nothing permits.
 //!
 //! Cedar evaluates `&&` and `||` left to right and stops early, so a `false`
 //! on the left hides any error on the right; a test whose value is not of
 //! the type it expects, or a fact that cannot be found, is "could be
 //! anything", never `false`.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use cedar_policy::{Entities, EvalResult, Policy, PolicySet, Request};
+use cedar_policy::{Policy, PolicySet};
 use serde_json::Value;
+
+use crate::facts::{Fact, RequestFacts, field};
 
 /// How many distinct subsets of one slice are kept built. Past this, a
 /// request with a new subset is judged against the whole slice: the same
@@ -65,30 +69,54 @@ impl Outcomes {
     }
 }
 
-/// A literal a test compares with, as the value Cedar would compare.
+/// A literal a test compares with.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Literal(EvalResult);
+pub(crate) enum Literal {
+    Bool(bool),
+    Long(i64),
+    String(String),
+}
 
 impl Literal {
     fn from_json(value: &Value) -> Option<Self> {
-        Some(Self(match value.get("Value")? {
-            Value::Bool(b) => EvalResult::Bool(*b),
-            Value::Number(n) => EvalResult::Long(n.as_i64()?),
-            Value::String(s) => EvalResult::String(s.clone()),
+        Some(match value.get("Value")? {
+            Value::Bool(b) => Self::Bool(*b),
+            Value::Number(n) => Self::Long(n.as_i64()?),
+            Value::String(s) => Self::String(s.clone()),
             _ => return None,
-        }))
+        })
     }
 
     fn long(&self) -> Option<i64> {
-        match self.0 {
-            EvalResult::Long(n) => Some(n),
+        match self {
+            Self::Long(n) => Some(*n),
             _ => None,
         }
     }
 
     /// Cedar's `==`: values of different types are unequal, never an error.
-    fn equals(&self, value: &EvalResult) -> bool {
-        &self.0 == value
+    /// `None` for a value only Cedar can read.
+    fn equals(&self, value: &Fact) -> Option<bool> {
+        Some(match (self, value) {
+            (Self::Bool(a), Fact::Bool(b)) => a == b,
+            (Self::Long(a), Fact::Long(b)) => a == b,
+            (Self::String(a), Fact::String(b)) => a == b,
+            (_, Fact::Cedar(_)) => return None,
+            (_, Fact::Set(_) | Fact::Record(_) | Fact::Trajectory) => false,
+            (_, Fact::Bool(_) | Fact::Long(_) | Fact::String(_)) => false,
+        })
+    }
+
+    /// Whether any of `values` equals one of `literals`, as Cedar's
+    /// `contains` and `containsAny` ask.
+    fn any_in(literals: &[Self], values: &[Fact]) -> Option<bool> {
+        let mut found = false;
+        for value in values {
+            for literal in literals {
+                found |= literal.equals(value)?;
+            }
+        }
+        Some(found)
     }
 }
 
@@ -147,22 +175,21 @@ pub(crate) enum Test {
 }
 
 impl Test {
-    fn outcomes(&self, value: &EvalResult) -> Outcomes {
-        match (self, value) {
-            (Self::IsTrue, EvalResult::Bool(b)) => Outcomes::of(*b),
-            (Self::Equals(lit), value) => Outcomes::of(lit.equals(value)),
-            (Self::OneOf(lits), value) => Outcomes::of(lits.iter().any(|l| l.equals(value))),
-            (Self::Compare(op, n), EvalResult::Long(v)) => Outcomes::of(op.holds(*v, *n)),
-            (Self::Has(attr), EvalResult::Record(record)) => {
-                Outcomes::of(record.contains_attribute(attr))
+    fn outcomes(&self, value: &Fact) -> Outcomes {
+        let known = match (self, value) {
+            (Self::IsTrue, Fact::Bool(b)) => Some(*b),
+            (Self::Equals(lit), value) => lit.equals(value),
+            (Self::OneOf(lits), value) => Literal::any_in(lits, std::slice::from_ref(value)),
+            (Self::Compare(op, n), Fact::Long(v)) => Some(op.holds(*v, *n)),
+            (Self::Has(attr), Fact::Record(record)) => Some(field(record, attr).is_some()),
+            (Self::Contains(lit), Fact::Set(set)) => {
+                Literal::any_in(std::slice::from_ref(lit), set)
             }
-            (Self::Contains(lit), EvalResult::Set(set)) => Outcomes::of(set.contains(&lit.0)),
-            (Self::ContainsAny(lits), EvalResult::Set(set)) => {
-                Outcomes::of(lits.iter().any(|l| set.contains(&l.0)))
-            }
-            (Self::IsEmpty, EvalResult::Set(set)) => Outcomes::of(set.is_empty()),
-            _ => Outcomes::ANY,
-        }
+            (Self::ContainsAny(lits), Fact::Set(set)) => Literal::any_in(lits, set),
+            (Self::IsEmpty, Fact::Set(set)) => Some(set.is_empty()),
+            _ => None,
+        };
+        known.map_or(Outcomes::ANY, Outcomes::of)
     }
 }
 
@@ -183,15 +210,17 @@ impl Condition {
         Self::Known(Outcomes::ANY)
     }
 
-    /// Reads a policy in Cedar's JSON form: its scope (which never errors),
-    /// then its `when` and `unless` clauses in order, as Cedar joins them.
+    /// Reads a policy in Cedar's JSON form as a member of an action's
+    /// slice: its scope (which never errors; the slice has proven its action
+    /// part), then its `when` and `unless` clauses in order, as Cedar joins
+    /// them.
     pub(crate) fn of_policy(json: &Value) -> Self {
-        let scope = ["principal", "action", "resource"].iter().map(|part| {
-            match json[part]["op"].as_str() {
+        let scope = ["principal", "resource"]
+            .iter()
+            .map(|part| match json[part]["op"].as_str() {
                 Some("All") => Self::Known(Outcomes::TRUE),
                 _ => Self::Known(Outcomes::BOOL),
-            }
-        });
+            });
         let clauses = json["conditions"]
             .as_array()
             .into_iter()
@@ -248,7 +277,7 @@ impl Condition {
         read.unwrap_or(Self::Known(Outcomes::ANY))
     }
 
-    fn outcomes<'c>(&'c self, facts: &mut Facts<'_, 'c>) -> Outcomes {
+    fn outcomes(&self, facts: &Facts<'_>) -> Outcomes {
         match self {
             Self::Known(o) => *o,
             Self::Not(c) => c.outcomes(facts).not(),
@@ -263,12 +292,7 @@ impl Condition {
 
     /// `&&` (which goes on to its right side when the left is true) or `||`
     /// (when the left is false): the left's other outcomes stand as they are.
-    fn short_circuit<'c>(
-        left: &'c Self,
-        right: &'c Self,
-        goes_on: Outcomes,
-        facts: &mut Facts<'_, 'c>,
-    ) -> Outcomes {
+    fn short_circuit(left: &Self, right: &Self, goes_on: Outcomes, facts: &Facts<'_>) -> Outcomes {
         let l = left.outcomes(facts);
         let stands = Outcomes(l.0 & !goes_on.0);
         if l.has(goes_on) {
@@ -276,11 +300,6 @@ impl Condition {
         } else {
             stands
         }
-    }
-
-    /// Some request could make the policy match or fail.
-    fn can_matter<'c>(&'c self, facts: &mut Facts<'_, 'c>) -> bool {
-        self.outcomes(facts) != Outcomes::FALSE
     }
 }
 
@@ -330,61 +349,24 @@ fn compare(cmp: Comparison, args: &Value) -> Option<Condition> {
     Some(Condition::Fact(p, Test::Compare(cmp.flipped(), n)))
 }
 
-/// The facts of one request, read from its Cedar context and entities: each
-/// top-level value converted once, each path resolved once.
-struct Facts<'r, 'c> {
-    request: &'r Request,
-    entities: &'r Entities,
-    top: Vec<(&'c str, Option<EvalResult>)>,
-    leaves: Vec<(&'c [String], Option<EvalResult>)>,
+/// Resolves `context.a.b` paths over a request's facts; an attribute of the
+/// trajectory is read through the entity the context names.
+struct Facts<'r> {
+    facts: &'r RequestFacts,
 }
 
-impl<'r, 'c> Facts<'r, 'c> {
-    fn new(request: &'r Request, entities: &'r Entities) -> Self {
-        Self {
-            request,
-            entities,
-            top: Vec::new(),
-            leaves: Vec::new(),
-        }
-    }
-
-    fn resolve(&mut self, path: &'c [String]) -> Option<&EvalResult> {
-        let index = match self.leaves.iter().position(|(p, _)| *p == path) {
-            Some(i) => i,
-            None => {
-                let leaf = self.walk(path);
-                self.leaves.push((path, leaf));
-                self.leaves.len() - 1
-            }
-        };
-        self.leaves[index].1.as_ref()
-    }
-
-    fn walk(&mut self, path: &'c [String]) -> Option<EvalResult> {
+impl<'r> Facts<'r> {
+    fn resolve(&self, path: &[String]) -> Option<&'r Fact> {
         let (first, rest) = path.split_first()?;
-        let index = match self.top.iter().position(|(k, _)| k == first) {
-            Some(i) => i,
-            None => {
-                let value = self.request.context()?.get(first);
-                self.top.push((first, value));
-                self.top.len() - 1
-            }
-        };
-        let mut value = Cow::Borrowed(self.top[index].1.as_ref()?);
+        let mut value = field(&self.facts.context, first)?;
         for attr in rest {
             value = match value {
-                Cow::Borrowed(EvalResult::Record(r)) => Cow::Borrowed(r.get(attr)?),
-                Cow::Owned(EvalResult::Record(r)) => Cow::Owned(r.get(attr)?.clone()),
-                ref v => match v.as_ref() {
-                    EvalResult::EntityUid(uid) => {
-                        Cow::Owned(self.entities.get(uid)?.attr(attr)?.ok()?)
-                    }
-                    _ => return None,
-                },
+                Fact::Record(record) => field(record, attr)?,
+                Fact::Trajectory => field(&self.facts.trajectory_attrs, attr)?,
+                _ => return None,
             };
         }
-        Some(value.into_owned())
+        Some(value)
     }
 }
 
@@ -421,34 +403,51 @@ impl std::ops::Deref for Candidates<'_> {
     }
 }
 
+/// What the prefilter makes of a request.
+pub(crate) enum Judgement<'a> {
+    /// Every policy's outcome is known and none can error: these matched.
+    Known(Vec<&'a Policy>),
+    /// Cedar evaluates these.
+    Evaluate(Candidates<'a>),
+}
+
 impl Prefilter {
     pub(crate) fn add(&mut self, policy: Policy, condition: Condition) {
         self.members.push((policy, condition));
     }
 
-    /// The policies of `all` (the slice's enforced set, whose members were
-    /// added here in order) that the request could make match or fail.
-    pub(crate) fn candidates<'a>(
-        &'a self,
-        all: &'a PolicySet,
-        request: &Request,
-        entities: &Entities,
-    ) -> Candidates<'a> {
-        let mut facts = Facts::new(request, entities);
+    /// Which policies of `all` (the slice's enforced set, whose members were
+    /// added here in order) the request could make match or fail; when the
+    /// outcome of each is known exactly, which match.
+    pub(crate) fn judge<'a>(&'a self, all: &'a PolicySet, facts: &RequestFacts) -> Judgement<'a> {
+        let facts = Facts { facts };
         let mut mask = vec![0u64; self.members.len().div_ceil(64)];
         let mut every = true;
-        for (i, (_, condition)) in self.members.iter().enumerate() {
-            if condition.can_matter(&mut facts) {
-                mask[i / 64] |= 1 << (i % 64);
-            } else {
+        let mut exact = facts.facts.is_plain();
+        let mut matched = Vec::new();
+        for (i, (policy, condition)) in self.members.iter().enumerate() {
+            let outcomes = condition.outcomes(&facts);
+            if outcomes == Outcomes::FALSE {
                 every = false;
+                continue;
+            }
+            mask[i / 64] |= 1 << (i % 64);
+            if outcomes == Outcomes::TRUE {
+                matched.push(policy);
+            } else {
+                exact = false;
             }
         }
-        if every {
-            return Candidates::All(all);
+        if exact {
+            return Judgement::Known(matched);
         }
-        self.subset(mask)
-            .map_or(Candidates::All(all), Candidates::Subset)
+        if every {
+            return Judgement::Evaluate(Candidates::All(all));
+        }
+        Judgement::Evaluate(
+            self.subset(mask)
+                .map_or(Candidates::All(all), Candidates::Subset),
+        )
     }
 
     fn subset(&self, mask: Vec<u64>) -> Option<Arc<PolicySet>> {
@@ -474,6 +473,7 @@ impl Prefilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cedar_policy::RestrictedExpression;
 
     fn condition(src: &str) -> Condition {
         let policy: Policy = src.parse().unwrap();
@@ -488,15 +488,10 @@ mod tests {
         Condition::And(Box::new(l), Box::new(r))
     }
 
-    const OPEN_SCOPE: [Condition; 3] = [
-        Condition::Known(Outcomes::TRUE),
-        Condition::Known(Outcomes::TRUE),
-        Condition::Known(Outcomes::TRUE),
-    ];
-
+    /// An open principal and resource scope (the slice proves the action).
     fn scoped(body: Condition) -> Condition {
-        let [p, a, r] = OPEN_SCOPE;
-        and(and(and(p, a), r), body)
+        let open = || Condition::Known(Outcomes::TRUE);
+        and(and(open(), open()), body)
     }
 
     #[test]
@@ -508,7 +503,7 @@ mod tests {
             ),
             scoped(Condition::Fact(
                 risks(),
-                Test::Contains(Literal(EvalResult::String("fork_bomb".into())))
+                Test::Contains(Literal::String("fork_bomb".into()))
             ))
         );
         assert_eq!(
@@ -518,8 +513,8 @@ mod tests {
             scoped(fact(
                 &["place"],
                 Test::OneOf(vec![
-                    Literal(EvalResult::String("a".into())),
-                    Literal(EvalResult::String("b".into()))
+                    Literal::String("a".into()),
+                    Literal::String("b".into())
                 ])
             ))
         );
@@ -564,18 +559,153 @@ mod tests {
             (Condition::Not(e()), Outcomes::ERROR),
             (fact(&["missing"], Test::IsTrue), Outcomes::ANY),
         ];
-        let request = Request::new(
-            r#"A::"a""#.parse().unwrap(),
-            r#"A::"b""#.parse().unwrap(),
-            r#"A::"c""#.parse().unwrap(),
-            cedar_policy::Context::empty(),
-            None,
-        )
-        .unwrap();
-        let entities = Entities::empty();
-        let mut facts = Facts::new(&request, &entities);
+        let request = request(vec![(
+            "opaque",
+            Fact::Cedar(RestrictedExpression::new_long(1)),
+        )]);
+        let facts = Facts { facts: &request };
         for (condition, expected) in &cases {
-            assert_eq!(condition.outcomes(&mut facts), *expected, "{condition:?}");
+            assert_eq!(condition.outcomes(&facts), *expected, "{condition:?}");
         }
+    }
+
+    fn request(context: crate::facts::Record) -> RequestFacts {
+        let uid = |s: &str| s.parse::<cedar_policy::EntityUid>().unwrap();
+        RequestFacts {
+            principal: crate::facts::EntityFacts {
+                uid: uid(r#"A::"a""#),
+                attrs: Vec::new(),
+                in_trajectory: false,
+            },
+            trajectory: uid(r#"A::"t""#),
+            trajectory_attrs: vec![("steps", Fact::Long(3))],
+            resource: None,
+            context,
+        }
+    }
+
+    #[test]
+    fn tests_read_facts_as_cedar_compares_them() {
+        let request = request(vec![
+            ("risks", Fact::strings(["fork_bomb"])),
+            ("place", Fact::string("home")),
+            ("trajectory", Fact::Trajectory),
+            (
+                "opaque",
+                Fact::Cedar(RestrictedExpression::new_string("x".into())),
+            ),
+        ]);
+        let facts = Facts { facts: &request };
+        let string = |s: &str| Literal::String(s.into());
+        let cases = [
+            (
+                fact(&["risks"], Test::Contains(string("fork_bomb"))),
+                Outcomes::TRUE,
+            ),
+            (
+                fact(&["risks"], Test::Contains(string("other"))),
+                Outcomes::FALSE,
+            ),
+            (fact(&["risks"], Test::IsEmpty), Outcomes::FALSE),
+            (
+                fact(&["place"], Test::Equals(string("home"))),
+                Outcomes::TRUE,
+            ),
+            // Values of different types are unequal, never an error.
+            (
+                fact(&["place"], Test::Equals(Literal::Long(1))),
+                Outcomes::FALSE,
+            ),
+            (fact(&["risks"], Test::Equals(string("x"))), Outcomes::FALSE),
+            // A string is not a set: Cedar errors, so anything could happen.
+            (fact(&["place"], Test::IsEmpty), Outcomes::ANY),
+            (fact(&["place"], Test::IsTrue), Outcomes::ANY),
+            (
+                fact(
+                    &["trajectory", "steps"],
+                    Test::Compare(Comparison::Greater, 2),
+                ),
+                Outcomes::TRUE,
+            ),
+            (
+                fact(&["trajectory", "missing"], Test::IsTrue),
+                Outcomes::ANY,
+            ),
+            (fact(&["opaque"], Test::Equals(string("x"))), Outcomes::ANY),
+        ];
+        for (condition, expected) in &cases {
+            assert_eq!(condition.outcomes(&facts), *expected, "{condition:?}");
+        }
+    }
+
+    /// A policy set of `sources`, each read as a slice member.
+    fn prefilter(sources: &[&str]) -> (Prefilter, PolicySet) {
+        let mut prefilter = Prefilter::default();
+        let mut set = PolicySet::new();
+        for (i, src) in sources.iter().enumerate() {
+            let policy =
+                Policy::parse(Some(cedar_policy::PolicyId::new(format!("p{i}"))), *src).unwrap();
+            prefilter.add(
+                policy.clone(),
+                Condition::of_policy(&policy.to_json().unwrap()),
+            );
+            set.add(policy).unwrap();
+        }
+        (prefilter, set)
+    }
+
+    fn matched(judgement: &Judgement<'_>) -> Option<Vec<String>> {
+        match judgement {
+            Judgement::Known(policies) => {
+                Some(policies.iter().map(|p| p.id().to_string()).collect())
+            }
+            Judgement::Evaluate(_) => None,
+        }
+    }
+
+    #[test]
+    fn a_verdict_is_known_only_when_every_outcome_is() {
+        let (filter, set) = prefilter(&[
+            "permit (principal, action, resource);",
+            r#"forbid (principal, action, resource) when { context.risks.contains("fork_bomb") };"#,
+            r#"forbid (principal, action, resource) when { context.risks.contains("other") };"#,
+        ]);
+        let request = request(vec![("risks", Fact::strings(["fork_bomb"]))]);
+        assert_eq!(
+            matched(&filter.judge(&set, &request)),
+            Some(vec!["p0".to_string(), "p1".to_string()])
+        );
+
+        let (filter, set) = prefilter(&[
+            "permit (principal, action, resource);",
+            r#"forbid (principal, action, resource) when { context.command like "*rm*" };"#,
+        ]);
+        assert_eq!(
+            matched(&filter.judge(&set, &request)),
+            None,
+            "`like` is Cedar's to read"
+        );
+
+        let (filter, set) = prefilter(&[r#"permit (principal == A::"a", action, resource);"#]);
+        assert_eq!(
+            matched(&filter.judge(&set, &request)),
+            None,
+            "a scope is Cedar's to read"
+        );
+
+        let (filter, set) = prefilter(&["permit (principal, action, resource);"]);
+        let typed = request_with_opaque();
+        assert_eq!(
+            matched(&filter.judge(&set, &typed)),
+            None,
+            "a value only Cedar builds may fail to build"
+        );
+    }
+
+    fn request_with_opaque() -> RequestFacts {
+        request(vec![(
+            "args",
+            Fact::Cedar(RestrictedExpression::new_decimal("1.0")),
+        )])
     }
 }

@@ -1,11 +1,9 @@
 //! Turning an event and its trajectory's state into a Cedar request.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use cedar_policy::{
-    Context, Entities, Entity, EntityId, EntityTypeName, EntityUid, Request, RestrictedExpression,
-};
+use cedar_policy::{EntityId, EntityTypeName, EntityUid, RestrictedExpression};
 use sondera_model::{Event, FileOperationKind, Payload, TrajectoryState};
 
 use sondera_guard::content::Signals;
@@ -15,6 +13,7 @@ use sondera_guard::shell::{self, ShellAnalysis, ShellContext};
 
 use crate::args::{ArgType, ArgumentTypeError};
 use crate::error::EvaluationError;
+use crate::facts::{EntityFacts, Fact, Record, RequestFacts};
 
 /// Where the agent works: what shell paths are resolved against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,34 +170,26 @@ fn uid(ty: &EntityTypeName, id: &str) -> EntityUid {
     EntityUid::from_type_name_and_id(ty.clone(), EntityId::new(id))
 }
 
-fn string(s: &str) -> RestrictedExpression {
-    RestrictedExpression::new_string(s.to_string())
-}
-
-fn long(n: u64) -> RestrictedExpression {
-    RestrictedExpression::new_long(i64::try_from(n).unwrap_or(i64::MAX))
-}
-
-/// Everything Cedar needs to judge one event.
+/// Everything Cedar needs to judge one event, as facts: Cedar's own request
+/// is made from them only when a policy remains whose outcome the prefilter
+/// cannot know ([`crate::PolicyEngine::cedar`]).
+#[derive(Debug, Clone)]
 pub struct CedarRequest {
     pub action: ActionName,
-    pub request: Request,
-    pub entities: Entities,
     /// The content signals put into the context, for callers that need them
     /// too (the trajectory's taints), so large texts are scanned once.
     pub signals: Option<Signals>,
+    pub(crate) facts: RequestFacts,
 }
 
-/// Builds the request for `event`, whose payload is adjudicated as `action`;
-/// `lineage` holds the action entities the policies need (possibly none).
 /// What a request is built with besides the event and state.
 pub(crate) struct Inputs<'a> {
     pub names: &'a Names,
-    pub lineage: &'a [Entity],
     pub tool_args: &'a BTreeMap<String, ArgType>,
     pub environment: &'a Environment,
 }
 
+/// Gathers the facts of `event`, whose payload is adjudicated as `action`.
 pub(crate) fn build(
     inputs: &Inputs<'_>,
     action: ActionName,
@@ -206,53 +197,29 @@ pub(crate) fn build(
     state: &TrajectoryState,
 ) -> Result<CedarRequest, EvaluationError> {
     let names = inputs.names;
-    let fail = |message: String| EvaluationError::Request {
-        action: action.as_str().to_string(),
-        message,
-    };
-    let principal = uid(&names.agent, &event.agent.id);
     let trajectory = uid(&names.trajectory, &event.trajectory_id);
-    let resource_entity = resource(names, &event.payload, &trajectory, state).map_err(fail)?;
-    let resource = resource_entity
-        .as_ref()
-        .map_or_else(|| trajectory.clone(), Entity::uid);
-
     let mut context = vec![
-        ("execution".to_string(), execution(event)),
-        (
-            "trajectory".to_string(),
-            RestrictedExpression::new_entity_uid(trajectory.clone()),
-        ),
+        ("execution", execution(event)),
+        ("trajectory", Fact::Trajectory),
     ];
     payload_fields(&event.payload, state, inputs, &mut context)?;
     let signals = sondera_guard::content::scanned_text(&event.payload)
         .map(|text| sondera_guard::content::signals(&text, &known_tools(state)));
     context.push((
-        "signals".to_string(),
+        "signals",
         content_signals(signals.as_ref().unwrap_or(&Signals::default())),
     ));
-    let context = Context::from_pairs(context).map_err(|e| fail(e.to_string()))?;
-
-    let mut entities = Vec::with_capacity(inputs.lineage.len() + 3);
-    entities.extend_from_slice(inputs.lineage);
-    entities.push(agent_entity(&principal, event).map_err(fail)?);
-    entities.push(trajectory_entity(&trajectory, state).map_err(fail)?);
-    entities.extend(resource_entity);
-    let entities = Entities::from_entities(entities, None).map_err(|e| fail(e.to_string()))?;
-
-    let request = Request::new(
-        principal,
-        names.action(action).clone(),
-        resource,
+    let facts = RequestFacts {
+        principal: agent_entity(uid(&names.agent, &event.agent.id), event),
+        trajectory,
+        trajectory_attrs: trajectory_attrs(state),
+        resource: resource(names, &event.payload, state),
         context,
-        None,
-    )
-    .map_err(|e| fail(e.to_string()))?;
+    };
     Ok(CedarRequest {
         action,
-        request,
-        entities,
         signals,
+        facts,
     })
 }
 
@@ -267,125 +234,94 @@ fn known_tools(state: &TrajectoryState) -> Vec<&str> {
 }
 
 /// Where the values a call acts on came from, as the `Provenance` record.
-fn provenance_facts(facts: &sondera_guard::provenance::CallProvenance) -> RestrictedExpression {
-    RestrictedExpression::new_record([
+fn provenance_facts(facts: &sondera_guard::provenance::CallProvenance) -> Fact {
+    Fact::Record(vec![
+        ("side_effect", Fact::Bool(facts.effect.is_some())),
         (
-            "side_effect".to_string(),
-            RestrictedExpression::new_bool(facts.effect.is_some()),
-        ),
-        (
-            "effect".to_string(),
-            string(match (facts.effect, facts.effect_unknown) {
+            "effect",
+            Fact::string(match (facts.effect, facts.effect_unknown) {
                 (Some(effect), _) => effect.as_str(),
                 (None, true) => "unknown",
                 (None, false) => "",
             }),
         ),
         (
-            "untrusted_targets".to_string(),
-            strings(facts.untrusted_targets.iter().map(String::as_str)),
+            "untrusted_targets",
+            Fact::strings(facts.untrusted_targets.iter().map(String::as_str)),
         ),
         (
-            "flagged_targets".to_string(),
-            strings(facts.flagged_targets.iter().map(String::as_str)),
+            "flagged_targets",
+            Fact::strings(facts.flagged_targets.iter().map(String::as_str)),
         ),
-        (
-            "follows_flagged".to_string(),
-            RestrictedExpression::new_bool(facts.follows_flagged),
-        ),
-        (
-            "user_read_only".to_string(),
-            RestrictedExpression::new_bool(facts.user_read_only),
-        ),
-        (
-            "user_requested".to_string(),
-            RestrictedExpression::new_bool(facts.user_requested),
-        ),
+        ("follows_flagged", Fact::Bool(facts.follows_flagged)),
+        ("user_read_only", Fact::Bool(facts.user_read_only)),
+        ("user_requested", Fact::Bool(facts.user_requested)),
     ])
-    .expect("distinct keys")
 }
 
-fn agent_entity(uid: &EntityUid, event: &Event) -> Result<Entity, String> {
-    let attrs = HashMap::from([
-        ("provider".to_string(), string(&event.agent.provider)),
-        (
-            "platform".to_string(),
-            string(event.agent.platform.as_deref().unwrap_or("")),
-        ),
-    ]);
-    Entity::new(uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())
+fn agent_entity(uid: EntityUid, event: &Event) -> EntityFacts {
+    EntityFacts {
+        uid,
+        attrs: vec![
+            ("provider", Fact::string(&event.agent.provider)),
+            (
+                "platform",
+                Fact::string(event.agent.platform.as_deref().unwrap_or("")),
+            ),
+        ],
+        in_trajectory: false,
+    }
 }
 
-fn trajectory_entity(uid: &EntityUid, state: &TrajectoryState) -> Result<Entity, String> {
+fn trajectory_attrs(state: &TrajectoryState) -> Record {
     // The current step counts: a budget of N steps forbids the (N+1)th.
-    let attrs = HashMap::from([
-        ("step_count".to_string(), long(state.step_count + 1)),
-        ("denial_count".to_string(), long(state.denial_count)),
-        ("escalation_count".to_string(), long(state.escalation_count)),
+    vec![
+        ("step_count", Fact::count(state.step_count + 1)),
+        ("denial_count", Fact::count(state.denial_count)),
+        ("escalation_count", Fact::count(state.escalation_count)),
+        ("secrets_seen", Fact::Bool(state.secrets_seen)),
+        ("untrusted_seen", Fact::Bool(state.untrusted_seen)),
         (
-            "secrets_seen".to_string(),
-            RestrictedExpression::new_bool(state.secrets_seen),
+            "tools_used",
+            Fact::strings(state.tools_used.iter().map(String::as_str)),
         ),
-        (
-            "untrusted_seen".to_string(),
-            RestrictedExpression::new_bool(state.untrusted_seen),
-        ),
-        (
-            "tools_used".to_string(),
-            strings(state.tools_used.iter().map(String::as_str)),
-        ),
-    ]);
-    Entity::new(uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())
+    ]
 }
 
 /// The resource entity of a payload; `None` when the trajectory itself is the resource.
-fn resource(
-    names: &Names,
-    payload: &Payload,
-    trajectory: &EntityUid,
-    state: &TrajectoryState,
-) -> Result<Option<Entity>, String> {
-    let in_trajectory = || HashSet::from([trajectory.clone()]);
-    let message = |id: &str, role: &str| {
-        Entity::new(
-            uid(&names.message, id),
-            HashMap::from([("role".to_string(), string(role))]),
-            in_trajectory(),
-        )
-        .map_err(|e| e.to_string())
+fn resource(names: &Names, payload: &Payload, state: &TrajectoryState) -> Option<EntityFacts> {
+    let message = |id: &str, role: &str| EntityFacts {
+        uid: uid(&names.message, id),
+        attrs: vec![("role", Fact::string(role))],
+        in_trajectory: true,
     };
-    let entity = match payload {
+    Some(match payload {
         Payload::Prompt { role, .. } => message(role.as_str(), role.as_str()),
         Payload::Thought { .. } => message("thought", "assistant"),
-        Payload::ToolCall { tool, .. } => tool_entity(names, tool, in_trajectory()),
-        Payload::ToolOutput { call_id, .. } => {
-            tool_entity(names, &pending_target(state, call_id), in_trajectory())
-        }
+        Payload::ToolCall { tool, .. } => tool_entity(names, tool),
+        Payload::ToolOutput { call_id, .. } => tool_entity(names, &pending_target(state, call_id)),
         Payload::FileOperation { path, .. } => file_entity(names, path),
         Payload::FileOperationResult { call_id, .. } => {
             file_entity(names, &pending_target(state, call_id))
         }
-        _ => return Ok(None),
-    };
-    entity.map(Some)
+        _ => return None,
+    })
 }
 
-fn tool_entity(names: &Names, tool: &str, parents: HashSet<EntityUid>) -> Result<Entity, String> {
-    Entity::new(
-        uid(&names.tool, tool),
-        HashMap::from([("name".to_string(), string(tool))]),
-        parents,
-    )
-    .map_err(|e| e.to_string())
+fn tool_entity(names: &Names, tool: &str) -> EntityFacts {
+    EntityFacts {
+        uid: uid(&names.tool, tool),
+        attrs: vec![("name", Fact::string(tool))],
+        in_trajectory: true,
+    }
 }
 
-fn file_entity(names: &Names, path: &str) -> Result<Entity, String> {
-    Entity::new(
-        uid(&names.file, path),
-        HashMap::from([("path".to_string(), string(path))]),
-        HashSet::new(),
-    )
-    .map_err(|e| e.to_string())
+fn file_entity(names: &Names, path: &str) -> EntityFacts {
+    EntityFacts {
+        uid: uid(&names.file, path),
+        attrs: vec![("path", Fact::string(path))],
+        in_trajectory: false,
+    }
 }
 
 fn pending_target(state: &TrajectoryState, call_id: &str) -> String {
@@ -395,7 +331,7 @@ fn pending_target(state: &TrajectoryState, call_id: &str) -> String {
         .unwrap_or_default()
 }
 
-fn execution(event: &Event) -> RestrictedExpression {
+fn execution(event: &Event) -> Fact {
     let (name, path, depth) = match &event.execution {
         Some(e) => (
             e.agent_name.as_str(),
@@ -404,26 +340,22 @@ fn execution(event: &Event) -> RestrictedExpression {
         ),
         None => (event.agent.id.as_str(), event.agent.id.clone(), 0),
     };
-    RestrictedExpression::new_record([
-        ("agent_name".to_string(), string(name)),
-        (
-            "agent_path".to_string(),
-            RestrictedExpression::new_string(path),
-        ),
-        ("depth".to_string(), long(depth as u64)),
+    Fact::Record(vec![
+        ("agent_name", Fact::string(name)),
+        ("agent_path", Fact::String(path)),
+        ("depth", Fact::count(depth as u64)),
     ])
-    .expect("distinct keys")
 }
 
-type Fields = Vec<(String, RestrictedExpression)>;
+type Fields = Record;
 
-fn put(fields: &mut Fields, key: &str, value: RestrictedExpression) {
-    fields.push((key.to_string(), value));
+fn put(fields: &mut Fields, key: &'static str, value: Fact) {
+    fields.push((key, value));
 }
 
-fn put_opt(fields: &mut Fields, key: &str, value: Option<&String>) {
+fn put_opt(fields: &mut Fields, key: &'static str, value: Option<&String>) {
     if let Some(v) = value {
-        put(fields, key, string(v));
+        put(fields, key, Fact::string(v));
     }
 }
 
@@ -435,22 +367,18 @@ fn payload_fields(
 ) -> Result<(), EvaluationError> {
     match payload {
         Payload::Prompt { role, content } => {
-            put(f, "role", string(role.as_str()));
-            put(f, "content", string(content));
+            put(f, "role", Fact::string(role.as_str()));
+            put(f, "content", Fact::string(content));
         }
-        Payload::Thought { content } => put(f, "content", string(content)),
+        Payload::Thought { content } => put(f, "content", Fact::string(content)),
         Payload::ToolCall {
             call_id,
             tool,
             arguments,
         } => {
-            put(f, "call_id", string(call_id));
-            put(f, "tool", string(tool));
-            put(
-                f,
-                "arguments",
-                RestrictedExpression::new_string(arguments.to_string()),
-            );
+            put(f, "call_id", Fact::string(call_id));
+            put(f, "tool", Fact::string(tool));
+            put(f, "arguments", Fact::String(arguments.to_string()));
             put(f, "args", typed_args(inputs.tool_args, tool, arguments)?);
             let provenance = sondera_guard::provenance::of_call(&state.provenance, tool, arguments);
             put(f, "provenance", provenance_facts(&provenance));
@@ -462,7 +390,7 @@ fn payload_fields(
                 .iter()
                 .copied()
                 .filter(|path| workspace.is_sensitive(path));
-            put(f, "sensitive_paths", strings(sensitive));
+            put(f, "sensitive_paths", Fact::strings(sensitive));
             // Searching outside the workspace for secrets, or searching at
             // all inside a credential directory.
             let patterns: Vec<&str> = sondera_guard::search_patterns(arguments).collect();
@@ -478,11 +406,7 @@ fn payload_fields(
                                 .iter()
                                 .any(|p| sondera_guard::secrets::names_secret(p))
                 });
-            put(
-                f,
-                "searches_for_secrets",
-                RestrictedExpression::new_bool(searches_for_secrets),
-            );
+            put(f, "searches_for_secrets", Fact::Bool(searches_for_secrets));
         }
         Payload::ToolOutput {
             call_id,
@@ -490,18 +414,10 @@ fn payload_fields(
             output,
             error,
         } => {
-            put(f, "call_id", string(call_id));
-            put(
-                f,
-                "tool",
-                RestrictedExpression::new_string(pending_target(state, call_id)),
-            );
-            put(f, "success", RestrictedExpression::new_bool(*success));
-            put(
-                f,
-                "output",
-                RestrictedExpression::new_string(output.to_string()),
-            );
+            put(f, "call_id", Fact::string(call_id));
+            put(f, "tool", Fact::String(pending_target(state, call_id)));
+            put(f, "success", Fact::Bool(*success));
+            put(f, "output", Fact::String(output.to_string()));
             put_opt(f, "error", error.as_ref());
         }
         Payload::ShellCommand {
@@ -509,8 +425,8 @@ fn payload_fields(
             command,
             working_dir,
         } => {
-            put(f, "call_id", string(call_id));
-            put(f, "command", string(command));
+            put(f, "call_id", Fact::string(call_id));
+            put(f, "command", Fact::string(command));
             put_opt(f, "working_dir", working_dir.as_ref());
             let workspace = &inputs.environment.workspace;
             let analysis = analyze(command, working_dir.as_deref(), workspace);
@@ -524,7 +440,7 @@ fn payload_fields(
             put(
                 f,
                 "suggested_by_untrusted",
-                RestrictedExpression::new_bool(state.untrusted_commands.contains(&normalized)),
+                Fact::Bool(state.untrusted_commands.contains(&normalized)),
             );
         }
         Payload::ShellCommandOutput {
@@ -534,13 +450,13 @@ fn payload_fields(
             stderr,
         } => {
             let command = pending_target(state, call_id);
-            put(f, "call_id", string(call_id));
+            put(f, "call_id", Fact::string(call_id));
             let analysis = analyze(&command, None, &inputs.environment.workspace);
             put(f, "shell", shell_facts(&analysis));
-            put(f, "command", RestrictedExpression::new_string(command));
-            put(f, "exit_code", RestrictedExpression::new_long(*exit_code));
-            put(f, "stdout", string(stdout));
-            put(f, "stderr", string(stderr));
+            put(f, "command", Fact::String(command));
+            put(f, "exit_code", Fact::Long(*exit_code));
+            put(f, "stdout", Fact::string(stdout));
+            put(f, "stderr", Fact::string(stderr));
         }
         Payload::WebFetch {
             call_id,
@@ -549,10 +465,14 @@ fn payload_fields(
             method,
             body,
         } => {
-            put(f, "call_id", string(call_id));
-            put(f, "url", string(url));
-            put(f, "prompt", string(prompt));
-            put(f, "method", string(method.as_deref().unwrap_or("GET")));
+            put(f, "call_id", Fact::string(call_id));
+            put(f, "url", Fact::string(url));
+            put(f, "prompt", Fact::string(prompt));
+            put(
+                f,
+                "method",
+                Fact::string(method.as_deref().unwrap_or("GET")),
+            );
             put_opt(f, "body", body.as_ref());
             let egress = net::web_fetch_egress(url, method.as_deref(), body.as_deref());
             put(f, "egress", egress_facts(&egress, inputs.environment));
@@ -570,10 +490,10 @@ fn payload_fields(
             code,
             result,
         } => {
-            put(f, "call_id", string(call_id));
-            put(f, "url", string(url));
-            put(f, "code", long(u64::from(*code)));
-            put(f, "result", string(result));
+            put(f, "call_id", Fact::string(call_id));
+            put(f, "url", Fact::string(url));
+            put(f, "code", Fact::count(u64::from(*code)));
+            put(f, "result", Fact::string(result));
         }
         Payload::FileOperation {
             call_id,
@@ -582,21 +502,17 @@ fn payload_fields(
             content,
             old_content,
         } => {
-            put(f, "call_id", string(call_id));
-            put(f, "operation", string(operation.as_str()));
+            put(f, "call_id", Fact::string(call_id));
+            put(f, "operation", Fact::string(operation.as_str()));
             let workspace = &inputs.environment.workspace;
-            put(f, "path", string(path));
-            put(
-                f,
-                "sensitive",
-                RestrictedExpression::new_bool(workspace.is_sensitive(path)),
-            );
+            put(f, "path", Fact::string(path));
+            put(f, "sensitive", Fact::Bool(workspace.is_sensitive(path)));
             put(
                 f,
                 "persistence",
-                string(workspace.persistence(path).unwrap_or_default()),
+                Fact::string(workspace.persistence(path).unwrap_or_default()),
             );
-            put(f, "place", string(workspace.place(path).as_str()));
+            put(f, "place", Fact::string(workspace.place(path).as_str()));
             put_opt(f, "content", content.as_ref());
             put_opt(f, "old_content", old_content.as_ref());
         }
@@ -607,22 +523,20 @@ fn payload_fields(
             error,
         } => {
             let pending = state.pending(call_id);
-            put(f, "call_id", string(call_id));
+            put(f, "call_id", Fact::string(call_id));
             put(
                 f,
                 "operation",
-                string(pending.and_then(|p| p.operation.as_deref()).unwrap_or("")),
+                Fact::string(pending.and_then(|p| p.operation.as_deref()).unwrap_or("")),
             );
             let path = pending.map_or("", |p| p.target.as_str());
-            put(f, "path", string(path));
+            put(f, "path", Fact::string(path));
             put(
                 f,
                 "sensitive",
-                RestrictedExpression::new_bool(
-                    !path.is_empty() && inputs.environment.workspace.is_sensitive(path),
-                ),
+                Fact::Bool(!path.is_empty() && inputs.environment.workspace.is_sensitive(path)),
             );
-            put(f, "success", RestrictedExpression::new_bool(*success));
+            put(f, "success", Fact::Bool(*success));
             put_opt(f, "content", content.as_ref());
             put_opt(f, "error", error.as_ref());
         }
@@ -661,34 +575,20 @@ impl Workspace {
 }
 
 /// Injection and credential signals of a text, as the `ContentSignals` record.
-fn content_signals(signals: &Signals) -> RestrictedExpression {
-    RestrictedExpression::new_record([
+fn content_signals(signals: &Signals) -> Fact {
+    Fact::Record(vec![
         (
-            "injection".to_string(),
-            strings(signals.injection.iter().copied()),
+            "injection",
+            Fact::strings(signals.injection.iter().copied()),
         ),
+        ("secrets", Fact::strings(signals.secrets.iter().copied())),
+        ("injected", Fact::Bool(signals.injected)),
         (
-            "secrets".to_string(),
-            strings(signals.secrets.iter().copied()),
+            "injection_score",
+            Fact::count(u64::from(signals.injection_score)),
         ),
-        (
-            "injected".to_string(),
-            RestrictedExpression::new_bool(signals.injected),
-        ),
-        (
-            "injection_score".to_string(),
-            long(u64::from(signals.injection_score)),
-        ),
-        (
-            "truncated".to_string(),
-            RestrictedExpression::new_bool(signals.truncated),
-        ),
+        ("truncated", Fact::Bool(signals.truncated)),
     ])
-    .expect("distinct keys")
-}
-
-fn strings<'a>(items: impl IntoIterator<Item = &'a str>) -> RestrictedExpression {
-    RestrictedExpression::new_set(items.into_iter().map(string))
 }
 
 fn analyze(command: &str, working_dir: Option<&str>, workspace: &Workspace) -> ShellAnalysis {
@@ -709,91 +609,65 @@ fn shell_egress(analysis: &ShellAnalysis) -> Egress {
 }
 
 /// Egress facts as the typed `Egress` record.
-fn egress_facts(egress: &Egress, environment: &Environment) -> RestrictedExpression {
+fn egress_facts(egress: &Egress, environment: &Environment) -> Fact {
     let allowed: &HostAllowlist = &environment.allowed_hosts;
-    RestrictedExpression::new_record([
+    Fact::Record(vec![
         (
-            "hosts".to_string(),
-            strings(egress.hosts.iter().map(|h| h.name.as_str())),
+            "hosts",
+            Fact::strings(egress.hosts.iter().map(|h| h.name.as_str())),
         ),
-        ("host_classes".to_string(), strings(egress.classes())),
-        (
-            "unlisted_hosts".to_string(),
-            strings(egress.unlisted(allowed)),
-        ),
-        (
-            "obfuscated_address".to_string(),
-            RestrictedExpression::new_bool(egress.obfuscated()),
-        ),
-        (
-            "sends_data".to_string(),
-            RestrictedExpression::new_bool(egress.sends_data),
-        ),
+        ("host_classes", Fact::strings(egress.classes())),
+        ("unlisted_hosts", Fact::strings(egress.unlisted(allowed))),
+        ("obfuscated_address", Fact::Bool(egress.obfuscated())),
+        ("sends_data", Fact::Bool(egress.sends_data)),
     ])
-    .expect("distinct keys")
 }
 
 /// The shell analysis as the typed `ShellFacts` record.
-fn shell_facts(analysis: &ShellAnalysis) -> RestrictedExpression {
-    RestrictedExpression::new_record([
-        ("programs".to_string(), strings(analysis.programs())),
+fn shell_facts(analysis: &ShellAnalysis) -> Fact {
+    Fact::Record(vec![
+        ("programs", Fact::strings(analysis.programs())),
         (
-            "commands".to_string(),
-            RestrictedExpression::new_set(
-                analysis
-                    .commands()
-                    .into_iter()
-                    .map(RestrictedExpression::new_string),
-            ),
+            "commands",
+            Fact::Set(analysis.commands().into_iter().map(Fact::String).collect()),
         ),
         (
-            "command_prefixes".to_string(),
-            RestrictedExpression::new_set(
+            "command_prefixes",
+            Fact::Set(
                 analysis
                     .command_prefixes()
                     .into_iter()
-                    .map(RestrictedExpression::new_string),
+                    .map(Fact::String)
+                    .collect(),
             ),
         ),
-        ("segments".to_string(), long(analysis.segments() as u64)),
+        ("segments", Fact::count(analysis.segments() as u64)),
         (
-            "risks".to_string(),
-            strings(analysis.risks.iter().map(|r| r.kind.as_str())),
+            "risks",
+            Fact::strings(analysis.risks.iter().map(|r| r.kind.as_str())),
         ),
         (
-            "paths_outside_workspace".to_string(),
-            strings(analysis.paths_outside_workspace.iter().map(String::as_str)),
+            "paths_outside_workspace",
+            Fact::strings(analysis.paths_outside_workspace.iter().map(String::as_str)),
         ),
         (
-            "hosts".to_string(),
-            strings(analysis.hosts.iter().map(String::as_str)),
+            "hosts",
+            Fact::strings(analysis.hosts.iter().map(String::as_str)),
         ),
-        (
-            "dynamic".to_string(),
-            RestrictedExpression::new_bool(analysis.dynamic()),
-        ),
-        (
-            "nested".to_string(),
-            RestrictedExpression::new_bool(analysis.nested),
-        ),
-        (
-            "unparsable".to_string(),
-            RestrictedExpression::new_bool(analysis.unparsable.is_some()),
-        ),
-        (
-            "privileged".to_string(),
-            RestrictedExpression::new_bool(analysis.privileged()),
-        ),
+        ("dynamic", Fact::Bool(analysis.dynamic())),
+        ("nested", Fact::Bool(analysis.nested)),
+        ("unparsable", Fact::Bool(analysis.unparsable.is_some())),
+        ("privileged", Fact::Bool(analysis.privileged())),
     ])
-    .expect("distinct keys")
 }
 
 fn typed_args(
     tool_args: &BTreeMap<String, ArgType>,
     tool: &str,
     arguments: &serde_json::Value,
-) -> Result<RestrictedExpression, EvaluationError> {
-    let mut fields = Vec::new();
+) -> Result<Fact, EvaluationError> {
+    // Keyed by the tool's name, which no static record can be: the typed
+    // arguments are Cedar's alone to read.
     if let Some(ty) = tool_args.get(tool) {
         let value = ty
             .convert(arguments, &format!("args.{tool}"))
@@ -802,7 +676,9 @@ fn typed_args(
                 path,
                 problem,
             })?;
-        fields.push((tool.to_string(), value));
+        let record =
+            RestrictedExpression::new_record([(tool.to_string(), value)]).expect("one key");
+        return Ok(Fact::Cedar(record));
     }
-    Ok(RestrictedExpression::new_record(fields).expect("one key at most"))
+    Ok(Fact::Record(Vec::new()))
 }

@@ -513,7 +513,8 @@ fn every_request_conforms_to_the_schema() {
             .unwrap()
             .unwrap();
         seen.insert(built.action);
-        let r = &built.request;
+        let cedar = engine.cedar(&built).unwrap();
+        let r = &cedar.request;
         Request::new(
             r.principal().unwrap().clone(),
             r.action().unwrap().clone(),
@@ -522,7 +523,7 @@ fn every_request_conforms_to_the_schema() {
             Some(schema),
         )
         .unwrap_or_else(|e| panic!("{:?}: {e}", built.action));
-        Entities::from_entities(built.entities.iter().cloned(), Some(schema))
+        Entities::from_entities(cedar.entities.iter().cloned(), Some(schema))
             .unwrap_or_else(|e| panic!("{:?}: {e}", built.action));
     }
     assert_eq!(seen.len(), ActionName::ALL.len());

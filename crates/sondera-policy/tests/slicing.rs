@@ -135,9 +135,11 @@ fn random_event(rng: &mut Rng, i: u64) -> Event {
     event
 }
 
-fn check_equivalence(engine: &PolicyEngine, requests: u64) -> usize {
+/// Judges `requests` random events sliced and whole; returns how many were
+/// blocked and how many were judged without Cedar.
+fn check_equivalence(engine: &PolicyEngine, requests: u64) -> (usize, usize) {
     let mut rng = Rng(0x5EED_2026);
-    let mut denied = 0;
+    let (mut denied, mut known) = (0, 0);
     let mut seen_actions = std::collections::BTreeSet::new();
     for i in 0..requests {
         let event = random_event(&mut rng, i);
@@ -153,9 +155,10 @@ fn check_equivalence(engine: &PolicyEngine, requests: u64) -> usize {
             engine.decide_unsliced(&engine.unsliced_request(&event, &state).unwrap().unwrap());
         assert_eq!(sliced, whole, "request {i}: {event:?}");
         denied += usize::from(!sliced.is_allowed());
+        known += usize::from(!engine.needs_cedar(&request));
     }
     assert_eq!(seen_actions.len(), ActionName::ALL.len());
-    denied
+    (denied, known)
 }
 
 #[test]
@@ -165,8 +168,26 @@ fn slicing_agrees_with_the_whole_set_on_shipped_packs() {
         .policy_source("shadow.cedar", SHADOW)
         .build()
         .unwrap();
-    let denied = check_equivalence(&engine, 2_000);
+    let (denied, known) = check_equivalence(&engine, 2_000);
     assert!(denied > 0, "the random requests must exercise forbids too");
+    assert_eq!(known, 0, "shadow policies are Cedar's to judge");
+}
+
+/// Without shadow policies most requests are judged by the prefilter
+/// alone, and the verdicts must still be Cedar's over the whole set.
+#[test]
+fn verdicts_known_without_cedar_agree_with_the_whole_set() {
+    let engine = PolicyEngine::builder()
+        .builtin_packs()
+        .policy_source("pack-120.cedar", PACK_120)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (denied, known) = check_equivalence(&engine, 5_000);
+    assert!(denied > 500, "only {denied} requests were blocked");
+    assert!(
+        known > 1_000,
+        "only {known} requests were judged without Cedar"
+    );
 }
 
 #[test]
@@ -183,7 +204,7 @@ fn slicing_agrees_with_the_whole_set_on_120_policies() {
         .policies()
         .count();
     assert_eq!(engine.policy_set().policies().count(), builtin + 120);
-    let denied = check_equivalence(&engine, 5_000);
+    let (denied, _) = check_equivalence(&engine, 5_000);
     assert!(
         denied > 500,
         "only {denied} requests were blocked; the pack must be exercised"
