@@ -76,10 +76,10 @@ impl PolicyEngineBuilder {
         }
     }
 
-    /// Lints a set of the built-in packs alone too. Their lint runs in the
-    /// project's tests, so by default a process that loads only them skips
-    /// it (a fifth of what a fresh process spends before its first verdict);
-    /// any set with policies of its own is always linted.
+    /// Validates and lints a set of the built-in packs alone too. Both run
+    /// in the project's tests, so by default a process that loads only them
+    /// skips them; any set with policies or schemas of its own is always
+    /// validated and linted.
     #[must_use]
     pub fn lint_builtin_packs(mut self) -> Self {
         self.lint_builtin = true;
@@ -167,8 +167,8 @@ impl PolicyEngineBuilder {
         if !self.errors.is_empty() {
             return Err(PolicyLoadErrors(self.errors));
         }
-        let lint = self.own_policies || self.lint_builtin;
-        let loaded = load::load(&self.schemas, &self.policies, &self.cards, lint)
+        let check = self.own_policies || self.lint_builtin;
+        let loaded = load::load(&self.schemas, &self.policies, &self.cards, check)
             .map_err(PolicyLoadErrors)?;
         let environment = Environment {
             workspace: self.workspace.unwrap_or_else(Workspace::from_process),

@@ -58,6 +58,27 @@ pub const BUILTIN_PACKS: &[(&str, &str)] = &[
 
 const BASE_SCHEMA_NAME: &str = "policies/schema.cedarschema";
 
+/// The base schema and the built-in packs in Cedar's JSON forms, generated
+/// from the texts above; a test keeps it current (regenerate with
+/// `SONDERA_UPDATE_BUILTIN=1 cargo test -p sondera-policy`). Cedar reads its
+/// JSON forms for a tenth of what parsing its text costs, which every fresh
+/// process paid before its first verdict.
+const BUILTIN_FORMS: &str = include_str!("../../../policies/builtin.json");
+
+/// [`BUILTIN_FORMS`], read.
+#[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+struct BuiltinForms {
+    schema: serde_json::Value,
+    /// Each pack's policies in file order, by the pack's name.
+    packs: BTreeMap<String, Vec<serde_json::Value>>,
+}
+
+impl BuiltinForms {
+    fn read() -> Self {
+        serde_json::from_str(BUILTIN_FORMS).expect("policies/builtin.json is Cedar's JSON forms")
+    }
+}
+
 /// The text of an embedded source (the base schema or a built-in pack) by the
 /// name errors give for it.
 pub fn builtin_source(name: &str) -> Option<&'static str> {
@@ -139,14 +160,15 @@ pub(crate) fn load(
     schemas: &[Source],
     policies: &[Source],
     cards: &[AgentCard],
-    lint: bool,
+    check: bool,
 ) -> Result<Loaded, Vec<PolicyError>> {
-    let (schema, tool_args) = compose_schema(schemas, cards)?;
+    let forms = BuiltinForms::read();
+    let (schema, tool_args) = compose_schema(&forms, schemas, cards)?;
     let mut errors = Vec::new();
     let mut loaded: Vec<LoadedPolicy> = Vec::new();
     let mut seen: HashMap<String, String> = HashMap::new();
     for source in policies {
-        for policy in parse_file(source, &mut errors) {
+        for policy in parse_file(&forms, source, &mut errors) {
             let id = policy.metadata.policy_id.as_str();
             if let Some(first) = seen.insert(id.to_string(), source.name.clone()) {
                 errors.push(PolicyError {
@@ -166,8 +188,15 @@ pub(crate) fn load(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let mut warnings = validate(&schema, policies, &loaded)?;
-    if lint {
+    // The built-in packs alone are validated and linted by the project's
+    // tests (and by `policy check`): what a process adds to the schema,
+    // `Sondera::ToolArgs`, no pack reads.
+    let mut warnings = if check {
+        validate(&schema, policies, &loaded)?
+    } else {
+        Vec::new()
+    };
+    if check {
         warnings.extend(crate::lint::lint(policies, &loaded));
     }
     Ok(Loaded {
@@ -185,22 +214,15 @@ fn schema_error(file: &str, text: &str, diagnostic: &dyn miette::Diagnostic) -> 
 /// The base schema plus fragments; `Sondera::ToolArgs` is taken from a
 /// fragment that declares it, else generated from the agent cards, else empty.
 fn compose_schema(
+    forms: &BuiltinForms,
     schemas: &[Source],
     cards: &[AgentCard],
 ) -> Result<(Schema, BTreeMap<String, ArgType>), Vec<PolicyError>> {
-    let base = Source {
-        name: BASE_SCHEMA_NAME.into(),
-        text: BASE_SCHEMA.into(),
-    };
     let mut errors = Vec::new();
-    let mut fragments = Vec::new();
-    let mut tool_args_json = None;
     // The base schema refers to `Sondera::ToolArgs` but never declares it
-    // (a test holds it to that), so it is parsed once, not twice.
-    match parse_schema_text(&base) {
-        Ok(fragment) => fragments.push(fragment),
-        Err(e) => errors.push(e),
-    }
+    // (a test holds it to that).
+    let mut fragments = vec![base_schema(forms)];
+    let mut tool_args_json = None;
     for source in schemas {
         match parse_fragment(source) {
             Ok((fragment, declared)) => {
@@ -257,6 +279,11 @@ fn compose_schema(
 
 type ToolArgsJson = (serde_json::Value, serde_json::Value);
 
+fn base_schema(forms: &BuiltinForms) -> SchemaFragment {
+    SchemaFragment::from_json_value(forms.schema.clone())
+        .expect("the base schema's JSON form is a schema fragment")
+}
+
 fn parse_schema_text(source: &Source) -> Result<SchemaFragment, PolicyError> {
     match SchemaFragment::from_cedarschema_str(&source.text) {
         Ok((fragment, _warnings)) => Ok(fragment),
@@ -280,7 +307,26 @@ fn parse_fragment(source: &Source) -> Result<(SchemaFragment, Option<ToolArgsJso
 }
 
 /// Parses one file and applies the per-policy rules to each policy in it.
-fn parse_file(source: &Source, errors: &mut Vec<PolicyError>) -> Vec<LoadedPolicy> {
+/// A built-in pack is read from its JSON form.
+fn parse_file(
+    forms: &BuiltinForms,
+    source: &Source,
+    errors: &mut Vec<PolicyError>,
+) -> Vec<LoadedPolicy> {
+    let builtin = builtin_source(&source.name) == Some(source.text.as_str());
+    if let Some(compiled) = forms.packs.get(&source.name).filter(|_| builtin) {
+        return compiled
+            .iter()
+            .enumerate()
+            .filter_map(|(i, json)| {
+                let id = PolicyId::new(format!("policy{i}"));
+                let policy = Policy::from_json(Some(id), json.clone())
+                    .expect("policies/builtin.json holds Cedar's JSON form of each policy");
+                let at = id_location(source, &policy);
+                check_policy(source, &policy, at, errors)
+            })
+            .collect();
+    }
     let set = match PolicySet::from_str(&source.text) {
         Ok(set) => set,
         Err(parse_errors) => {
@@ -304,16 +350,10 @@ fn parse_file(source: &Source, errors: &mut Vec<PolicyError>) -> Vec<LoadedPolic
             help: Some("write static policies".into()),
         });
     }
-    let mut policies: Vec<&Policy> = set.policies().collect();
-    // Cedar numbers policies `policy0`, `policy1`, ... in file order.
-    policies.sort_by_key(|p| {
-        p.id().to_string()[6..]
-            .parse::<usize>()
-            .unwrap_or(usize::MAX)
-    });
+    let mut policies: Vec<&Policy> = in_file_order(&set);
     let mut search_from = 0;
     policies
-        .into_iter()
+        .drain(..)
         .filter_map(|policy| {
             let text = policy.to_string();
             let offset = source.text[search_from..]
@@ -323,6 +363,29 @@ fn parse_file(source: &Source, errors: &mut Vec<PolicyError>) -> Vec<LoadedPolic
             check_policy(source, policy, line_column(&source.text, offset), errors)
         })
         .collect()
+}
+
+/// The policies of a parsed file in the order they are written: Cedar
+/// numbers them `policy0`, `policy1`, ...
+fn in_file_order(set: &PolicySet) -> Vec<&Policy> {
+    let mut policies: Vec<&Policy> = set.policies().collect();
+    policies.sort_by_key(|p| {
+        p.id().to_string()[6..]
+            .parse::<usize>()
+            .unwrap_or(usize::MAX)
+    });
+    policies
+}
+
+/// Where a policy's `@id` annotation is written in its file, (0, 0) if not found.
+pub(crate) fn id_location(source: &Source, policy: &Policy) -> (usize, usize) {
+    let Some((_, id)) = policy.annotations().find(|(key, _)| *key == "id") else {
+        return (0, 0);
+    };
+    source
+        .text
+        .find(&format!("@id(\"{id}\")"))
+        .map_or((0, 0), |offset| line_column(&source.text, offset))
 }
 
 fn check_policy(
@@ -439,6 +502,105 @@ fn validate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The JSON forms of the base schema and the built-in packs, made from
+    /// their texts.
+    fn builtin_forms_from_text() -> BuiltinForms {
+        let (schema, _) = SchemaFragment::from_cedarschema_str(BASE_SCHEMA).unwrap();
+        let packs = BUILTIN_PACKS
+            .iter()
+            .map(|(name, text)| {
+                let set = PolicySet::from_str(text).unwrap();
+                let policies = in_file_order(&set)
+                    .into_iter()
+                    .map(|p| p.to_json().unwrap())
+                    .collect();
+                (name.to_string(), policies)
+            })
+            .collect();
+        BuiltinForms {
+            schema: schema.to_json_value().unwrap(),
+            packs,
+        }
+    }
+
+    #[test]
+    fn the_checked_in_json_forms_match_the_texts() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policies/builtin.json");
+        let generated = builtin_forms_from_text();
+        if std::env::var_os("SONDERA_UPDATE_BUILTIN").is_some() {
+            let text = serde_json::to_string_pretty(&generated).unwrap() + "\n";
+            std::fs::write(&path, text).unwrap();
+        }
+        let checked_in: BuiltinForms =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(
+            checked_in == generated,
+            "policies/builtin.json is stale: run SONDERA_UPDATE_BUILTIN=1 cargo test -p sondera-policy"
+        );
+    }
+
+    /// Loading from the JSON forms gives the policies, metadata and
+    /// locations that parsing the texts gives.
+    #[test]
+    fn the_json_forms_load_as_the_texts_do() {
+        let forms = BuiltinForms::read();
+        let no_forms = BuiltinForms {
+            schema: forms.schema.clone(),
+            packs: BTreeMap::new(),
+        };
+        for (name, text) in BUILTIN_PACKS {
+            let source = Source {
+                name: name.to_string(),
+                text: text.to_string(),
+            };
+            let mut errors = Vec::new();
+            let from_json = parse_file(&forms, &source, &mut errors);
+            let from_text = parse_file(&no_forms, &source, &mut errors);
+            assert!(errors.is_empty(), "{errors:?}");
+            assert_eq!(from_json.len(), from_text.len(), "{name}");
+            for (a, b) in from_json.iter().zip(&from_text) {
+                assert_eq!(a.metadata, b.metadata);
+                assert_eq!((a.shadow, &a.steer, &a.file), (b.shadow, &b.steer, &b.file));
+                assert_eq!(a.policy.to_json().unwrap(), b.policy.to_json().unwrap());
+                assert_eq!(a.policy.id(), b.policy.id());
+                assert_eq!(
+                    id_location(&source, &a.policy),
+                    id_location(&source, &b.policy)
+                );
+            }
+        }
+    }
+
+    /// A process that loads only the built-in packs skips validating them:
+    /// they must validate, with the tool arguments an agent card adds too.
+    #[test]
+    fn the_builtin_packs_validate_strictly() {
+        let sources: Vec<Source> = BUILTIN_PACKS
+            .iter()
+            .map(|(name, text)| Source {
+                name: name.to_string(),
+                text: text.to_string(),
+            })
+            .collect();
+        let card: AgentCard = serde_json::from_value(serde_json::json!({
+            "type": "react",
+            "system_instruction": "",
+            "tools": [{
+                "name": "send_email",
+                "description": "",
+                "parameters": {"type": "object", "properties": {
+                    "to": {"type": "string"}, "cc": {"type": "array", "items": {"type": "string"}}
+                }, "required": ["to"]}
+            }]
+        }))
+        .unwrap();
+        for cards in [vec![], vec![card]] {
+            let loaded = load(&[], &sources, &cards, true).unwrap_or_else(|e| panic!("{e:?}"));
+            assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        }
+    }
 
     #[test]
     fn the_base_schema_declares_no_tool_args() {
