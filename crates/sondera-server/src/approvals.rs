@@ -7,7 +7,9 @@
 //! it or is refused, and a restart or a dropped poll loses nothing: the
 //! agent polls again. Waiters here are woken as soon as this process settles
 //! an approval, and re-read the store every [`POLL`] for settlements made by
-//! another server sharing the database.
+//! another server sharing the database. This process records an outcome in
+//! the step's trajectory before anyone here can read the approval settled;
+//! a server sharing the database may read it settled a moment before that.
 
 use std::time::Duration;
 
@@ -112,19 +114,28 @@ impl Governance {
         id: &str,
     ) -> Result<ApprovalRecord, ServiceError> {
         let approval = self
-            .store()
-            .approval(tenant, id)
+            .read_approval(tenant, id)
             .await?
             .ok_or_else(|| ServiceError::NotFound(format!("approval {id} is not recorded")))?;
         if approval.state == ApprovalState::Pending && approval.expires_at <= Utc::now() {
             self.expire(&approval).await?;
             return self
-                .store()
-                .approval(tenant, id)
+                .read_approval(tenant, id)
                 .await?
                 .ok_or_else(|| ServiceError::Internal(format!("approval {id} vanished")));
         }
         Ok(approval)
+    }
+
+    /// Approval `id` from the store, never between this process settling it
+    /// and recording its outcome.
+    async fn read_approval(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<ApprovalRecord>, ServiceError> {
+        let _settled_or_pending = self.settling.read().await;
+        Ok(self.store().approval(tenant, id).await?)
     }
 
     /// Approvals of the caller's tenant, newest first. Operators only.
@@ -172,14 +183,13 @@ impl Governance {
             },
             ..current
         };
-        if !self.store().settle_approval(&decided).await? {
+        if !self.settle(&decided).await? {
             let now = self.current_approval(tenant, id).await?;
             refuse_unless_pending(&now)?;
             return Err(ServiceError::Aborted(format!(
                 "approval {id} changed while it was being decided; try again"
             )));
         }
-        self.settled(&decided).await;
         if let (Some(GrantScope::Always), Some(shape)) = (approval.grant_scope(), shape) {
             let grant = Grant::new(shape, GrantScope::Always, decided_by);
             self.store()
@@ -217,18 +227,17 @@ impl Governance {
             },
             ..approval.clone()
         };
-        let won = self.store().settle_approval(&expired).await?;
-        if won {
-            self.settled(&expired).await;
-        }
-        Ok(won)
+        self.settle(&expired).await
     }
 
-    /// Wakes waiters, tells subscribers and records the outcome in the
-    /// step's trajectory.
-    async fn settled(&self, approval: &ApprovalRecord) {
-        self.settled.notify_waiters();
-        self.publish(&approval.tenant, LiveItem::Approval(approval.clone()));
+    /// Settles `approval` unless something settled it first; if this call
+    /// did, records the outcome in the step's trajectory, then wakes
+    /// waiters and tells subscribers. Returns whether it settled it.
+    async fn settle(&self, approval: &ApprovalRecord) -> Result<bool, ServiceError> {
+        let settling = self.settling.write().await;
+        if !self.store().settle_approval(approval).await? {
+            return Ok(false);
+        }
         if let Err(e) = self.record_outcome(approval).await {
             tracing::warn!(
                 approval = %approval.id,
@@ -236,6 +245,10 @@ impl Governance {
                 "the approval is settled, but its trajectory did not take the record of it: {e}"
             );
         }
+        drop(settling);
+        self.settled.notify_waiters();
+        self.publish(&approval.tenant, LiveItem::Approval(approval.clone()));
+        Ok(true)
     }
 
     async fn record_outcome(&self, approval: &ApprovalRecord) -> Result<(), ServiceError> {

@@ -128,6 +128,10 @@ pub struct Governance {
     limits: Limits,
     /// Notified whenever this process settles an approval.
     pub(crate) settled: Notify,
+    /// Held for writing while this process settles an approval and records
+    /// its outcome, and for reading while an approval is read: nobody here
+    /// sees an approval settled before its trajectory holds the outcome.
+    pub(crate) settling: tokio::sync::RwLock<()>,
     latency: TenantLatency,
 }
 
@@ -141,6 +145,7 @@ impl Governance {
             metrics,
             limits,
             settled: Notify::new(),
+            settling: tokio::sync::RwLock::new(()),
             latency: TenantLatency::default(),
         }
     }
