@@ -191,6 +191,15 @@ pub struct Signals {
     pub truncated: bool,
 }
 
+/// Builds the automata content signals are scanned with, which otherwise
+/// the first scan in a process builds (the injection patterns' takes about
+/// ten milliseconds). A caller that will scan soon can run this on another
+/// thread meanwhile; it returns at once if they are built.
+pub fn prepare() {
+    crate::injection::prepare();
+    LazyLock::force(&SECRETS);
+}
+
 /// Scans `text` once for both kinds of signal. `tools` are the names of
 /// the agent's tools, which text directing the agent tends to name.
 pub fn signals(text: &str, tools: &[&str]) -> Signals {

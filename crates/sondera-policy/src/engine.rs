@@ -164,6 +164,7 @@ impl PolicyEngineBuilder {
 
     /// Loads and validates everything, or reports every problem found.
     pub fn build(self) -> Result<PolicyEngine, PolicyLoadErrors> {
+        prepare_detectors();
         if !self.errors.is_empty() {
             return Err(PolicyLoadErrors(self.errors));
         }
@@ -176,6 +177,21 @@ impl PolicyEngineBuilder {
         };
         PolicyEngine::new(loaded, self.mode, environment)
     }
+}
+
+/// Builds the detectors' automata on another thread, once per process,
+/// while the policies load: the first step's scan would otherwise wait for
+/// them (about half of what a fresh process spends before its first
+/// verdict). A process that never scans text still pays for building
+/// them, on that thread.
+fn prepare_detectors() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        // If no thread can be made, the first scan builds them as before.
+        let _ = std::thread::Builder::new()
+            .name("sondera-prepare".into())
+            .spawn(sondera_guard::content::prepare);
+    });
 }
 
 /// The policies of one action, split by how they take part in a decision.

@@ -189,6 +189,12 @@ impl Report {
     }
 }
 
+/// Builds the automaton the patterns are found with (see
+/// [`crate::content::prepare`]).
+pub(crate) fn prepare() {
+    std::sync::LazyLock::force(&patterns::PATTERNS);
+}
+
 /// Most evidence kept from one text.
 const MAX_EVIDENCE: usize = 256;
 
