@@ -5,14 +5,18 @@
 //!
 //! ```sh
 //! cargo bench -p sondera-store --bench scale -- [--sizes 1000,100000,1000000] [--dir DIR]
+//! cargo bench -p sondera-store --bench scale -- --sizes ... --postgres postgres://...
 //! ```
 //!
-//! Bytes written and pages read come from the process's `/proc/self/io`
-//! (`wchar`, and `rchar` over the 4 KiB page size): everything SQLite hands
-//! the operating system, the write-ahead log and its checkpoints into the
-//! database file included, whether or not the disk is touched. Each step is
-//! a shell command or its output (about 1.5 KiB of JSON with its verdict),
-//! in trajectories of 200 steps.
+//! For SQLite, bytes written and pages read come from the process's
+//! `/proc/self/io` (`wchar`, and `rchar` over the 4 KiB page size):
+//! everything SQLite hands the operating system, the write-ahead log and its
+//! checkpoints into the database file included, whether or not the disk is
+//! touched. For PostgreSQL, which writes in its own processes, they are the
+//! server's own counts: the WAL bytes between two `pg_current_wal_lsn()`,
+//! and the database's `blks_read` (8 KiB blocks read from outside its
+//! buffer cache). Each step is a shell command or its output (about 1.5 KiB
+//! of JSON with its verdict), in trajectories of 200 steps.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -30,6 +34,7 @@ fn main() {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let mut sizes = vec![1_000usize, 100_000, 1_000_000];
     let mut dir = None;
+    let mut postgres: Option<String> = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--sizes" => {
@@ -41,16 +46,29 @@ fn main() {
                     .collect()
             }
             "--dir" => dir = args.next(),
+            "--postgres" => postgres = args.next(),
             other => panic!("unknown argument {other}"),
         }
     }
-    let temp = tempfile::tempdir().unwrap();
-    let dir = dir.map_or_else(|| temp.path().to_path_buf(), Into::into);
-    let store: Arc<dyn TrajectoryStore> = Arc::new(SqliteStore::open_dir(&dir).unwrap());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .enable_all()
         .build()
         .unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let (store, meter): (Arc<dyn TrajectoryStore>, Meter) = match postgres {
+        Some(url) => rt.block_on(async {
+            let store = sondera_store::connect(&url).await.unwrap();
+            (store, Meter::postgres(&url).await)
+        }),
+        None => {
+            let dir = dir.map_or_else(|| temp.path().to_path_buf(), Into::into);
+            (
+                Arc::new(SqliteStore::open_dir(&dir).unwrap()),
+                Meter::Process,
+            )
+        }
+    };
     println!("| stored steps | steps/s | bytes written per step | pages read per step |");
     println!("|---|---|---|---|");
     let mut stored = 0;
@@ -61,17 +79,17 @@ fn main() {
             stored += WINDOW;
         }
         let at = stored;
-        let before = io();
+        let before = rt.block_on(meter.read());
         let start = Instant::now();
         rt.block_on(window(&store));
         let elapsed = start.elapsed().as_secs_f64();
-        let after = io();
+        let after = rt.block_on(meter.read());
         stored += WINDOW;
         println!(
             "| {at} | {:.0} | {:.0} | {:.2} |",
             WINDOW as f64 / elapsed,
             (after.written - before.written) as f64 / WINDOW as f64,
-            (after.read - before.read) as f64 / 4096.0 / WINDOW as f64,
+            (after.pages_read - before.pages_read) / WINDOW as f64,
         );
     }
 }
@@ -175,12 +193,63 @@ fn allowed() -> Adjudicated {
     verdict
 }
 
+/// Bytes written and pages read so far.
 struct Io {
-    read: u64,
+    pages_read: f64,
     written: u64,
 }
 
-fn io() -> Io {
+/// Where the counts of what a store writes and reads come from.
+enum Meter {
+    /// This process's `/proc/self/io`: SQLite writes in process.
+    Process,
+    /// The PostgreSQL server's WAL position and block reads.
+    #[cfg(feature = "postgres")]
+    Postgres(tokio_postgres::Client),
+}
+
+impl Meter {
+    #[cfg(feature = "postgres")]
+    async fn postgres(url: &str) -> Self {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("the PostgreSQL server is reachable without TLS");
+        tokio::spawn(connection);
+        Self::Postgres(client)
+    }
+
+    #[cfg(not(feature = "postgres"))]
+    async fn postgres(_: &str) -> Self {
+        panic!("this build has no PostgreSQL store: enable the `postgres` feature")
+    }
+
+    async fn read(&self) -> Io {
+        match self {
+            Self::Process => process_io(),
+            #[cfg(feature = "postgres")]
+            Self::Postgres(client) => {
+                let row = client
+                    .query_one(
+                        "SELECT pg_current_wal_lsn()::text, blks_read \
+                         FROM pg_stat_database WHERE datname = current_database()",
+                        &[],
+                    )
+                    .await
+                    .unwrap();
+                let lsn: String = row.get(0);
+                let (high, low) = lsn.split_once('/').expect("an LSN is HIGH/LOW");
+                let parse = |hex: &str| u64::from_str_radix(hex, 16).unwrap();
+                let blocks: i64 = row.get(1);
+                Io {
+                    written: (parse(high) << 32) + parse(low),
+                    pages_read: blocks as f64,
+                }
+            }
+        }
+    }
+}
+
+fn process_io() -> Io {
     let text = std::fs::read_to_string("/proc/self/io").expect("/proc/self/io is readable");
     let field = |name: &str| {
         text.lines()
@@ -189,7 +258,7 @@ fn io() -> Io {
             .unwrap_or(0)
     };
     Io {
-        read: field("rchar:"),
+        pages_read: field("rchar:") as f64 / 4096.0,
         written: field("wchar:"),
     }
 }
