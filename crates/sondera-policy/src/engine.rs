@@ -213,9 +213,7 @@ impl Slice {
         self.shadow_forbids.policies().next().is_some()
             || self.shadow_permits.policies().next().is_some()
     }
-}
 
-impl Slice {
     fn add(&mut self, loaded: &LoadedPolicy, policy: Policy) -> Result<(), String> {
         let target = match (loaded.shadow, loaded.policy.effect()) {
             (false, _) => &mut self.enforced,

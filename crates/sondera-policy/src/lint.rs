@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::error::{PolicyError, line_column};
+use crate::error::PolicyError;
 use crate::load::{LoadedPolicy, Source};
 
 /// Annotations every policy should carry, and why.
@@ -69,12 +69,10 @@ fn body_key(policy: &LoadedPolicy) -> Option<String> {
 
 /// Where the policy's `@id` annotation is written, (0, 0) if not found.
 fn locate(sources: &[Source], policy: &LoadedPolicy) -> (usize, usize) {
-    let Some(source) = sources.iter().find(|s| s.name == policy.file) else {
-        return (0, 0);
-    };
-    let needle = format!("@id(\"{}\")", policy.metadata.policy_id);
-    source
-        .text
-        .find(&needle)
-        .map_or((0, 0), |offset| line_column(&source.text, offset))
+    sources
+        .iter()
+        .find(|s| s.name == policy.file)
+        .map_or((0, 0), |source| {
+            source.id_location(&policy.metadata.policy_id)
+        })
 }

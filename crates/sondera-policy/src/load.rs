@@ -378,14 +378,20 @@ fn in_file_order(set: &PolicySet) -> Vec<&Policy> {
 }
 
 /// Where a policy's `@id` annotation is written in its file, (0, 0) if not found.
-pub(crate) fn id_location(source: &Source, policy: &Policy) -> (usize, usize) {
-    let Some((_, id)) = policy.annotations().find(|(key, _)| *key == "id") else {
-        return (0, 0);
-    };
-    source
-        .text
-        .find(&format!("@id(\"{id}\")"))
-        .map_or((0, 0), |offset| line_column(&source.text, offset))
+fn id_location(source: &Source, policy: &Policy) -> (usize, usize) {
+    policy
+        .annotations()
+        .find(|(key, _)| *key == "id")
+        .map_or((0, 0), |(_, id)| source.id_location(id))
+}
+
+impl Source {
+    /// Where `@id("id")` is written in this file, (0, 0) if not found.
+    pub(crate) fn id_location(&self, id: &str) -> (usize, usize) {
+        self.text
+            .find(&format!("@id(\"{id}\")"))
+            .map_or((0, 0), |offset| line_column(&self.text, offset))
+    }
 }
 
 fn check_policy(

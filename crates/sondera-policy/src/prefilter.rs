@@ -423,7 +423,7 @@ impl Prefilter {
         let facts = Facts { facts };
         let mut mask = vec![0u64; self.members.len().div_ceil(64)];
         let mut every = true;
-        let mut exact = facts.facts.is_plain();
+        let mut exact = true;
         let mut matched = Vec::new();
         for (i, (policy, condition)) in self.members.iter().enumerate() {
             let outcomes = condition.outcomes(&facts);
@@ -438,7 +438,8 @@ impl Prefilter {
                 exact = false;
             }
         }
-        if exact {
+        // Checked last, and only when it decides: it walks every fact.
+        if exact && facts.facts.is_plain() {
             return Judgement::Known(matched);
         }
         if every {
