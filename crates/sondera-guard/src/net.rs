@@ -541,9 +541,13 @@ pub fn hosts_in_text(text: &str) -> Vec<String> {
         if start == at {
             continue;
         }
-        let end = text[at..]
-            .find(|c: char| c.is_whitespace() || "\"'<>`".contains(c))
-            .map_or(text.len(), |i| at + i);
+        // The authority ends where its path, query or fragment starts: a
+        // scan to the URL's end would read the rest of `a://b/a://b/...`
+        // once per URL.
+        let after = at + "://".len();
+        let end = text[after..]
+            .find(|c: char| c.is_whitespace() || "\"'<>`/?#\\".contains(c))
+            .map_or(text.len(), |i| after + i);
         hosts.extend(url_host(&text[start..end]));
     }
     hosts

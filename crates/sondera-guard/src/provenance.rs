@@ -389,12 +389,17 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
 /// Most values taken from one text.
 pub const MAX_VALUES_PER_TEXT: usize = 128;
 
+/// Every repetition that can run on without the match ending is bounded
+/// (an address's local part at 64, its domain at 253): an earlier
+/// alternative still alive forces the search to scan on past a shorter
+/// match, and unbounded that scan reaches the end of the text for every
+/// match found, quadratic in the text (`1.1.1.1...`).
 static VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"(?i)[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}",
+        r"(?i)[a-z0-9._%+-]{1,64}@[a-z0-9.-]{1,253}\.[a-z]{2,63}",
         r"|https?://[^\s<>()\[\]{}]+",
         r"|(?-i:\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b)",
-        r"|\bwww\.[a-z0-9.-]+\.[a-z]{2,}",
+        r"|\bwww\.[a-z0-9.-]{1,253}\.[a-z]{2,63}",
         r"|(?:^|[\s(\[,;:])[@#][a-z0-9_][a-z0-9_.-]{1,40}",
         r"|[$€£]\s?\d[\d,]*(?:\.\d+)?",
         r"|\+?\(?\d[\d\s().-]{5,22}\d",
