@@ -81,20 +81,42 @@ const HOME_CACHES: &[&str] = &[
 
 /// Temporary and cache locations whose contents can be deleted without loss:
 /// anything below `/tmp`, `/var/tmp` or a cache in home (not those
-/// directories themselves).
+/// directories themselves). Inside the home directory only its caches are
+/// scratch, wherever home is (a home under `/tmp` in CI or a sandbox), and
+/// neither home nor a directory holding it ever is.
 pub fn is_scratch(path: &str, home: &str) -> bool {
     let below = |dir: &str| path.starts_with(dir) && path.len() > dir.len();
     let home = home.trim_end_matches('/');
-    below("/tmp/")
-        || below("/var/tmp/")
-        || path
-            .strip_prefix(home)
-            .and_then(|rest| rest.strip_prefix('/'))
-            .is_some_and(|rest| {
-                HOME_CACHES
-                    .iter()
-                    .any(|cache| rest.starts_with(cache) && rest.len() > cache.len())
-            })
+    if !home.is_empty() {
+        if let Some(rest) = path.strip_prefix(home).and_then(|r| r.strip_prefix('/')) {
+            return HOME_CACHES
+                .iter()
+                .any(|cache| rest.starts_with(cache) && rest.len() > cache.len());
+        }
+        if holds(path, home) {
+            return false;
+        }
+    }
+    below("/tmp/") || below("/var/tmp/")
+}
+
+/// Whether removing `path` removes the home directory or the workspace
+/// root: it is one of them, or a directory holding one, or `/`. Such a
+/// delete is destructive wherever they lie, even inside each other (a
+/// workspace that is the home directory) or under `/tmp`.
+pub fn holds_home_or_workspace(path: &str, workspace_root: &str, home: &str) -> bool {
+    let path = path.trim_end_matches('/');
+    path.is_empty()
+        || [workspace_root, home].into_iter().any(|dir| {
+            let dir = dir.trim_end_matches('/');
+            !dir.is_empty() && holds(path, dir)
+        })
+}
+
+/// `dir` is `path` or lies below it.
+fn holds(path: &str, dir: &str) -> bool {
+    let path = path.trim_end_matches('/');
+    dir == path || dir.strip_prefix(path).is_some_and(|rest| rest.starts_with('/'))
 }
 
 #[cfg(test)]
@@ -124,5 +146,40 @@ mod tests {
         assert_eq!(at("/"), Place::System);
         assert_eq!(at("/tmp"), Place::Other);
         assert_eq!(at("/srv/data"), Place::Other);
+    }
+
+    #[test]
+    fn a_home_under_tmp_is_home_and_only_its_caches_are_scratch() {
+        let at = |p: &str| place(p, "/tmp/ci/work", "/tmp/ci/home");
+        assert_eq!(at("/tmp/ci/home/.bashrc"), Place::Home);
+        assert_eq!(at("/tmp/ci/home"), Place::Home);
+        assert_eq!(at("/tmp/ci/home/.cache/pip"), Place::Scratch);
+        assert_eq!(at("/tmp/other"), Place::Scratch);
+        assert!(!is_scratch("/tmp/ci", "/tmp/ci/home"), "it holds home");
+    }
+
+    #[test]
+    fn home_the_workspace_root_and_their_ancestors_are_held() {
+        let holds = |p: &str, root: &str, home: &str| holds_home_or_workspace(p, root, home);
+        for (path, root, home) in [
+            ("/home/dev", "/home/dev/project", "/home/dev"),
+            ("/home/dev/", "/home/dev/project", "/home/dev"),
+            ("/home", "/home/dev/project", "/home/dev"),
+            ("/", "/home/dev/project", "/home/dev"),
+            ("/home/dev/project", "/home/dev/project", "/home/dev"),
+            ("/tmp/ci/home", "/tmp/ci/work", "/tmp/ci/home"),
+            ("/tmp/ci", "/tmp/ci/work", "/tmp/ci/home"),
+            ("/home/dev", "/home/dev", "/home/dev"),
+        ] {
+            assert!(holds(path, root, home), "{path} with root {root}, home {home}");
+        }
+        for (path, root, home) in [
+            ("/home/dev/project/build", "/home/dev/project", "/home/dev"),
+            ("/home/dev/projectx", "/home/dev/project", "/home/dev"),
+            ("/home/devx", "/home/dev/project", "/home/dev"),
+            ("/tmp/ci/home/.cache", "/tmp/ci/work", "/tmp/ci/home"),
+        ] {
+            assert!(!holds(path, root, home), "{path} with root {root}, home {home}");
+        }
     }
 }

@@ -611,8 +611,10 @@ fn paths_in_literal(
         ));
     }
     let resolved = resolve(&word, ctx);
-    let outside =
-        !resolved.inside_workspace && !crate::places::is_scratch(&resolved.path, ctx.home);
+    let wipes_home_or_workspace = !resolved.dynamic
+        && crate::places::holds_home_or_workspace(&resolved.path, ctx.workspace_root, ctx.home);
+    let outside = wipes_home_or_workspace
+        || !resolved.inside_workspace && !crate::places::is_scratch(&resolved.path, ctx.home);
     if !deletes.is_empty() && (text.starts_with('/') || home_relative) && outside {
         out.risks.push(risk(
             RiskKind::DeleteOutsideWorkspace,

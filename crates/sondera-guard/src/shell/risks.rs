@@ -559,7 +559,11 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
             .collect(),
         _ => return,
     };
-    let mut targets = targets;
+    // `find` and what it runs delete what it finds below a directory, and
+    // the operands `xargs` gets from a pipe are entries some program listed:
+    // neither is the directory itself.
+    let finds = i.program == "find" || i.wrappers.iter().any(|w| w == "find");
+    let mut targets: Vec<(&super::word::Word, bool)> = targets.into_iter().map(|t| (t, finds)).collect();
     if i.args_from_stdin {
         if i.piped_operands.is_empty() {
             out.push(risk(
@@ -568,10 +572,10 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
             ));
             return;
         }
-        targets.extend(i.piped_operands.iter());
+        targets.extend(i.piped_operands.iter().map(|t| (t, true)));
     }
     let mut expanded = Vec::new();
-    for target in targets {
+    for (target, below) in targets {
         let value = target
             .text
             .strip_prefix("of=")
@@ -598,30 +602,41 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
                 ),
             ));
         }
-        expanded.extend(words);
+        expanded.extend(words.into_iter().map(|w| (w, below)));
     }
-    for target in expanded {
+    for (target, below) in expanded {
         let target = &target;
         let resolved = resolve(target, ctx);
         // `find DIR -delete` deletes below DIR, never DIR's parent.
-        let deleted = if i.program == "find" {
+        let deleted = if below {
             format!("{}/_", resolved.path)
         } else {
             resolved.path.clone()
         };
-        if !resolved.inside_workspace && crate::places::is_scratch(&deleted, ctx.home) {
+        // A glob or expansion names entries below the path, not the path.
+        let wipes_home_or_workspace = !resolved.dynamic
+            && crate::places::holds_home_or_workspace(&deleted, ctx.workspace_root, ctx.home);
+        if !wipes_home_or_workspace
+            && !resolved.inside_workspace
+            && crate::places::is_scratch(&deleted, ctx.home)
+        {
             continue;
         }
-        let kind = if resolved.inside_workspace {
+        let kind = if resolved.inside_workspace && !wipes_home_or_workspace {
             RiskKind::DeleteInWorkspace
         } else {
             outside.push(resolved.path.clone());
             RiskKind::DeleteOutsideWorkspace
         };
+        let what = if wipes_home_or_workspace {
+            ": the home directory or the workspace root, or a directory holding one"
+        } else {
+            ""
+        };
         out.push(risk(
             kind,
             format!(
-                "{} {} (resolves to {})",
+                "{} {} (resolves to {}{what})",
                 i.program, target.text, resolved.path
             ),
         ));
