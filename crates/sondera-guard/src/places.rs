@@ -116,7 +116,10 @@ pub fn holds_home_or_workspace(path: &str, workspace_root: &str, home: &str) -> 
 /// `dir` is `path` or lies below it.
 fn holds(path: &str, dir: &str) -> bool {
     let path = path.trim_end_matches('/');
-    dir == path || dir.strip_prefix(path).is_some_and(|rest| rest.starts_with('/'))
+    dir == path
+        || dir
+            .strip_prefix(path)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 #[cfg(test)]
@@ -171,7 +174,10 @@ mod tests {
             ("/tmp/ci", "/tmp/ci/work", "/tmp/ci/home"),
             ("/home/dev", "/home/dev", "/home/dev"),
         ] {
-            assert!(holds(path, root, home), "{path} with root {root}, home {home}");
+            assert!(
+                holds(path, root, home),
+                "{path} with root {root}, home {home}"
+            );
         }
         for (path, root, home) in [
             ("/home/dev/project/build", "/home/dev/project", "/home/dev"),
@@ -179,7 +185,10 @@ mod tests {
             ("/home/devx", "/home/dev/project", "/home/dev"),
             ("/tmp/ci/home/.cache", "/tmp/ci/work", "/tmp/ci/home"),
         ] {
-            assert!(!holds(path, root, home), "{path} with root {root}, home {home}");
+            assert!(
+                !holds(path, root, home),
+                "{path} with root {root}, home {home}"
+            );
         }
     }
 }

@@ -563,7 +563,8 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
     // the operands `xargs` gets from a pipe are entries some program listed:
     // neither is the directory itself.
     let finds = i.program == "find" || i.wrappers.iter().any(|w| w == "find");
-    let mut targets: Vec<(&super::word::Word, bool)> = targets.into_iter().map(|t| (t, finds)).collect();
+    let mut targets: Vec<(&super::word::Word, bool)> =
+        targets.into_iter().map(|t| (t, finds)).collect();
     if i.args_from_stdin {
         if i.piped_operands.is_empty() {
             out.push(risk(
