@@ -89,6 +89,26 @@ pub struct ServeArgs {
     /// Keep it below the process's file descriptor limit.
     #[arg(long, default_value_t = Limits::default().max_connections, value_name = "N")]
     max_connections: usize,
+    /// Connections one client address may hold open on each listener; past
+    /// it, its new connections are closed at once, so one client cannot
+    /// keep others out.
+    #[arg(long, default_value_t = Limits::default().max_connections_per_peer, value_name = "N")]
+    max_connections_per_peer: usize,
+    /// A host name clients reach the HTTP listener by, besides IP addresses
+    /// and `localhost` (repeatable or comma-separated). Requests naming any
+    /// other host are refused, so a web page whose DNS name is pointed at
+    /// this server reaches nothing.
+    #[arg(
+        long = "public-host",
+        value_name = "NAME",
+        env = "SONDERA_PUBLIC_HOSTS",
+        value_delimiter = ','
+    )]
+    public_hosts: Vec<String>,
+    /// Serve /metrics without a token on a server with tokens. Its
+    /// counters sum every tenant's steps.
+    #[arg(long)]
+    public_metrics: bool,
     /// Live events a stream subscriber may fall behind before it is dropped.
     #[arg(long, default_value_t = 1024, value_name = "EVENTS")]
     stream_buffer: usize,
@@ -134,6 +154,7 @@ impl ServeArgs {
             idle_timeout: Duration::from_secs(self.idle_timeout),
             tls_handshake_timeout: Duration::from_secs(self.tls_handshake_timeout),
             max_connections: self.max_connections,
+            max_connections_per_peer: self.max_connections_per_peer,
             stream_buffer: self.stream_buffer,
             approval_timeout: Duration::from_secs(self.approval_timeout),
             max_approval_timeout: Duration::from_secs(self.max_approval_timeout),
@@ -181,7 +202,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .http_addr(args.http_addr)
         .access(access.clone())
         .token_loader(args.token_loader())
-        .limits(args.limits());
+        .limits(args.limits())
+        .public_hosts(args.public_hosts.iter().cloned())
+        .public_metrics(args.public_metrics);
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         builder = builder.tls(TlsFiles {
             cert: cert.clone(),

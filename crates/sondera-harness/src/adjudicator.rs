@@ -131,6 +131,30 @@ impl Adjudicator {
         tenant: &TenantId,
         event: &Event,
     ) -> Result<Recorded, HarnessError> {
+        self.adjudicate_by(tenant, event, None).await
+    }
+
+    /// Like [`Adjudicator::adjudicate_as`], but a step whose judging ends
+    /// after `deadline` is not recorded: it fails with
+    /// [`HarnessError::DeadlineExceeded`], leaving its event id free, so a
+    /// caller that gave up waiting can send it again. On a multi-threaded
+    /// Tokio runtime judging runs where it cannot hold up the runtime's
+    /// other tasks (`block_in_place`).
+    pub async fn adjudicate_before(
+        &self,
+        tenant: &TenantId,
+        event: &Event,
+        deadline: std::time::Instant,
+    ) -> Result<Recorded, HarnessError> {
+        self.adjudicate_by(tenant, event, Some(deadline)).await
+    }
+
+    async fn adjudicate_by(
+        &self,
+        tenant: &TenantId,
+        event: &Event,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Recorded, HarnessError> {
         event.check()?;
         let slot = self.slot(tenant, &event.trajectory_id);
         let mut guard = slot.lock().await;
@@ -143,7 +167,7 @@ impl Adjudicator {
                 *guard = Some(Cursor::unstarted());
             }
             let result = match guard.as_mut() {
-                Some(cursor) => self.step(tenant, cursor, event).await,
+                Some(cursor) => self.step(tenant, cursor, event, deadline).await,
                 None => Err(HarnessError::UnknownTrajectory(event.trajectory_id.clone())),
             };
             // Another process sharing the store appended first: judge again
@@ -185,6 +209,7 @@ impl Adjudicator {
         tenant: &TenantId,
         cursor: &mut Cursor,
         event: &Event,
+        deadline: Option<std::time::Instant>,
     ) -> Result<Recorded, HarnessError> {
         let id = &event.trajectory_id;
         if let Payload::Started { .. } = event.payload
@@ -192,7 +217,10 @@ impl Adjudicator {
         {
             return Err(HarnessError::AlreadyStarted(id.clone()));
         }
-        if cursor.status.is_terminal() {
+        // A verdict given on an earlier step (an operator's decision, an
+        // approval's expiry) is recorded even when it lands after the
+        // trajectory ended: nothing decided goes unrecorded.
+        if cursor.status.is_terminal() && !matches!(event.payload, Payload::Adjudicated(_)) {
             return Err(HarnessError::TrajectoryEnded {
                 trajectory_id: id.clone(),
                 status: cursor.status,
@@ -201,7 +229,19 @@ impl Adjudicator {
         let engine = self.engine();
         let event = as_judged(event, &cursor.state);
         let event = event.as_ref();
-        let (verdict, governed) = judge_step(&engine, &mut cursor.state, event);
+        let (verdict, governed) = match deadline {
+            None => judge_step(&engine, &mut cursor.state, event),
+            Some(deadline) => {
+                let started = std::time::Instant::now();
+                let judged = off_the_runtime(|| judge_step(&engine, &mut cursor.state, event));
+                if std::time::Instant::now() > deadline {
+                    // The cursor's state took the step: the caller drops it
+                    // (on error) and the next event reloads the store's.
+                    return Err(HarnessError::DeadlineExceeded(started.elapsed()));
+                }
+                judged
+            }
+        };
         let status = cursor.status.after(&event.payload);
         self.store
             .append(StepRecord {
@@ -220,6 +260,18 @@ impl Adjudicator {
         cursor.status = status;
         cursor.next_seq += 1;
         Ok(recorded)
+    }
+}
+
+/// Runs CPU-bound `work` so that a multi-threaded Tokio runtime hands this
+/// worker's other tasks to another thread meanwhile; elsewhere, in place.
+fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
+    let multi_threaded = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if multi_threaded {
+        tokio::task::block_in_place(work)
+    } else {
+        work()
     }
 }
 

@@ -81,6 +81,10 @@ pub enum HarnessError {
         "this harness has no operators to ask: escalations reach operators through `sondera serve` and a remote harness"
     )]
     NoOperators,
+    #[error(
+        "judging the step took past its deadline ({0:?}); it was not recorded and may be sent again"
+    )]
+    DeadlineExceeded(std::time::Duration),
     #[error("the harness panicked: {0}")]
     Panicked(String),
     #[error("the harness server refused the request ({code}): {message}")]

@@ -65,29 +65,43 @@ impl RemoteRecords {
         summary_only: bool,
     ) -> Result<Option<TrajectoryDetail>, StoreError> {
         let c = &self.connection;
-        let request = v1::GetTrajectoryRequest {
-            trajectory_id: id.to_string(),
-            summary_only,
-        };
-        let wire = match c.call(c.client().get_trajectory(c.request(request))).await {
-            Err(HarnessError::Remote { code, .. }) if code == "NotFound" => return Ok(None),
-            other => other.map_err(remote)?,
-        };
-        let summary = wire.summary.ok_or_else(|| StoreError::Corrupt {
-            what: "server response".into(),
-            message: "a trajectory without its summary".into(),
-        })?;
-        Ok(Some(TrajectoryDetail {
-            summary: decode(sondera_proto::summary_from_wire(
-                summary,
-                &TenantId::default(),
-            ))?,
-            events: wire
-                .events
-                .into_iter()
-                .map(|e| decode(StoredEvent::try_from(e)))
-                .collect::<Result<_, _>>()?,
-        }))
+        let mut from_seq = 0;
+        let mut events = Vec::new();
+        // The server answers in pages a default gRPC client accepts.
+        loop {
+            let request = v1::GetTrajectoryRequest {
+                trajectory_id: id.to_string(),
+                summary_only,
+                from_seq,
+            };
+            let wire = match c.call(c.client().get_trajectory(c.request(request))).await {
+                Err(HarnessError::Remote { code, .. }) if code == "NotFound" => return Ok(None),
+                other => other.map_err(remote)?,
+            };
+            for event in wire.events {
+                events.push(decode(StoredEvent::try_from(event))?);
+            }
+            match wire.next_seq {
+                Some(next) if next > from_seq => from_seq = next,
+                Some(_) => {
+                    return Err(StoreError::Corrupt {
+                        what: "server response".into(),
+                        message: "a page of events that does not move forward".into(),
+                    });
+                }
+                None => {
+                    let summary = wire.summary.ok_or_else(|| StoreError::Corrupt {
+                        what: "server response".into(),
+                        message: "a trajectory without its summary".into(),
+                    })?;
+                    let summary = decode(sondera_proto::summary_from_wire(
+                        summary,
+                        &TenantId::default(),
+                    ))?;
+                    return Ok(Some(TrajectoryDetail { summary, events }));
+                }
+            }
+        }
     }
 }
 

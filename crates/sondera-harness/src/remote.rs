@@ -449,6 +449,7 @@ impl Backend for Connection {
         let request = v1::GetTrajectoryRequest {
             trajectory_id: trajectory_id.to_string(),
             summary_only: true,
+            from_seq: 0,
         };
         let detail = match self
             .call(client.get_trajectory(self.request(request)))

@@ -29,6 +29,10 @@ const POLL: Duration = Duration::from_secs(1);
 /// Overdue approvals expired per sweep.
 const SWEEP_BATCH: usize = 256;
 
+/// Room for what a recorded decision carries besides its verdict (ids,
+/// the agent, the actor, times).
+const RECORD_ENVELOPE: usize = 1024;
+
 /// Who settles an approval nobody decided in time.
 const EXPIRY_ACTOR: &str = "sondera-approvals";
 
@@ -44,6 +48,12 @@ impl Governance {
         timeout: Option<Duration>,
     ) -> Result<ApprovalRecord, ServiceError> {
         let detail = self.trajectory(tenant, trajectory_id, false).await?;
+        if detail.summary.status.is_terminal() {
+            return Err(ServiceError::FailedPrecondition(format!(
+                "trajectory {trajectory_id} has ended ({}): its steps can no longer be approved",
+                detail.summary.status
+            )));
+        }
         let stored = detail
             .events
             .iter()
@@ -55,7 +65,10 @@ impl Governance {
             })?;
         let verdict = escalated(stored)?;
         let now = Utc::now().round_subsecs(6);
-        let deadline = self.limits().approval_deadline(timeout);
+        // Zero asks for no particular deadline, as an unset proto3 field does.
+        let deadline = self
+            .limits()
+            .approval_deadline(timeout.filter(|t| !t.is_zero()));
         let opened = ApprovalRecord {
             id: uuid::Uuid::new_v4().to_string(),
             tenant: tenant.clone(),
@@ -183,6 +196,11 @@ impl Governance {
             },
             ..current
         };
+        // The record of the decision is an event like any other: the reason
+        // must leave it within the event limit, checked before it settles.
+        let record = serde_json::to_vec(&outcome(&decided).0).map_or(usize::MAX, |j| j.len());
+        self.limits()
+            .check_field("reason", record.saturating_add(RECORD_ENVELOPE))?;
         if !self.settle(&decided).await? {
             let now = self.current_approval(tenant, id).await?;
             refuse_unless_pending(&now)?;

@@ -12,6 +12,9 @@ pub enum ServiceError {
     /// A request or event over a configured limit; the message names the limit.
     #[error("{0}")]
     TooLarge(String),
+    /// A body that is not JSON.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
@@ -26,7 +29,9 @@ pub enum ServiceError {
     /// The token is valid but its role may not do this.
     #[error("{0}")]
     PermissionDenied(String),
-    #[error("the request took longer than the {0:?} limit; it may still have been recorded")]
+    #[error(
+        "the request took longer than the {0:?} limit (--request-timeout); a step still being judged then is not recorded, so it may be sent again"
+    )]
     Timeout(std::time::Duration),
     #[error("subscriber fell {missed} events behind and was dropped; reconnect to follow again")]
     SlowSubscriber { missed: u64 },
@@ -60,7 +65,9 @@ impl ServiceError {
     pub fn code(&self) -> tonic::Code {
         use tonic::Code;
         match self {
-            Self::InvalidArgument(_) | Self::TooLarge(_) => Code::InvalidArgument,
+            Self::InvalidArgument(_) | Self::TooLarge(_) | Self::UnsupportedMediaType(_) => {
+                Code::InvalidArgument
+            }
             Self::NotFound(_) => Code::NotFound,
             Self::AlreadyExists(_) => Code::AlreadyExists,
             Self::FailedPrecondition(_) => Code::FailedPrecondition,
@@ -78,6 +85,7 @@ impl ServiceError {
         match self {
             Self::InvalidArgument(_) => StatusCode::BAD_REQUEST,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::AlreadyExists(_) | Self::FailedPrecondition(_) | Self::Aborted(_) => {
                 StatusCode::CONFLICT

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use chrono::{SubsecRound, Utc};
 use sondera_harness::{Adjudicator, HarnessError};
-use sondera_model::{Adjudicated, Agent, Event, Grant, GrantScope};
+use sondera_model::{Actor, Adjudicated, Agent, Event, Grant, GrantScope};
 use sondera_policy::PolicyEngine;
 use sondera_store::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, ApprovalRecord, Page,
@@ -15,6 +16,7 @@ use sondera_store::{
 };
 use tokio::sync::{Notify, broadcast, watch};
 
+use crate::auth::Caller;
 use crate::error::ServiceError;
 use crate::limits::Limits;
 use crate::metrics::{LatencySummary, Metrics, TenantLatency};
@@ -184,8 +186,31 @@ impl Governance {
         event: Event,
     ) -> Result<Adjudicated, ServiceError> {
         let started = Instant::now();
-        let recorded = self.adjudicator.adjudicate_as(tenant, &event).await;
-        let recorded = recorded.map_err(ServiceError::from)?;
+        let limit = self.limits.request_timeout;
+        let deadline = started + limit;
+        // Judged in a task of its own, so the caller is answered at the
+        // deadline even while judging runs on; what ends past it is not
+        // recorded (see `Adjudicator::adjudicate_before`).
+        let judging = tokio::spawn({
+            let (adjudicator, tenant) = (self.adjudicator.clone(), tenant.clone());
+            async move {
+                let recorded = adjudicator
+                    .adjudicate_before(&tenant, &event, deadline)
+                    .await;
+                (recorded, event)
+            }
+        });
+        let (recorded, event) = match tokio::time::timeout_at(deadline.into(), judging).await {
+            Ok(Ok(judged)) => judged,
+            Ok(Err(failed)) => {
+                return Err(ServiceError::Internal(format!("judging failed: {failed}")));
+            }
+            Err(_) => return Err(ServiceError::Timeout(limit)),
+        };
+        let recorded = recorded.map_err(|e| match e {
+            HarnessError::DeadlineExceeded(_) => ServiceError::Timeout(limit),
+            other => other.into(),
+        })?;
         let elapsed = started.elapsed();
         self.metrics
             .adjudicated(recorded.verdict.decision, event.payload.kind(), elapsed);
@@ -247,25 +272,35 @@ impl Governance {
             .ok_or_else(|| ServiceError::NotFound(format!("agent {id} is not recorded")))
     }
 
-    /// Keeps a standing approval for `agent_id`. Only "always" approvals
-    /// are kept here; session approvals live in the harness scope.
+    /// Keeps a standing approval for `agent_id`, granted by `caller` (an
+    /// operator) now, whoever the body names. Only "always" approvals are
+    /// kept here; session approvals live in the harness scope.
     pub async fn put_grant(
         &self,
-        tenant: &TenantId,
+        caller: &Caller,
         agent_id: &str,
-        grant: &Grant,
+        grant: Grant,
     ) -> Result<(), ServiceError> {
+        let tenant = caller.operator("keeping a standing grant")?;
         if agent_id.is_empty() {
             return Err(ServiceError::InvalidArgument(
                 "`agent_id` must not be empty".into(),
             ));
         }
+        self.limits.check_field("agent_id", agent_id.len())?;
+        let grant = Grant {
+            granted_by: Actor::human(caller.name.clone()),
+            granted_at: Utc::now().round_subsecs(6),
+            ..grant
+        };
+        let size = serde_json::to_vec(&grant).map_or(usize::MAX, |json| json.len());
+        self.limits.check_field("grant", size)?;
         if grant.scope != GrantScope::Always {
             return Err(ServiceError::InvalidArgument(
                 "the server keeps standing (`always`) approvals only; session approvals live in the harness scope".into(),
             ));
         }
-        Ok(self.store().put_grant(tenant, agent_id, grant).await?)
+        Ok(self.store().put_grant(tenant, agent_id, &grant).await?)
     }
 
     pub async fn grants(

@@ -23,6 +23,10 @@ pub(crate) struct GrpcService {
 
 type Reply<T> = Result<Response<T>, Status>;
 
+/// Most bytes of events in one `GetTrajectory` answer: within the 4 MiB a
+/// default gRPC client accepts, with room for the summary and framing.
+const RESPONSE_BUDGET: usize = 3 << 20;
+
 impl GrpcService {
     fn caller<T>(&self, request: &Request<T>) -> Result<Caller, ServiceError> {
         let header = request
@@ -122,12 +126,10 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         &self,
         request: Request<v1::PutGrantRequest>,
     ) -> Reply<v1::PutGrantResponse> {
-        let tenant = self.operator(&request, "keeping a standing grant")?;
+        let caller = self.caller(&request)?;
         let (agent_id, grant) =
             put_grant_from_wire(request.into_inner()).map_err(ServiceError::from)?;
-        self.governance
-            .put_grant(&tenant, &agent_id, &grant)
-            .await?;
+        self.governance.put_grant(&caller, &agent_id, grant).await?;
         Ok(Response::new(v1::PutGrantResponse {}))
     }
 
@@ -185,9 +187,23 @@ impl v1::harness_service_server::HarnessService for GrpcService {
             .governance
             .trajectory(&tenant, &r.trajectory_id, r.summary_only)
             .await?;
+        let mut events = Vec::new();
+        let mut size = 0;
+        let mut next_seq = None;
+        for stored in detail.events.into_iter().filter(|e| e.seq >= r.from_seq) {
+            let seq = stored.seq;
+            let wire = v1::RecordedEvent::from(stored);
+            size += wire.encoded_len();
+            if !events.is_empty() && size > RESPONSE_BUDGET {
+                next_seq = Some(seq);
+                break;
+            }
+            events.push(wire);
+        }
         Ok(Response::new(v1::TrajectoryDetail {
             summary: Some(detail.summary.into()),
-            events: detail.events.into_iter().map(Into::into).collect(),
+            events,
+            next_seq,
         }))
     }
 
@@ -281,8 +297,7 @@ impl v1::harness_service_server::HarnessService for GrpcService {
     ) -> Reply<v1::Approval> {
         let tenant = self.tenant(&request)?;
         let r = request.into_inner();
-        let timeout = (r.timeout_seconds != 0)
-            .then(|| std::time::Duration::from_secs(r.timeout_seconds.into()));
+        let timeout = Some(std::time::Duration::from_secs(r.timeout_seconds.into()));
         let approval = self
             .governance
             .request_approval(&tenant, &r.trajectory_id, &r.event_id, timeout)

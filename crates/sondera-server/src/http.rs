@@ -30,6 +30,10 @@ pub(crate) struct HttpState {
     pub(crate) access: Arc<AccessControl>,
     /// Whether the dashboard's cookies are marked `Secure` (served over TLS).
     pub(crate) secure_cookies: bool,
+    /// The host names the server answers to besides addresses and `localhost`.
+    pub(crate) public_hosts: Arc<crate::browser::PublicHosts>,
+    /// Whether `/metrics` is served without a token on a server with tokens.
+    pub(crate) public_metrics: bool,
 }
 
 /// The OpenAPI document of the `/v1` routes.
@@ -38,6 +42,7 @@ pub const OPENAPI: &str = include_str!("openapi.json");
 pub(crate) fn router(state: HttpState) -> axum::Router {
     let body_limit = state.governance.limits().max_request_bytes;
     let request_timeout = state.governance.limits().request_timeout;
+    let public_hosts = state.public_hosts.clone();
     axum::Router::new()
         .route("/v1/adjudicate", post(adjudicate))
         .route("/v1/adjudicate/batch", post(adjudicate_batch))
@@ -61,6 +66,10 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
         .merge(crate::dashboard::routes())
         .layer(axum::middleware::from_fn(
             crate::dashboard::cookie_credentials,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            public_hosts,
+            crate::browser::same_origin_only,
         ))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn_with_state(
@@ -249,9 +258,9 @@ async fn put_grant(
     Path(id): Path<String>,
     body: Result<String, StringRejection>,
 ) -> Reply<serde_json::Value> {
-    let tenant = state.operator(&headers, "keeping a standing grant")?;
+    let caller = state.caller(&headers)?;
     let grant: Grant = state.json(body, "grant")?;
-    state.governance.put_grant(&tenant, &id, &grant).await?;
+    state.governance.put_grant(&caller, &id, grant).await?;
     Ok(Json(serde_json::json!({})))
 }
 
@@ -612,7 +621,17 @@ async fn healthz(State(state): State<HttpState>) -> Response {
     }
 }
 
+/// The process's counters, summed over every tenant: served by a server
+/// without tokens (one tenant, loopback) and, on a server with tokens, only
+/// when started with `--public-metrics`; a tenant's operators read their
+/// own numbers at `/v1/latency` and `/v1/analytics`.
 async fn metrics(State(state): State<HttpState>) -> Response {
+    if !state.public_metrics && !state.access.is_loopback_only() {
+        return ServiceError::PermissionDenied(
+            "/metrics sums every tenant's steps, so a server with tokens serves it only when started with --public-metrics".into(),
+        )
+        .into_response();
+    }
     (
         [(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
         state.governance.metrics().render(),

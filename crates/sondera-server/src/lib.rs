@@ -31,6 +31,7 @@
 
 mod approvals;
 mod auth;
+mod browser;
 mod dashboard;
 mod error;
 mod governance;

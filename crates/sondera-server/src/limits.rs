@@ -24,6 +24,9 @@ pub struct Limits {
     pub tls_handshake_timeout: Duration,
     /// Connections open at once, per listener; more wait to be accepted.
     pub max_connections: usize,
+    /// Connections one client address may hold open at once, per listener;
+    /// past it, its new connections are closed on accepting them.
+    pub max_connections_per_peer: usize,
     /// Live events a subscriber may fall behind before it is dropped.
     pub stream_buffer: usize,
     /// How long an escalated step waits for an operator when its agent
@@ -44,6 +47,7 @@ impl Default for Limits {
             idle_timeout: Duration::from_secs(120),
             tls_handshake_timeout: Duration::from_secs(10),
             max_connections: 512,
+            max_connections_per_peer: 64,
             stream_buffer: 1024,
             approval_timeout: Duration::from_secs(300),
             max_approval_timeout: Duration::from_secs(3600),
@@ -56,6 +60,18 @@ impl Limits {
         if size > self.max_event_bytes {
             return Err(ServiceError::TooLarge(format!(
                 "event is {size} bytes, larger than the {}-byte limit (--max-event-bytes)",
+                self.max_event_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    /// A field an agent or operator supplies that is kept in a record
+    /// (a decision's reason, a grant): no larger than an event may be.
+    pub fn check_field(&self, field: &str, size: usize) -> Result<(), ServiceError> {
+        if size > self.max_event_bytes {
+            return Err(ServiceError::TooLarge(format!(
+                "`{field}` makes its record {size} bytes, larger than the {}-byte limit on a record (--max-event-bytes)",
                 self.max_event_bytes
             )));
         }

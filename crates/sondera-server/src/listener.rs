@@ -12,6 +12,7 @@
 //! again, longer each time, and says so at most once a second.
 
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -36,6 +37,45 @@ pub(crate) struct Connection {
     /// and how many are still due.
     opening: Option<(Pin<Box<Sleep>>, usize)>,
     _permit: OwnedSemaphorePermit,
+    _peer: PeerSlot,
+}
+
+/// How many connections each client address holds open on one listener.
+#[derive(Debug, Default)]
+struct PeerCounts(parking_lot::Mutex<std::collections::HashMap<IpAddr, usize>>);
+
+/// One connection's place in its peer's count, given back when dropped.
+struct PeerSlot {
+    counts: Arc<PeerCounts>,
+    peer: IpAddr,
+}
+
+impl PeerCounts {
+    /// A place for one more connection from `peer`, unless it holds `limit`.
+    fn enter(self: &Arc<Self>, peer: IpAddr, limit: usize) -> Option<PeerSlot> {
+        let mut counts = self.0.lock();
+        let held = counts.entry(peer).or_default();
+        if *held >= limit.max(1) {
+            return None;
+        }
+        *held += 1;
+        Some(PeerSlot {
+            counts: self.clone(),
+            peer,
+        })
+    }
+}
+
+impl Drop for PeerSlot {
+    fn drop(&mut self) {
+        let mut counts = self.counts.0.lock();
+        if let Some(held) = counts.get_mut(&self.peer) {
+            *held -= 1;
+            if *held == 0 {
+                counts.remove(&self.peer);
+            }
+        }
+    }
 }
 
 /// Bytes a client must send within the header timeout of connecting: the
@@ -60,6 +100,8 @@ pub(crate) fn accept(
 ) -> mpsc::Receiver<io::Result<Connection>> {
     let (accepted, incoming) = mpsc::channel(64);
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let peers = Arc::new(PeerCounts::default());
+    let per_peer = limits.max_connections_per_peer;
     let (handshake, idle) = (limits.tls_handshake_timeout, limits.idle_timeout);
     let header_timeout = limits.header_read_timeout;
     tokio::spawn(async move {
@@ -81,11 +123,15 @@ pub(crate) fn accept(
                 () = until_stopped(&mut stopped) => return,
             };
             backoff.succeeded();
+            let Some(slot) = peers.enter(peer.ip(), per_peer) else {
+                tracing::debug!(%peer, "closed: this address already holds {per_peer} connections");
+                continue;
+            };
             // Small request/response messages: Nagle's algorithm would hold
             // each for a delayed acknowledgement.
             let _ = tcp.set_nodelay(true);
             let opening = header_timeout;
-            let connection = move |stream| Connection::new(stream, idle, opening, permit);
+            let connection = move |stream| Connection::new(stream, idle, opening, permit, slot);
             match &tls {
                 None => {
                     if accepted
@@ -129,6 +175,7 @@ impl Connection {
         idle_timeout: Duration,
         opening_timeout: Duration,
         permit: OwnedSemaphorePermit,
+        peer: PeerSlot,
     ) -> Self {
         Self {
             stream,
@@ -136,6 +183,7 @@ impl Connection {
             idle: Box::pin(tokio::time::sleep(idle_timeout)),
             opening: Some((Box::pin(tokio::time::sleep(opening_timeout)), OPENING_BYTES)),
             _permit: permit,
+            _peer: peer,
         }
     }
 

@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use crate::auth::{Access, AccessControl, TokenLoader};
+use crate::browser::PublicHosts;
 use crate::governance::Governance;
 use crate::grpc::GrpcService;
 use crate::http::{HttpState, router};
@@ -63,9 +64,29 @@ pub struct ServerBuilder {
     tls: Option<TlsFiles>,
     watch: Vec<PathBuf>,
     poll: Duration,
+    public_hosts: Vec<String>,
+    public_metrics: bool,
 }
 
 impl ServerBuilder {
+    /// Host names HTTP clients may reach the server by, besides IP
+    /// addresses and `localhost`; requests naming any other host are
+    /// refused (a page whose DNS name was rebound to this address).
+    #[must_use]
+    pub fn public_hosts<I: IntoIterator<Item = String>>(mut self, names: I) -> Self {
+        self.public_hosts.extend(names);
+        self
+    }
+
+    /// Serves `/metrics` without a token on a server with tokens. Its
+    /// counters sum every tenant, so by default only a server without
+    /// tokens (one tenant, loopback) serves them.
+    #[must_use]
+    pub fn public_metrics(mut self, open: bool) -> Self {
+        self.public_metrics = open;
+        self
+    }
+
     /// Where gRPC listens (default 127.0.0.1:50051; port 0 picks one).
     #[must_use]
     pub fn grpc_addr(mut self, addr: SocketAddr) -> Self {
@@ -154,6 +175,8 @@ impl ServerBuilder {
             loader: self.loader,
             watch: self.watch,
             poll: self.poll,
+            public_hosts: Arc::new(PublicHosts::new(self.public_hosts)),
+            public_metrics: self.public_metrics,
         })
     }
 }
@@ -169,6 +192,8 @@ pub struct Server {
     loader: PolicyLoader,
     watch: Vec<PathBuf>,
     poll: Duration,
+    public_hosts: Arc<PublicHosts>,
+    public_metrics: bool,
 }
 
 struct Tls {
@@ -226,6 +251,8 @@ impl Server {
             limits: Limits::default(),
             tls: None,
             watch: Vec::new(),
+            public_hosts: Vec::new(),
+            public_metrics: false,
             poll: Duration::from_millis(500),
         }
     }
@@ -289,6 +316,8 @@ impl Server {
             governance: self.governance.clone(),
             access: self.access.clone(),
             secure_cookies: tls.is_some(),
+            public_hosts: self.public_hosts.clone(),
+            public_metrics: self.public_metrics,
         });
         let http = serve_http(self.http, app, &self.limits, tls, stopped.clone());
         let servers = async { tokio::join!(grpc, http).0 };

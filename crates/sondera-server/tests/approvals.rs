@@ -651,3 +651,129 @@ async fn an_agent_that_cannot_reach_its_server_stops_waiting_after_the_deadline(
     );
     server.stop().await;
 }
+
+/// Opens an approval for `event_id` over HTTP as the agent; the answer.
+async fn ask_over_http(
+    server: &Running,
+    trajectory_id: &str,
+    event_id: &str,
+    timeout_seconds: u64,
+) -> HttpResponse {
+    let ask = serde_json::json!({
+        "trajectory_id": trajectory_id,
+        "event_id": event_id,
+        "timeout_seconds": timeout_seconds,
+    })
+    .to_string();
+    http(server.http, "POST", "/v1/approvals", Some(ACME), Some(&ask)).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_approval_is_opened_for_a_step_of_an_ended_trajectory() {
+    let server = start_escalating(Arc::new(sondera_store::MemoryStore::new())).await;
+    let (mut agent, event_id) = escalated(&server, "terraform apply").await;
+    let trajectory_id = agent.trajectory_id().unwrap().to_string();
+    agent.finalize(None).await.unwrap();
+    let refused = ask_over_http(&server, &trajectory_id, &event_id, 60).await;
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    assert!(refused.body.contains("has ended"), "{}", refused.body);
+    server.stop().await;
+}
+
+/// A decision (and an expiry) landing after the trajectory completed is
+/// still recorded in it: no decision without a record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_or_expiry_after_completion_is_recorded() {
+    for backend in each_store().await {
+        let server =
+            start_with_approval_timeout(backend.store.clone(), None, Duration::from_secs(2)).await;
+        let operator = connection(server.grpc, Some(ACME_OPS));
+        let (mut decided, decided_event) = escalated(&server, "terraform apply").await;
+        let asked = ask_over_http(
+            &server,
+            decided.trajectory_id().unwrap(),
+            &decided_event,
+            60,
+        )
+        .await;
+        assert_eq!(asked.status, 200, "{}: {}", backend.name, asked.body);
+        let pending = the_pending_one(&operator).await;
+        decided.finalize(None).await.unwrap();
+        let outcome = operator
+            .decide(&pending.id, Approval::Once, Some("after the run".into()))
+            .await
+            .unwrap();
+        assert_eq!(
+            recorded_outcomes(&server, &outcome).await.len(),
+            1,
+            "{}: the decision is in the trajectory",
+            backend.name
+        );
+
+        let (mut expiring, expiring_event) = escalated(&server, "terraform apply").await;
+        let asked = ask_over_http(
+            &server,
+            expiring.trajectory_id().unwrap(),
+            &expiring_event,
+            1,
+        )
+        .await;
+        assert_eq!(asked.status, 200, "{}: {}", backend.name, asked.body);
+        let approval: ApprovalRecord = serde_json::from_str(&asked.body).unwrap();
+        expiring.finalize(None).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        let expired = server
+            .governance
+            .current_approval(&approval.tenant, &approval.id)
+            .await
+            .unwrap();
+        assert_eq!(expired.state.status(), ApprovalStatus::Expired);
+        assert_eq!(
+            recorded_outcomes(&server, &expired).await.len(),
+            1,
+            "{}: the expiry is in the trajectory",
+            backend.name
+        );
+        server.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reason_past_the_event_limit_is_refused_and_the_approval_stays_pending() {
+    let server = start_escalating(Arc::new(sondera_store::MemoryStore::new())).await;
+    let (agent, event_id) = escalated(&server, "terraform apply").await;
+    let asked = ask_over_http(&server, agent.trajectory_id().unwrap(), &event_id, 60).await;
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    let id = asked.json()["id"].as_str().unwrap().to_string();
+    let reason = "x".repeat(Limits::default().max_event_bytes);
+    let body = serde_json::json!({ "decision": "once", "reason": reason }).to_string();
+    let path = format!("/v1/approvals/{id}/decision");
+    let refused = http(server.http, "POST", &path, Some(ACME_OPS), Some(&body)).await;
+    assert_eq!(refused.status, 413, "{}", refused.body);
+    assert!(refused.body.contains("`reason`"), "{}", refused.body);
+    let operator = connection(server.grpc, Some(ACME_OPS));
+    let refused = operator
+        .decide(&id, Approval::Once, Some("y".repeat(2 << 20)))
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("`reason`"), "{refused}");
+    assert_eq!(the_pending_one(&operator).await.id, id);
+    server.stop().await;
+}
+
+/// Zero asks for no particular deadline over HTTP as over gRPC, where an
+/// unset field reads as zero: the server's default applies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zero_timeout_means_the_default_deadline_everywhere() {
+    let server = start_escalating(Arc::new(sondera_store::MemoryStore::new())).await;
+    let (agent, event_id) = escalated(&server, "terraform apply").await;
+    let asked = ask_over_http(&server, agent.trajectory_id().unwrap(), &event_id, 0).await;
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    let approval: ApprovalRecord = serde_json::from_str(&asked.body).unwrap();
+    let deadline = (approval.expires_at - approval.created_at)
+        .to_std()
+        .unwrap();
+    assert_eq!(deadline, Limits::default().approval_timeout);
+    assert_eq!(approval.state.status(), ApprovalStatus::Pending);
+    server.stop().await;
+}

@@ -68,6 +68,7 @@ async fn a_remote_harness_runs_a_full_lifecycle() {
         let request = v1::GetTrajectoryRequest {
             trajectory_id: id.clone(),
             summary_only: false,
+            ..Default::default()
         };
         let detail = client
             .get_trajectory(connection.request(request))
@@ -297,6 +298,7 @@ async fn a_tenant_can_neither_read_nor_write_another_tenants_trajectory() {
         let get = v1::GetTrajectoryRequest {
             trajectory_id: id.clone(),
             summary_only: false,
+            ..Default::default()
         };
         let err = client
             .get_trajectory(globex.request(get))
@@ -637,7 +639,7 @@ async fn http_streams_events_as_server_sent_events() {
     let server = start_default().await;
     let mut stream = tokio::net::TcpStream::connect(server.http).await.unwrap();
     let request = format!(
-        "GET /v1/events/stream HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {ACME_OPS}\r\n\r\n"
+        "GET /v1/events/stream HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer {ACME_OPS}\r\n\r\n"
     );
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut lines = BufReader::new(stream).lines();
@@ -974,6 +976,7 @@ async fn one_nesting_limit_holds_at_every_way_in_and_all_it_accepts_reads_back()
         .get_trajectory(c.request(v1::GetTrajectoryRequest {
             trajectory_id: id.clone(),
             summary_only: false,
+            ..Default::default()
         }))
         .await
         .unwrap()

@@ -29,6 +29,7 @@ fn limits() -> Limits {
         idle_timeout: IDLE_TIMEOUT,
         tls_handshake_timeout: HANDSHAKE_TIMEOUT,
         max_connections: 400,
+        max_connections_per_peer: 400,
         ..Limits::default()
     }
 }
@@ -86,7 +87,7 @@ async fn healthz_answers_quickly(addr: SocketAddr) {
 async fn trickled_headers_are_cut_off_while_others_are_served() {
     let server = start(builder(Arc::new(MemoryStore::new()), builtin()).limits(limits())).await;
     let header: &'static [u8] =
-        b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nx-slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
     let preface: &'static [u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
     let slow: Vec<_> = (0..200)
         .map(|i| match i % 4 {
@@ -117,7 +118,7 @@ async fn a_stalled_body_is_answered_and_closed_within_the_request_timeout() {
     let mut stream = TcpStream::connect(server.http).await.unwrap();
     stream
         .write_all(
-            b"POST /v1/adjudicate HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"event_id\":",
+            b"POST /v1/adjudicate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"event_id\":",
         )
         .await
         .unwrap();
@@ -241,7 +242,7 @@ async fn subscribe_and_flood(server: &Running) -> TcpStream {
     socket.set_recv_buffer_size(4096).unwrap();
     let mut subscriber = socket.connect(server.http).await.unwrap();
     subscriber
-        .write_all(b"GET /v1/events/stream HTTP/1.1\r\nhost: x\r\n\r\n")
+        .write_all(b"GET /v1/events/stream HTTP/1.1\r\nhost: localhost\r\n\r\n")
         .await
         .unwrap();
     let mut head = [0u8; 64];
@@ -316,5 +317,50 @@ async fn a_lagging_subscriber_reads_why_and_then_its_connection_ends() {
         "{}",
         &text[text.len().saturating_sub(300)..]
     );
+    server.stop().await;
+}
+
+/// One address holding its share of connections cannot keep others out:
+/// its next connection is closed at once while another address is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_cannot_hold_every_connection() {
+    let limits = Limits {
+        max_connections_per_peer: 3,
+        ..limits()
+    };
+    let server = start(builder(Arc::new(MemoryStore::new()), builtin()).limits(limits)).await;
+    let from = |ip: [u8; 4]| {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(SocketAddr::from((ip, 0))).unwrap();
+        socket.connect(server.http)
+    };
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(from([127, 0, 0, 1]).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut fourth = from([127, 0, 0, 1]).await.unwrap();
+    let mut buf = [0u8; 16];
+    let closed = tokio::time::timeout(SLACK, fourth.read(&mut buf)).await;
+    assert!(
+        matches!(closed, Ok(Ok(0)) | Ok(Err(_))),
+        "a fourth connection from one address was kept: {closed:?}"
+    );
+    let mut other = from([127, 0, 0, 2]).await.unwrap();
+    other
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(SLACK, other.read_to_end(&mut answer))
+        .await
+        .expect("another address is served")
+        .unwrap();
+    assert!(
+        answer.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    drop(held);
     server.stop().await;
 }

@@ -96,8 +96,9 @@ impl ServerProcess {
         while Instant::now() < deadline {
             if let Ok(mut stream) = std::net::TcpStream::connect(&self.http) {
                 use std::io::{Read, Write};
-                let _ = stream
-                    .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+                let _ = stream.write_all(
+                    b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n",
+                );
                 let mut response = String::new();
                 let _ = stream.read_to_string(&mut response);
                 if response.starts_with("HTTP/1.1 200") {

@@ -181,7 +181,6 @@ pub async fn http(
     token: Option<&str>,
     body: Option<&str>,
 ) -> HttpResponse {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut request = format!("{method} {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n");
     if let Some(token) = token {
         request.push_str(&format!("authorization: Bearer {token}\r\n"));
@@ -194,6 +193,13 @@ pub async fn http(
     } else {
         request.push_str("\r\n");
     }
+    send(addr, &request).await
+}
+
+/// One request written exactly as given (head, blank line, body) on a
+/// fresh connection, as a browser or an attacker may write it.
+pub async fn send(addr: SocketAddr, request: &str) -> HttpResponse {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await.unwrap();
