@@ -1,6 +1,7 @@
 //! `sondera approvals list|show|approve|deny`: an operator's side of the
 //! escalations agents put to a server.
 
+use crate::inert::inert;
 use std::process::ExitCode;
 
 use clap::Subcommand;
@@ -153,23 +154,30 @@ fn print(approval: &ApprovalRecord, json: bool, detailed: bool) -> anyhow::Resul
     if detailed {
         for policy in &approval.verdict.policies {
             let description = policy.description.as_deref().unwrap_or_default();
-            println!("  policy {}: {description}", policy.policy_id);
+            println!(
+                "  policy {}: {}",
+                inert(&policy.policy_id),
+                inert(description)
+            );
         }
         if let Some(reason) = &approval.verdict.reason {
-            println!("  escalated because: {reason}");
+            println!("  escalated because: {}", inert(reason));
         }
         match &approval.shape {
-            Some(shape) => println!("  a session or always approval covers: {shape}"),
+            Some(shape) => println!(
+                "  a session or always approval covers: {}",
+                inert(&shape.to_string())
+            ),
             None => {
                 println!("  approvable once only: the step has no shape that can be trusted again")
             }
         }
         println!(
             "  agent {} trajectory {}#{} session {}",
-            approval.agent_id,
-            approval.trajectory_id,
+            inert(&approval.agent_id),
+            inert(&approval.trajectory_id),
             approval.seq,
-            approval.session_id.as_deref().unwrap_or("-")
+            inert(approval.session_id.as_deref().unwrap_or("-"))
         );
     }
     Ok(())
@@ -196,18 +204,18 @@ pub(crate) fn line(approval: &ApprovalRecord) -> String {
         } => {
             let why = reason
                 .as_deref()
-                .map_or(String::new(), |r| format!(" ({r})"));
-            format!("{} by {}{why}", decision.phrase(), decided_by.id)
+                .map_or(String::new(), |r| format!(" ({})", inert(r)));
+            format!("{} by {}{why}", decision.phrase(), inert(&decided_by.id))
         }
         ApprovalState::Expired { .. } => "expired: denied".to_string(),
     };
     format!(
         "{}  {}  {}  {}  [{}]",
-        approval.id,
-        approval.agent_id,
-        step(&approval.action),
+        inert(&approval.id),
+        inert(&approval.agent_id),
+        inert(&step(&approval.action)),
         state,
-        policies.join(",")
+        inert(&policies.join(","))
     )
 }
 

@@ -2,6 +2,7 @@
 //! is classified as, the context the detectors computed, and the policies
 //! that decided.
 
+use crate::inert::inert;
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -49,15 +50,17 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         println!("{report}");
     } else {
         println!("action: {}", request.action.as_str());
-        println!("payload: {}", serde_json::to_string(&event.payload)?);
+        // JSON escapes C0 controls but not C1 or reordering characters.
+        let payload = serde_json::to_string(&event.payload)?;
+        println!("payload: {}", inert(&payload));
         println!("context:");
         for line in serde_json::to_string_pretty(&context)?.lines() {
-            println!("  {line}");
+            println!("  {}", inert(line));
         }
         if !origins.is_empty() {
             println!("where the values came from:");
             for origin in &origins {
-                println!("  {}", origin["text"].as_str().unwrap_or_default());
+                println!("  {}", inert(origin["text"].as_str().unwrap_or_default()));
             }
         }
         if !evidence.is_empty() {
@@ -67,12 +70,16 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
                     "  {} at {}: {}",
                     found["feature"].as_str().unwrap_or_default(),
                     found["at"],
-                    found["text"]
+                    inert(&found["text"].to_string())
                 );
             }
         }
         let reason = verdict.reason.as_deref().unwrap_or_default();
-        println!("decision: {} ({reason})", verdict.decision.as_str());
+        println!(
+            "decision: {} ({})",
+            verdict.decision.as_str(),
+            inert(reason)
+        );
         for policy in &verdict.policies {
             println!("  {}", describe(policy));
         }

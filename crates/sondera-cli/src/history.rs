@@ -1,6 +1,7 @@
 //! `sondera trajectories list|show` and `sondera adjudications list`: read
 //! what a local data directory recorded.
 
+use crate::inert::inert;
 use std::process::ExitCode;
 
 use sondera_model::Decision;
@@ -40,8 +41,8 @@ pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
                 } else {
                     println!(
                         "{}  {}  {}  {} events  updated {}",
-                        t.id,
-                        t.agent_id,
+                        inert(&t.id),
+                        inert(&t.agent_id),
                         t.status.as_str(),
                         t.event_count,
                         t.updated_at.to_rfc3339()
@@ -64,8 +65,8 @@ pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
             let s = &detail.summary;
             println!(
                 "{}  agent {}  {}  {} events",
-                s.id,
-                s.agent_id,
+                inert(&s.id),
+                inert(&s.agent_id),
                 s.status.as_str(),
                 s.event_count
             );
@@ -74,7 +75,7 @@ pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
                     format!(
                         "{}  [{}]",
                         v.decision.as_str(),
-                        v.policy_ids().collect::<Vec<_>>().join(", ")
+                        inert(&v.policy_ids().collect::<Vec<_>>().join(", "))
                     )
                 });
                 println!(
@@ -121,11 +122,11 @@ pub fn adjudications(command: AdjudicationsCommand) -> anyhow::Result<ExitCode> 
             println!(
                 "{}  {} #{}  {}  {}  [{}]",
                 a.timestamp.to_rfc3339(),
-                a.trajectory_id,
+                inert(&a.trajectory_id),
                 a.seq,
                 a.kind,
                 a.adjudication.decision.as_str(),
-                a.adjudication.policy_ids().collect::<Vec<_>>().join(", ")
+                inert(&a.adjudication.policy_ids().collect::<Vec<_>>().join(", "))
             );
         }
     }

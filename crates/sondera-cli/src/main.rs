@@ -7,6 +7,7 @@ mod bench;
 mod explain;
 mod history;
 mod import;
+mod inert;
 mod policy_check;
 mod policy_fmt;
 mod policy_test;

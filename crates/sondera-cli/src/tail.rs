@@ -105,13 +105,15 @@ fn line(seq: u64, event: &Event, verdict: Option<&sondera_model::Adjudicated>) -
     let painted = format!("{colour}{:<8}{colour:#}", decision.as_str());
     let short_id: String = event.trajectory_id.chars().take(8).collect();
     let mut line = format!(
-        "{} {} {short_id}#{seq} {painted} {:<21} {reason}",
+        "{} {} {}#{seq} {painted} {:<21} {}",
         event.timestamp.format("%H:%M:%S%.3f"),
-        event.agent.id,
+        crate::inert::inert(&event.agent.id),
+        crate::inert::inert(&short_id),
         event.payload.kind(),
+        crate::inert::inert(&reason),
     );
     if !policies.is_empty() {
-        line.push_str(&format!(" [{policies}]"));
+        line.push_str(&format!(" [{}]", crate::inert::inert(&policies)));
     }
     line
 }
