@@ -393,18 +393,20 @@ pub const MAX_VALUES_PER_TEXT: usize = 128;
 /// (an address's local part at 64, its domain at 253): an earlier
 /// alternative still alive forces the search to scan on past a shorter
 /// match, and unbounded that scan reaches the end of the text for every
-/// match found, quadratic in the text (`1.1.1.1...`).
+/// match found, quadratic in the text (`1.1.1.1...`). Word boundaries are
+/// ASCII ones: a Unicode `\b` next to text beyond ASCII sends the search
+/// to a slower engine than the lazy DFA, thousands of instructions a byte.
 static VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)[a-z0-9._%+-]{1,64}@[a-z0-9.-]{1,253}\.[a-z]{2,63}",
         r"|https?://[^\s<>()\[\]{}]+",
-        r"|(?-i:\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b)",
-        r"|\bwww\.[a-z0-9.-]{1,253}\.[a-z]{2,63}",
+        r"|(?-i:(?-u:\b)[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?(?-u:\b))",
+        r"|(?-u:\b)www\.[a-z0-9.-]{1,253}\.[a-z]{2,63}",
         r"|(?:^|[\s(\[,;:])[@#][a-z0-9_][a-z0-9_.-]{1,40}",
         r"|[$€£]\s?\d[\d,]*(?:\.\d+)?",
         r"|\+?\(?\d[\d\s().-]{5,22}\d",
-        r"|\b[a-z]+[_-]?\d+[a-z0-9_-]*\b",
-        r"|\b[a-z0-9]+(?:_[a-z0-9]+)+\b",
+        r"|(?-u:\b)[a-z]+[_-]?\d+[a-z0-9_-]*(?-u:\b)",
+        r"|(?-u:\b)[a-z0-9]+(?:_[a-z0-9]+)+(?-u:\b)",
     ))
     .expect("value pattern compiles")
 });
