@@ -233,7 +233,9 @@ forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { c
     let (mut h, event_id) = runtime.block_on(async {
         let mut h = harness(&server, agent);
         h.initialize(None, None).await.unwrap();
-        let event = shell(&h, "terraform apply");
+        // What an agent could send to make the operator's terminal show
+        // something else: erase the line, return, write another command.
+        let event = shell(&h, "terraform apply\u{1b}[2K\rls -la");
         let event_id = event.event_id.clone();
         let verdict = h.adjudicate(event).await.unwrap();
         assert_eq!(verdict.decision, sondera_model::Decision::Escalate);
@@ -267,6 +269,15 @@ forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { c
         text.contains("Applying infrastructure changes needs an operator"),
         "{text}"
     );
+    let listed = stdout(&sondera(
+        &[&["approvals", "list"][..], &as_operator].concat(),
+    ));
+    for printed in [&text, &listed] {
+        assert!(
+            !printed.contains('\u{1b}') && printed.contains("terraform apply\\x1b[2K\\rls -la"),
+            "the escape sequence reaches the terminal inert: {printed:?}"
+        );
+    }
 
     let as_agent = ["--server", server.grpc.as_str(), "--token", agent];
     let refused = sondera(&[&["approvals", "approve", &id][..], &as_agent].concat());

@@ -30,7 +30,11 @@ fn main() {
         .filter_map(|a| a.parse::<usize>().ok())
         .map(|kib| kib * 1024)
         .collect();
-    let sizes = if sizes.is_empty() { vec![1 << 20] } else { sizes };
+    let sizes = if sizes.is_empty() {
+        vec![1 << 20]
+    } else {
+        sizes
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");

@@ -109,6 +109,18 @@ async fn a_grant_is_recorded_as_granted_by_the_token_that_kept_it() {
     assert_eq!(kept.status, 200, "{}", kept.body);
     let listed = grants(&server, Some(ACME_OPS)).await;
     assert_eq!(listed[0]["granted_by"]["id"], "ana", "{listed}");
+    let huge = forged_grant().replace("\"git\"", &format!("\"{}\"", "g".repeat(2 << 20)));
+    assert!(huge.len() > 2 << 20, "the shape names the program");
+    let refused = http(
+        server.http,
+        "POST",
+        "/v1/agents/coder/grants",
+        Some(ACME_OPS),
+        Some(&huge),
+    )
+    .await;
+    assert_eq!(refused.status, 413, "{}", refused.body);
+    assert!(refused.body.contains("`grant`"), "{}", refused.body);
     server.stop().await;
 }
 

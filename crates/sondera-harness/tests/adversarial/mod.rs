@@ -126,4 +126,3 @@ pub fn repeated(unit: &str, size: usize) -> String {
     text.truncate(end);
     text
 }
-
