@@ -12,6 +12,7 @@
 //! through: the user asked to reply or to pay, and the value came from
 //! content that carried no instructions.
 
+use std::borrow::Cow;
 use std::hash::Hasher as _;
 use std::sync::LazyLock;
 
@@ -190,35 +191,46 @@ fn is_money_word(word: &str) -> bool {
 }
 
 /// `name` split into lower-case words: `sendEmail`, `send_email`,
-/// `send-email` and `Send Email` all give `send`, `email`.
-fn words(name: &str) -> Vec<String> {
+/// `send-email` and `Send Email` all give `send`, `email`. A word already
+/// in lower case is borrowed, not copied (prompts run to a megabyte).
+fn words(name: &str) -> Vec<Cow<'_, str>> {
     let mut words = Vec::new();
-    let mut current = String::new();
+    let mut start = None;
     let mut previous_lower = false;
-    for c in name.chars() {
+    for (at, c) in name.char_indices() {
         if !c.is_alphanumeric() {
-            if !current.is_empty() {
-                words.push(std::mem::take(&mut current));
+            if let Some(from) = start.take() {
+                words.push(lowered(&name[from..at]));
             }
             previous_lower = false;
             continue;
         }
-        if c.is_uppercase() && previous_lower && !current.is_empty() {
-            words.push(std::mem::take(&mut current));
+        if c.is_uppercase() && previous_lower {
+            if let Some(from) = start.replace(at) {
+                words.push(lowered(&name[from..at]));
+            }
         }
+        start.get_or_insert(at);
         previous_lower = c.is_lowercase() || c.is_ascii_digit();
-        current.extend(c.to_lowercase());
     }
-    if !current.is_empty() {
-        words.push(current);
+    if let Some(from) = start {
+        words.push(lowered(&name[from..]));
     }
     words
+}
+
+fn lowered(word: &str) -> Cow<'_, str> {
+    if word.chars().any(char::is_uppercase) {
+        Cow::Owned(word.to_lowercase())
+    } else {
+        Cow::Borrowed(word)
+    }
 }
 
 /// The effect words give, read as a tool's name or description: the first
 /// verb decides, a reading verb meaning none; money words make a send a
 /// transfer.
-fn effect_of_words(words: &[String]) -> Option<CallKind> {
+fn effect_of_words(words: &[Cow<'_, str>]) -> Option<CallKind> {
     let money = words.iter().any(|w| is_money_word(w));
     for word in words {
         if is_read_verb(word) {
@@ -369,10 +381,10 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
             // asks for something for the user ("give me", "tell us").
             let leads = (n == 0
                 || matches!(
-                    words[n - 1].as_str(),
+                    &*words[n - 1],
                     "please" | "you" | "and" | "then" | "also" | "just" | "kindly"
                 ))
-                && !matches!(words.get(n + 1).map(String::as_str), Some("me" | "us"));
+                && !matches!(words.get(n + 1).map(|w| &**w), Some("me" | "us"));
             if leads || !is_loose_in_requests(word) {
                 effects.extend(verb_effect(word));
             }
@@ -450,12 +462,20 @@ fn amount(raw: &str) -> String {
     }
 }
 
+/// Distinct matches whose normalised values are remembered per text, so
+/// a value repeated throughout a megabyte is normalised once.
+const REMEMBERED_MATCHES: usize = 4096;
+
 /// The identifying values in `text`, normalised, at most [`MAX_VALUES_PER_TEXT`].
 pub fn values_in_text(text: &str) -> Vec<String> {
     let mut found = Vec::new();
+    let mut seen = fnv::FnvHashSet::default();
     for m in VALUE.find_iter(text) {
         if found.len() == MAX_VALUES_PER_TEXT {
             break;
+        }
+        if seen.len() < REMEMBERED_MATCHES && !seen.insert(m.as_str()) {
+            continue;
         }
         let Some(value) = normalized(m.as_str()) else {
             continue;

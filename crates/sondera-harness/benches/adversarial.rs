@@ -66,7 +66,7 @@ fn main() {
             }
         }
     }
-    results.sort_by(|a, b| b.0.cmp(&a.0));
+    results.sort_by_key(|r| std::cmp::Reverse(r.0));
     println!("\nworst:");
     for (took, line) in results.iter().take(10) {
         println!("{:>9.2} ms  {line}", took.as_secs_f64() * 1e3);
