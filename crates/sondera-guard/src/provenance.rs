@@ -205,10 +205,11 @@ fn words(name: &str) -> Vec<Cow<'_, str>> {
             previous_lower = false;
             continue;
         }
-        if c.is_uppercase() && previous_lower {
-            if let Some(from) = start.replace(at) {
-                words.push(lowered(&name[from..at]));
-            }
+        if c.is_uppercase()
+            && previous_lower
+            && let Some(from) = start.replace(at)
+        {
+            words.push(lowered(&name[from..at]));
         }
         start.get_or_insert(at);
         previous_lower = c.is_lowercase() || c.is_ascii_digit();

@@ -185,9 +185,21 @@ impl Governance {
         tenant: &TenantId,
         event: Event,
     ) -> Result<Adjudicated, ServiceError> {
+        let deadline = Instant::now() + self.limits.request_timeout;
+        self.adjudicate_until(tenant, event, deadline).await
+    }
+
+    /// Judges and records one event if judging ends by `deadline` (the
+    /// request's); otherwise answers [`ServiceError::Timeout`] at the
+    /// deadline and records nothing, so the event may be sent again.
+    pub async fn adjudicate_until(
+        &self,
+        tenant: &TenantId,
+        event: Event,
+        deadline: Instant,
+    ) -> Result<Adjudicated, ServiceError> {
         let started = Instant::now();
         let limit = self.limits.request_timeout;
-        let deadline = started + limit;
         // Judged in a task of its own, so the caller is answered at the
         // deadline even while judging runs on; what ends past it is not
         // recorded (see `Adjudicator::adjudicate_before`).
@@ -244,10 +256,21 @@ impl Governance {
         tenant: &TenantId,
         events: Vec<Event>,
     ) -> Result<Vec<Result<Adjudicated, ServiceError>>, ServiceError> {
+        let deadline = Instant::now() + self.limits.request_timeout;
+        self.adjudicate_batch_until(tenant, events, deadline).await
+    }
+
+    /// [`Governance::adjudicate_batch`] within one deadline for the batch.
+    pub async fn adjudicate_batch_until(
+        &self,
+        tenant: &TenantId,
+        events: Vec<Event>,
+        deadline: Instant,
+    ) -> Result<Vec<Result<Adjudicated, ServiceError>>, ServiceError> {
         self.limits.check_batch(events.len())?;
         let mut results = Vec::with_capacity(events.len());
         for event in events {
-            let result = self.adjudicate(tenant, event).await;
+            let result = self.adjudicate_until(tenant, event, deadline).await;
             let failed = result.is_err();
             results.push(result);
             if failed {

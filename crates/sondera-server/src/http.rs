@@ -4,13 +4,13 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use axum::Json;
 use axum::extract::rejection::StringRejection;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::{Extension, Json};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -84,14 +84,21 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
 /// response starts within it and then runs on.
 async fn within_request_timeout(
     State(limit): State<std::time::Duration>,
-    request: axum::extract::Request,
+    mut request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
+    let deadline = RequestDeadline(std::time::Instant::now() + limit);
+    request.extensions_mut().insert(deadline);
     match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
         Err(_) => ServiceError::Timeout(limit).into_response(),
     }
 }
+
+/// When the request's time runs out, counted from its arrival: judging
+/// that ends later records nothing.
+#[derive(Debug, Clone, Copy)]
+struct RequestDeadline(std::time::Instant);
 
 type Reply<T> = Result<Json<T>, ServiceError>;
 
@@ -150,6 +157,7 @@ impl HttpState {
 
 async fn adjudicate(
     State(state): State<HttpState>,
+    Extension(RequestDeadline(deadline)): Extension<RequestDeadline>,
     headers: HeaderMap,
     body: Result<String, StringRejection>,
 ) -> Reply<sondera_model::Adjudicated> {
@@ -159,7 +167,7 @@ async fn adjudicate(
     let governance = &state.governance;
     let verdict = governance
         .limits()
-        .timed(governance.adjudicate(&tenant, event))
+        .timed(governance.adjudicate_until(&tenant, event, deadline))
         .await?;
     Ok(Json(verdict))
 }
@@ -172,6 +180,7 @@ struct BatchBody<'a> {
 
 async fn adjudicate_batch(
     State(state): State<HttpState>,
+    Extension(RequestDeadline(deadline)): Extension<RequestDeadline>,
     headers: HeaderMap,
     body: Result<String, StringRejection>,
 ) -> Reply<serde_json::Value> {
@@ -195,7 +204,7 @@ async fn adjudicate_batch(
     let governance = &state.governance;
     let results = governance
         .limits()
-        .timed(governance.adjudicate_batch(&tenant, events))
+        .timed(governance.adjudicate_batch_until(&tenant, events, deadline))
         .await?;
     let results: Vec<serde_json::Value> = results
         .into_iter()
