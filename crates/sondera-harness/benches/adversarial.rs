@@ -4,7 +4,7 @@
 //! three and the worst probes; under callgrind (see BENCHMARKS.md) the
 //! instructions of `adversarial::measured_step`.
 //!
-//! `cargo bench -p sondera-harness --bench adversarial [-- SIZE_KIB...]`
+//! `cargo bench -p sondera-harness --bench adversarial [-- SIZE_KIB... CLASS_WORD...]`
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,6 +35,11 @@ fn main() {
     } else {
         sizes
     };
+    // Words that are not sizes choose the token classes whose names hold them.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a.parse::<usize>().is_err() && !a.starts_with('-'))
+        .collect();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");
@@ -44,6 +49,9 @@ fn main() {
     let mut trajectory = 0;
     for size in sizes {
         for (class, unit) in CLASSES {
+            if !only.is_empty() && !only.iter().any(|w| class.contains(w.as_str())) {
+                continue;
+            }
             for carrier in CARRIERS {
                 let mut best = Duration::MAX;
                 for _ in 0..3 {
