@@ -30,7 +30,7 @@ pub enum ServiceError {
     #[error("{0}")]
     PermissionDenied(String),
     #[error(
-        "the request took longer than the {0:?} limit (--request-timeout); a step still being judged then is not recorded, so it may be sent again"
+        "the request took longer than the {0:?} limit (--request-timeout); a step still being judged then is not recorded and may be sent again, but one already being written may still have been recorded"
     )]
     Timeout(std::time::Duration),
     #[error("subscriber fell {missed} events behind and was dropped; reconnect to follow again")]
