@@ -482,7 +482,12 @@ async fn oversized_events_and_batches_are_refused_with_the_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_serves_the_same_operations_as_json() {
     for backend in each_store().await {
-        let server = start_on(&backend).await;
+        let server = start(
+            builder(backend.store.clone(), builtin())
+                .access(two_tenants())
+                .public_metrics(true),
+        )
+        .await;
         let mut harness = harness(server.grpc, Some(ACME));
         let id = harness.initialize(None, None).await.unwrap();
         let event = harness.event(shell("rm -rf /")).unwrap();
@@ -778,7 +783,12 @@ async fn requests_over_the_timeout_fail_and_say_so() {
 /// another event to find out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_stream_is_released_without_waiting_for_an_event() {
-    let server = start_default().await;
+    let server = start(
+        builder(Arc::new(MemoryStore::new()), builtin())
+            .access(two_tenants())
+            .public_metrics(true),
+    )
+    .await;
     let c = connection(server.grpc, Some(ACME_OPS));
     let stream = c
         .client()
@@ -835,10 +845,13 @@ async fn standing_approvals_are_kept_by_the_server_per_tenant() {
 
         let mut other_scope = acme.new_scope();
         other_scope.initialize(None, None).await.unwrap();
+        // The server records who kept it and when, whatever the client said.
+        let kept = other_scope.granted(&push).await.unwrap().expect("kept");
         assert_eq!(
-            other_scope.granted(&push).await.unwrap(),
-            Some(always.clone())
+            (kept.shape, kept.scope, kept.granted_by),
+            (always.shape.clone(), always.scope, always.granted_by.clone())
         );
+        assert!(kept.granted_at >= always.granted_at);
         assert_eq!(other_scope.granted(&fetch).await.unwrap(), None);
 
         let mut globex = harness(server.grpc, Some(GLOBEX));
