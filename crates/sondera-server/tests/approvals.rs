@@ -331,7 +331,8 @@ async fn a_pending_approval_survives_a_restart_of_the_server() {
         let decided = http(second.http, "POST", &decision, Some(ACME_OPS), Some(once)).await;
         assert_eq!(decided.status, 200, "{}", decided.body);
         let (_agent, outcome) = waiting.await.unwrap();
-        let outcome = outcome.unwrap();
+        let outcome =
+            outcome.unwrap_or_else(|e| panic!("{}: the waiting agent: {e}", backend.name));
         assert!(outcome.approved(), "{}: {:?}", backend.name, outcome.state);
         second.stop().await;
     }

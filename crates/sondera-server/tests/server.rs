@@ -849,7 +849,11 @@ async fn standing_approvals_are_kept_by_the_server_per_tenant() {
         let kept = other_scope.granted(&push).await.unwrap().expect("kept");
         assert_eq!(
             (kept.shape, kept.scope, kept.granted_by),
-            (always.shape.clone(), always.scope, always.granted_by.clone())
+            (
+                always.shape.clone(),
+                always.scope,
+                always.granted_by.clone()
+            )
         );
         assert!(kept.granted_at >= always.granted_at);
         assert_eq!(other_scope.granted(&fetch).await.unwrap(), None);
