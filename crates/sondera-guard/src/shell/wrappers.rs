@@ -2,7 +2,8 @@
 //! `timeout 5 rm`, `xargs rm`, `find -exec rm`. Each is unwrapped to the
 //! program it runs, keeping the wrappers as evidence.
 
-use super::walk::basename;
+use sondera_catalogue::programs::basename;
+
 use super::word::Word;
 
 #[derive(Debug, Default)]

@@ -1,0 +1,383 @@
+//! Programs by the roles the shell analysis reads.
+//!
+//! Each role has one list ([`Role::members`]); a program may have several
+//! roles (`rsync` copies, archives and reaches a host). What is derived
+//! from roles ([`fetches`], [`reaches_hosts`], [`names_files`],
+//! [`starts_shell`]) is derived here, so no analysis keeps a union of its
+//! own.
+
+/// A job a program does that some analysis reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Role {
+    /// Runs a script: its `-c` argument, a file, or what it reads on its
+    /// standard input.
+    Shell,
+    /// One binary holding many programs, run as `NAME PROGRAM ARGS`
+    /// (`busybox sh`).
+    Multicall,
+    /// Speaks HTTP to the URL or host it is given.
+    HttpClient,
+    /// Opens a raw connection to the host it is given.
+    SocketClient,
+    /// Looks up the name it is given in DNS.
+    Resolver,
+    /// Resolves the name it is given before doing anything else with it.
+    NameLookup,
+    /// Reaches a host named in its operands (`user@host:path`, a URL).
+    Remote,
+    /// Turns encoded or compressed text back into what was encoded.
+    Decoder,
+    /// Reads the contents of the files it names.
+    FileReader,
+    /// Takes files as operands without revealing their contents: listing,
+    /// permissions, hashing, using a key to connect.
+    FileNamer,
+    /// Copies or archives whole directories.
+    Archiver,
+    /// Searches the files or text it is given.
+    Searcher,
+    /// Its last operand is where it writes, not what it reads.
+    Copier,
+    /// Prints, compares or tests its arguments and never runs them.
+    Printer,
+    /// Installs packages from a registry (`pip` and `python -m pip` are
+    /// recognised by their names' start).
+    PackageManager,
+}
+
+impl Role {
+    /// Every role, for tests that hold each to its behaviour.
+    pub const ALL: &[Role] = &[
+        Role::Shell,
+        Role::Multicall,
+        Role::HttpClient,
+        Role::SocketClient,
+        Role::Resolver,
+        Role::NameLookup,
+        Role::Remote,
+        Role::Decoder,
+        Role::FileReader,
+        Role::FileNamer,
+        Role::Archiver,
+        Role::Searcher,
+        Role::Copier,
+        Role::Printer,
+        Role::PackageManager,
+    ];
+
+    /// The programs with this role, by the name they are run as.
+    pub fn members(self) -> &'static [&'static str] {
+        match self {
+            Role::Shell => &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"],
+            Role::Multicall => &["busybox"],
+            Role::HttpClient => &["curl", "wget", "http", "https", "xh", "aria2c", "fetch"],
+            Role::SocketClient => &["nc", "ncat", "netcat", "socat", "telnet"],
+            Role::Resolver => &["dig", "nslookup", "host", "drill", "resolvectl"],
+            Role::NameLookup => &[
+                "ping",
+                "ping6",
+                "traceroute",
+                "tracepath",
+                "getent",
+                "whois",
+            ],
+            Role::Remote => &["ssh", "scp", "sftp", "mosh", "rsync", "ftp", "git"],
+            Role::Decoder => &[
+                "base64", "base32", "xxd", "openssl", "gunzip", "zcat", "rev", "tr",
+            ],
+            Role::FileReader => FILE_READERS,
+            Role::FileNamer => FILE_NAMERS,
+            Role::Archiver => &["tar", "zip", "7z", "cp", "mv", "rsync", "scp"],
+            Role::Searcher => &["grep", "egrep", "fgrep", "rg", "ag", "ack"],
+            Role::Copier => &["cp", "mv", "install", "rsync", "scp"],
+            Role::Printer => &[
+                "echo", "printf", "cat", "tee", "grep", "egrep", "fgrep", "rg", "ag", "ack",
+                "test", "[", "[[", ":", "true", "false",
+            ],
+            Role::PackageManager => &["npm", "yarn", "pnpm", "bun", "cargo", "gem", "uv", "poetry"],
+        }
+    }
+
+    /// Whether `program` (a name without directories) has this role.
+    pub fn includes(self, program: &str) -> bool {
+        self.members().contains(&program)
+    }
+}
+
+const FILE_READERS: &[&str] = &[
+    "cat",
+    "tac",
+    "less",
+    "more",
+    "head",
+    "tail",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "awk",
+    "sed",
+    "cut",
+    "sort",
+    "uniq",
+    "nl",
+    "od",
+    "xxd",
+    "hexdump",
+    "strings",
+    "base64",
+    "base32",
+    "openssl",
+    "gpg",
+    "cp",
+    "mv",
+    "scp",
+    "rsync",
+    "tar",
+    "zip",
+    "7z",
+    "gzip",
+    "bzip2",
+    "xz",
+    "curl",
+    "wget",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "dd",
+    "jq",
+    "yq",
+    "diff",
+    "cmp",
+    "vi",
+    "vim",
+    "nano",
+    "emacs",
+    "view",
+    "bat",
+    "install",
+    "ssh-keygen",
+    "ssh-add",
+    "sftp",
+];
+
+const FILE_NAMERS: &[&str] = &[
+    "ls",
+    "stat",
+    "file",
+    "chmod",
+    "chown",
+    "chgrp",
+    "touch",
+    "test",
+    "[",
+    "[[",
+    "ssh",
+    "ssh-add",
+    "ssh-keygen",
+    "ssh-copy-id",
+    "mkdir",
+    "rm",
+    "du",
+    "realpath",
+    "readlink",
+    "dirname",
+    "basename",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "shred",
+    "git",
+    "wc",
+    "lsattr",
+    "chattr",
+    "setfacl",
+    "getfacl",
+    "echo",
+    "printf",
+    "cd",
+    "pushd",
+    "export",
+    "unset",
+    "command",
+    "type",
+    "which",
+    "trash",
+    "unlink",
+    "rmdir",
+    "ln",
+    ":",
+    "source",
+    ".",
+];
+
+/// The options of `program` that take the next word as their value, so
+/// that word is no operand (`curl -o FILE URL`, `ssh -i KEY HOST`).
+pub fn options_with_values(program: &str) -> &'static [&'static str] {
+    match program {
+        p if Role::HttpClient.includes(p) => HTTP_VALUED_OPTIONS,
+        "ssh" | "scp" | "sftp" | "mosh" => SSH_VALUED_OPTIONS,
+        _ => &[],
+    }
+}
+
+/// Options of HTTP clients that take a value, which is not a destination.
+const HTTP_VALUED_OPTIONS: &[&str] = &[
+    "-o",
+    "-d",
+    "-H",
+    "-X",
+    "-u",
+    "-A",
+    "-e",
+    "-b",
+    "-c",
+    "-T",
+    "-F",
+    "-w",
+    "-m",
+    "-K",
+    "-E",
+    "-r",
+    "-x",
+    "-U",
+    "-Y",
+    "-y",
+    "-z",
+    "-C",
+    "-O",
+    "-a",
+    "-P",
+    "-t",
+    "-i",
+    "--output",
+    "--data",
+    "--data-binary",
+    "--data-raw",
+    "--data-urlencode",
+    "--json",
+    "--header",
+    "--request",
+    "--user",
+    "--user-agent",
+    "--referer",
+    "--cookie",
+    "--cookie-jar",
+    "--upload-file",
+    "--form",
+    "--write-out",
+    "--max-time",
+    "--config",
+    "--cert",
+    "--key",
+    "--range",
+    "--proxy",
+    "--connect-timeout",
+    "--retry",
+    "--resolve",
+    "--cacert",
+    "--capath",
+    "--interface",
+    "--output-document",
+    "--output-file",
+    "--post-data",
+    "--post-file",
+    "--body-data",
+    "--body-file",
+    "--method",
+    "--directory-prefix",
+    "--input-file",
+    "--tries",
+    "--timeout",
+    "--wait",
+    "--limit-rate",
+    "--max-filesize",
+    "--connect-to",
+    "--unix-socket",
+    "--retry-delay",
+    "--retry-max-time",
+    "--speed-limit",
+    "--speed-time",
+    "--max-redirs",
+    "--keepalive-time",
+    "--expect100-timeout",
+    "--local-port",
+    "--dns-servers",
+    "--noproxy",
+];
+
+/// Options of `ssh` (and `scp`, `sftp`, `mosh`) that take a value; the
+/// destination is the first operand after them.
+const SSH_VALUED_OPTIONS: &[&str] = &[
+    "-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-P",
+    "-p", "-Q", "-R", "-S", "-W", "-w",
+];
+
+/// Whether what `program` prints can come from the network: piped into a
+/// shell, it runs a remote script.
+pub fn fetches(program: &str) -> bool {
+    Role::HttpClient.includes(program) || Role::SocketClient.includes(program)
+}
+
+/// Whether `program` talks to a host named in its operands.
+pub fn reaches_hosts(program: &str) -> bool {
+    [
+        Role::HttpClient,
+        Role::SocketClient,
+        Role::Resolver,
+        Role::Remote,
+    ]
+    .into_iter()
+    .any(|role| role.includes(program))
+}
+
+/// Whether `program` takes files as operands, reading them or not: the
+/// files it names are data, not commands it runs.
+pub fn names_files(program: &str) -> bool {
+    Role::FileReader.includes(program) || Role::FileNamer.includes(program)
+}
+
+/// Whether `word` (a name or path) names a program that starts a shell: a
+/// shell, or a multi-call binary that holds one.
+pub fn starts_shell(word: &str) -> bool {
+    let name = basename(word);
+    Role::Shell.includes(name) || Role::Multicall.includes(name)
+}
+
+/// A program's name without its directories (`/bin/rm` is `rm`).
+pub fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_role_has_members_and_no_repeats() {
+        for role in Role::ALL {
+            let members = role.members();
+            assert!(!members.is_empty(), "{role:?}");
+            for (n, program) in members.iter().enumerate() {
+                assert!(
+                    !members[..n].contains(program),
+                    "{role:?} lists {program} twice"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn derived_roles_follow_their_parts() {
+        assert!(fetches("xh") && fetches("https") && fetches("socat"));
+        assert!(reaches_hosts("ssh") && reaches_hosts("dig") && reaches_hosts("https"));
+        assert!(names_files("ls") && names_files("cat"));
+        assert!(starts_shell("/bin/bash") && starts_shell("busybox"));
+        assert!(!starts_shell("bashful"));
+    }
+}

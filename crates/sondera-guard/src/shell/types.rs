@@ -1,0 +1,264 @@
+//! The shared vocabulary of the shell analysis: where a command runs, the
+//! simple commands the walk finds in it, the risks the facts layer tags,
+//! and the analysis that gathers them.
+
+use sondera_catalogue::programs::options_with_values;
+
+use super::word::Word;
+
+/// How many leading words of a command [`ShellAnalysis::command_prefixes`] gives.
+pub const MAX_PREFIX_WORDS: usize = 6;
+
+/// Where a command runs.
+#[derive(Debug, Clone, Copy)]
+pub struct ShellContext<'a> {
+    pub working_dir: &'a str,
+    /// The agent's workspace; paths outside it are reported.
+    pub workspace_root: &'a str,
+    /// What `~` and `$HOME` stand for.
+    pub home: &'a str,
+}
+
+/// What a simple command reads on its standard input.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Stdin {
+    #[default]
+    Inherited,
+    /// The output of these programs (a pipe or a process substitution).
+    Pipe(Vec<String>),
+    /// A here-document or here-string.
+    Text(String),
+    /// A file redirected in.
+    File(String),
+}
+
+/// One simple command as it runs.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    /// The program's name, without directories (`/bin/rm` is `rm`).
+    pub program: String,
+    /// The program as written (after quote removal).
+    pub path: String,
+    pub args: Vec<String>,
+    pub(crate) arg_words: Vec<Word>,
+    /// Wrappers it was run through, outermost first.
+    pub wrappers: Vec<String>,
+    pub privileged: bool,
+    /// The program comes from an expansion or substitution.
+    pub dynamic_program: bool,
+    /// Its arguments also come from standard input (`xargs`).
+    pub args_from_stdin: bool,
+    /// For `args_from_stdin`: the paths the upstream stage prints, when they
+    /// are known (`find DIR | xargs rm`); empty when they are not.
+    pub(crate) piped_operands: Vec<Word>,
+    pub stdin: Stdin,
+    /// Files it writes through redirections.
+    pub writes: Vec<Word>,
+    /// Programs of process substitutions among its arguments.
+    pub process_substitutions: Vec<Vec<String>>,
+    /// Names of the variables assigned for it (`X=1 cmd`, `env X=1 cmd`).
+    pub assignments: Vec<String>,
+    /// 0 at top level, +1 inside each nested shell, `eval` or substitution.
+    pub depth: usize,
+    /// Found inside another command's arguments: it may not be a command at
+    /// all, so only what a known program certainly does counts.
+    pub phantom: bool,
+    /// A redirection duplicates a descriptor beyond 0, 1 and 2 (`<&196`,
+    /// `>&$REPLY`): one opened elsewhere in the command, often a socket.
+    pub extra_descriptors: bool,
+}
+
+impl Invocation {
+    /// Its operands as the walk found them: arguments that are neither
+    /// options nor the values of options its program takes a value with.
+    pub(crate) fn operand_words(&self) -> impl Iterator<Item = &Word> {
+        operands_of(&self.program, &self.arg_words)
+    }
+
+    /// Its operands' texts (see [`Invocation::operand_words`]).
+    pub(crate) fn operands(&self) -> impl Iterator<Item = &String> {
+        operands_of(&self.program, &self.args)
+    }
+}
+
+fn operands_of<'a, T: AsRef<str>>(program: &str, args: &'a [T]) -> impl Iterator<Item = &'a T> {
+    let valued = options_with_values(program);
+    let mut skip_next = false;
+    args.iter().filter(move |arg| {
+        let arg = arg.as_ref();
+        if std::mem::take(&mut skip_next) {
+            return false;
+        }
+        if arg.starts_with('-') {
+            skip_next = valued.contains(&arg);
+            return false;
+        }
+        true
+    })
+}
+
+/// Everything the analysis found.
+#[derive(Debug, Clone, Default)]
+pub struct ShellAnalysis {
+    pub invocations: Vec<Invocation>,
+    /// Functions the command defines.
+    pub functions: Vec<String>,
+    /// Some part ran through a nested shell, `eval` or substitution.
+    pub nested: bool,
+    /// Why the command could not be fully analysed, if it could not.
+    pub unparsable: Option<String>,
+    pub risks: Vec<Risk>,
+    /// Paths the command deletes that resolve outside the workspace.
+    pub paths_outside_workspace: Vec<String>,
+    /// Hosts network programs in the command talk to.
+    pub hosts: Vec<String>,
+}
+
+impl ShellAnalysis {
+    /// Some program could not be known statically.
+    pub fn dynamic(&self) -> bool {
+        self.invocations.iter().any(|i| i.dynamic_program)
+    }
+
+    pub fn privileged(&self) -> bool {
+        self.invocations.iter().any(|i| i.privileged)
+    }
+
+    /// Every program run, in order, without repeats.
+    pub fn programs(&self) -> Vec<&str> {
+        distinct(self.commands_run().map(|i| i.program.as_str()))
+    }
+
+    /// Invocations that run a program (not the redirections of a compound
+    /// command recorded on their own).
+    fn commands_run(&self) -> impl Iterator<Item = &Invocation> {
+        self.invocations.iter().filter(|i| !i.program.is_empty())
+    }
+
+    /// A simple command's words: the program, then its arguments.
+    fn argv(i: &Invocation) -> impl Iterator<Item = &str> {
+        std::iter::once(i.program.as_str()).chain(i.args.iter().map(String::as_str))
+    }
+
+    /// Each simple command as run (program after unwrapping, then its
+    /// arguments after quote removal), one space between words, without
+    /// repeats: `ls && r''m -rf /` is `ls` and `rm -rf /`.
+    pub fn commands(&self) -> Vec<String> {
+        distinct(
+            self.commands_run()
+                .map(|i| Self::argv(i).collect::<Vec<_>>().join(" ")),
+        )
+    }
+
+    /// The leading words of each simple command, one to
+    /// [`MAX_PREFIX_WORDS`] of them (`git`, `git push`, `git push origin`),
+    /// so a policy can match a command by its start in any segment of a
+    /// chain.
+    pub fn command_prefixes(&self) -> Vec<String> {
+        distinct(self.commands_run().flat_map(|i| {
+            let words: Vec<&str> = Self::argv(i).take(MAX_PREFIX_WORDS).collect();
+            (1..=words.len()).map(move |n| words[..n].join(" "))
+        }))
+    }
+
+    /// How many simple commands run (redirections of a compound command
+    /// alone are not one).
+    pub fn segments(&self) -> usize {
+        self.commands_run().count()
+    }
+
+    pub fn has(&self, kind: RiskKind) -> bool {
+        self.risks.iter().any(|r| r.kind == kind)
+    }
+}
+
+/// `items` in their first order, without repeats, in linear time: a
+/// command may run thousands of simple commands.
+fn distinct<T: Eq + std::hash::Hash + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut seen = std::collections::HashSet::new();
+    items.filter(|item| seen.insert(item.clone())).collect()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
+pub enum RiskKind {
+    /// `rm -r`, `find -delete`, ... on a target outside the workspace.
+    DeleteOutsideWorkspace,
+    /// Recursive or forced delete confined to the workspace.
+    DeleteInWorkspace,
+    /// `dd` onto a device, `mkfs`, `wipefs`, `shred`, writing a block device.
+    DiskOverwrite,
+    /// Recursive or setuid permission/ownership change on a system path.
+    PermissionChange,
+    ForkBomb,
+    /// A shell reads its script from a pipe or process substitution.
+    PipeToShell,
+    /// The piped script comes from the network or a decoder.
+    RemoteScript,
+    PrivilegeEscalation,
+    ForcePush,
+    /// `git push` to a remote added in the same command, or to a URL.
+    PushToNewRemote,
+    /// A shell wired to a network connection (`nc -e /bin/sh`,
+    /// `bash -i >& /dev/tcp/h/p`, `socat exec:bash tcp:h:p`).
+    ReverseShell,
+    /// `terraform destroy`, `kubectl delete`, `DROP`/`TRUNCATE`, cloud deletes.
+    InfraDestroy,
+    /// Clearing shell history or logs.
+    HistoryTampering,
+    /// A program that cannot be known statically.
+    DynamicProgram,
+    /// An interpreter runs inline code (`python -c`, `perl -e`, ...).
+    InlineCode,
+    /// Inline code that deletes files, spawns commands or opens connections.
+    InlineCodeRisky,
+    /// The command could not be analysed.
+    Unparsable,
+    /// Reads a file that holds credentials (keys, cloud credentials, dotenv, ...).
+    SecretRead,
+    /// Searches home or the filesystem for credential-looking strings.
+    SecretSearch,
+    /// Sends data over the network (curl -d/-F/-T, wget --post-file, scp to a host, nc with input).
+    NetworkUpload,
+    /// What is sent is a file outside the workspace.
+    UploadExternalFile,
+    /// Prints the whole environment (env, printenv, /proc/*/environ).
+    EnvDump,
+    /// A DNS lookup of a name built at run time.
+    DnsExfil,
+    /// Reaches a cloud metadata endpoint (169.254.169.254, metadata.google.internal).
+    MetadataEndpoint,
+    /// Installs packages from a URL, a git repository or another index, or
+    /// changes the package registry.
+    UntrustedPackageSource,
+    /// Installs something that runs again later: crontab, sudoers, shell rc
+    /// files, systemd units, authorized_keys, git hooks.
+    Persistence,
+    /// The command hides what it is: NUL or other control bytes.
+    Obfuscated,
+    /// A shell started with nothing to run (`find -exec /bin/sh`, `vim -c
+    /// ':!sh'`, `env /bin/sh`): it reads its commands from whoever holds its
+    /// input, the shape of an escape rather than of work.
+    InteractiveShell,
+}
+
+impl RiskKind {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// A risk with the evidence for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Risk {
+    pub kind: RiskKind,
+    pub evidence: String,
+}
+
+/// A risk of `kind` established by `evidence`.
+pub(super) fn risk(kind: RiskKind, evidence: impl Into<String>) -> Risk {
+    Risk {
+        kind,
+        evidence: evidence.into(),
+    }
+}
