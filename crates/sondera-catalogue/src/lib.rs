@@ -1,18 +1,30 @@
 //! The names Sondera Harness's detectors share, each defined once.
 //!
-//! A detector that asks "is this program an HTTP client?" or "is this path
-//! a system directory?" asks it here. When two analyses kept lists of their
-//! own, the lists drifted, and the same program got different verdicts from
-//! the analyses that read the same role: a client that fetched but reported
-//! no host, a directory that was a system one for placing a path and not
-//! for a permission change. With one list per role, a program added to a
-//! role reaches every analysis that reads the role, and the consistency
-//! test of `sondera-guard` holds each role to the same behaviour everywhere.
+//! A detector that asks "is this program an HTTP client?", "is this path a
+//! system directory?", "does this file hold credentials?" or "is this host
+//! a metadata endpoint?" asks it here. When two analyses kept lists of
+//! their own, the lists drifted, and the same program got different
+//! verdicts from analyses that read the same role: a client that fetched
+//! but reported no host, a directory that was a system one for placing a
+//! path and not for a permission change. With one list per role, a name
+//! added to a role reaches every analysis that reads the role, and the
+//! consistency test of `sondera-shell` holds each role to the same
+//! behaviour everywhere.
 //!
-//! The crate is a leaf: plain data and the predicates over it, no
-//! dependencies, so every detector crate can read it.
+//! - [`programs`]: programs by the roles the shell analysis reads.
+//! - [`places`]: where a path lies (workspace, scratch, home, system).
+//! - [`secrets`]: the files and directories that hold credentials.
+//! - [`persistence`]: the files whose writing makes something run later.
+//! - [`hosts`]: hosts read as browsers read them and classified (loopback,
+//!   private, metadata, public), and the hosts in URLs and text.
+//!
+//! Everything here is a pure function of its input: nothing is read from
+//! the file system and no name is resolved.
 
+pub mod hosts;
+pub mod persistence;
 pub mod places;
 pub mod programs;
+pub mod secrets;
 
 pub use programs::Role;

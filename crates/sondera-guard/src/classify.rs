@@ -288,7 +288,7 @@ fn web_payload(call_id: &str, folded: &str, args: &Map<String, Value>) -> Option
         })
     })?;
     // A web tool given a `file:` URL reads a local file.
-    if let Some(path) = crate::json::file_url_path(url.trim()) {
+    if let Some(path) = sondera_catalogue::hosts::file_url_path(url.trim()) {
         return Some(Payload::FileOperation {
             call_id: call_id.to_string(),
             operation: FileOperationKind::Read,

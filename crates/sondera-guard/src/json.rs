@@ -66,35 +66,13 @@ pub(crate) fn all_text(value: &Value) -> String {
 pub fn path_arguments(value: &Value) -> Vec<&str> {
     let mut paths = Vec::new();
     visit_strings(value, &mut |_, text| {
-        if let Some(path) = file_url_path(text) {
+        if let Some(path) = sondera_catalogue::hosts::file_url_path(text) {
             paths.push(path);
         } else if looks_like_path(text) {
             paths.push(text);
         }
     });
     paths
-}
-
-/// The path of a `file:` URL (`file:///etc/shadow`, `file://localhost/x`,
-/// `FILE:/x`), which reads a local file wherever a URL is taken.
-pub fn file_url_path(text: &str) -> Option<&str> {
-    let scheme = text.get(..5)?;
-    if !scheme.eq_ignore_ascii_case("file:") {
-        return None;
-    }
-    let rest = &text[5..];
-    let path = match rest.strip_prefix("//") {
-        Some(authority) => {
-            let at = authority.find('/')?;
-            let host = &authority[..at];
-            if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
-                return None;
-            }
-            &authority[at..]
-        }
-        None => rest,
-    };
-    path.starts_with('/').then_some(path)
 }
 
 fn looks_like_path(text: &str) -> bool {

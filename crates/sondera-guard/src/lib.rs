@@ -10,30 +10,35 @@
 //! names a file never causes the file to be read), so adjudication stays
 //! deterministic and bounded however hostile the input.
 //!
-//! The facts come from a few catalogues and analysers, each in its module:
-//! [`shell`] parses commands structurally and tags risks with evidence;
-//! [`net`] normalises and classifies destinations and checks the host
-//! allowlist; [`secrets`], [`persistence`] and [`places`] say what a path
-//! holds, what writing it makes persist and where it lies; [`content`] finds
-//! injection and credential signatures in text and the taints a step adds to
-//! its trajectory. Every scan is bounded in size and depth, and whatever a
-//! detector cannot read is reported as such (unparsable, dynamic), never
-//! treated as benign.
+//! This crate is the face the policy engine reads the detectors through.
+//! The facts come from crates with one job each, re-exported here:
+//! [`shell`] (`sondera-shell`) parses commands structurally and tags risks
+//! with evidence; [`injection`] (`sondera-injection`) scores text for
+//! instructions addressed to the agent; the catalogue (`sondera-catalogue`)
+//! holds the names they share, and says what a path holds, what writing it
+//! makes persist and where it lies ([`secrets`], [`persistence`],
+//! [`places`]). The modules of this crate itself classify tool calls and
+//! their results, read a call's shape and its provenance, check egress
+//! against the host allowlist ([`net`]), and find credential signatures and
+//! injection in what a step sees and sends, with the taints a step adds to
+//! its trajectory ([`content`]). Every scan is bounded in size and depth,
+//! and whatever a detector cannot read is reported as such (unparsable,
+//! dynamic), never treated as benign.
 
 mod classify;
 pub mod content;
-pub mod injection;
 mod json;
 pub mod net;
-pub mod persistence;
-pub mod places;
 pub mod provenance;
-pub mod secrets;
 mod shape;
-pub mod shell;
+
+pub use sondera_catalogue::hosts::file_url_path;
+pub use sondera_catalogue::{persistence, places, secrets};
+pub use sondera_injection as injection;
+pub use sondera_shell as shell;
 
 pub use classify::{
     ToolOutcome, classify_tool_call, fold_tool_name, observation_for, reclassify, visible_ascii,
 };
-pub use json::{file_url_path, path_arguments, search_patterns};
+pub use json::{path_arguments, search_patterns};
 pub use shape::action_shape;

@@ -9,7 +9,7 @@
 
 use std::sync::LazyLock;
 
-use super::types::{Invocation, Stdin};
+use crate::types::{Invocation, Stdin};
 
 /// A language whose code can come on the command line.
 #[derive(Debug)]
@@ -259,7 +259,7 @@ pub(super) fn commands_in_code(program: &str, code: &str) -> Vec<String> {
     }
     let mut commands: Vec<String> = string_literals(code)
         .into_iter()
-        .filter(|l| l.contains(char::is_whitespace) || super::embedded::is_shell(l))
+        .filter(|l| l.contains(char::is_whitespace) || crate::embedded::is_shell(l))
         .collect();
     commands.push(code.to_string());
     commands
@@ -328,10 +328,10 @@ fn substitutions_execute(script: &str) -> bool {
 /// analysed whole, so what lies beyond is not unread.
 const MAX_LITERALS: usize = 256;
 
-/// The string literals of `code` (see [`super::embedded::literal_spans`]),
+/// The string literals of `code` (see [`crate::embedded::literal_spans`]),
 /// the first [`MAX_LITERALS`] that are not empty.
 pub(super) fn string_literals(code: &str) -> Vec<String> {
-    super::embedded::literal_spans(code)
+    crate::embedded::literal_spans(code)
         .into_iter()
         .filter(|(start, end)| end > start)
         .take(MAX_LITERALS)

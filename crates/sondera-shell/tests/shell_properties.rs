@@ -4,7 +4,7 @@
 //! the workspace is never mistaken for one outside it.
 
 use proptest::prelude::*;
-use sondera_guard::shell::{MAX_COMMAND_BYTES, RiskKind, ShellContext, analyze};
+use sondera_shell::{MAX_COMMAND_BYTES, RiskKind, ShellContext, analyze};
 
 const CTX: ShellContext<'static> = ShellContext {
     working_dir: "/workspace/project",

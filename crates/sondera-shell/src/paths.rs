@@ -1,7 +1,7 @@
 //! Lexical path resolution: no file is ever touched.
 
-use super::types::ShellContext;
-use super::word::Word;
+use crate::types::ShellContext;
+use crate::word::Word;
 
 /// A path argument resolved against the working directory and home.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,7 +134,7 @@ mod tests {
     };
 
     fn at(text: &str) -> ResolvedPath {
-        let home_relative = crate::shell::word::starts_at_home(text);
+        let home_relative = crate::word::starts_at_home(text);
         resolve(
             &Word {
                 text: text.into(),

@@ -1,5 +1,5 @@
-use sondera_guard::shell::RiskKind;
-use sondera_guard::shell::{RiskKind::*, ShellContext, analyze};
+use sondera_shell::RiskKind;
+use sondera_shell::{RiskKind::*, ShellContext, analyze};
 
 const CTX: ShellContext<'static> = ShellContext {
     working_dir: "/workspace/project",

@@ -1,4 +1,4 @@
-//! Structural analysis of shell commands.
+//! Structural analysis of shell commands, for Sondera Harness's detectors.
 //!
 //! A command string is parsed as bash (with `brush-parser`), never matched
 //! as text: every simple command across `;`, `&&`, `||`, pipes, subshells,
@@ -37,8 +37,8 @@ mod walk;
 pub mod word;
 mod wrappers;
 
-pub use crate::net::url_host;
 pub use paths::{ResolvedPath, pattern, resolve};
+pub use sondera_catalogue::hosts::url_host;
 pub use types::{Invocation, MAX_PREFIX_WORDS, Risk, RiskKind, ShellAnalysis, ShellContext, Stdin};
 pub use walk::{
     MAX_COMMAND_BYTES, MAX_DEPTH, MAX_INVOCATIONS, PARSE_ALLOWANCE_BYTES, parse_budget,

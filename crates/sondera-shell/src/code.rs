@@ -1,4 +1,4 @@
-//! What inline code does (see [`super::interpreters`] for how it is
+//! What inline code does (see [`crate::interpreters`] for how it is
 //! found): spawning processes, opening connections, deleting, reading
 //! credential files, writing where things persist.
 //!
@@ -11,10 +11,10 @@
 
 use sondera_catalogue::programs::starts_shell;
 
-use super::interpreters::{InlineCode, InlineRun, sed_runs_commands, string_literals};
-use super::paths::resolve;
-use super::types::{Risk, RiskKind, ShellContext, risk};
-use super::word::{Word, starts_at_home};
+use crate::interpreters::{InlineCode, InlineRun, sed_runs_commands, string_literals};
+use crate::paths::resolve;
+use crate::types::{Risk, RiskKind, ShellContext, risk};
+use crate::word::{Word, starts_at_home};
 
 /// Calls that start another process.
 const SPAWNS: &[&str] = &[
@@ -290,9 +290,11 @@ fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFacts {
     }
     for literal in &literals {
         paths_in_literal(program, literal, ctx, &reads, &writes, &deletes, &mut out);
-        out.hosts.extend(crate::net::hosts_in_text(literal));
+        out.hosts
+            .extend(sondera_catalogue::hosts::hosts_in_text(literal));
     }
-    out.hosts.extend(crate::net::hosts_in_text(code));
+    out.hosts
+        .extend(sondera_catalogue::hosts::hosts_in_text(code));
     out
 }
 
@@ -325,7 +327,7 @@ fn paths_in_literal(
     } else {
         format!("{}/{text}", ctx.home)
     };
-    if let Some(kind) = crate::secrets::sensitive_path(&path)
+    if let Some(kind) = sondera_catalogue::secrets::sensitive_path(&path)
         && !reads.is_empty()
     {
         out.risks.push(risk(
@@ -333,7 +335,7 @@ fn paths_in_literal(
             format!("{program} inline code reads {path} ({kind})"),
         ));
     }
-    if let Some(kind) = crate::persistence::persistence_target(&path, ctx.home)
+    if let Some(kind) = sondera_catalogue::persistence::persistence_target(&path, ctx.home)
         && !writes.is_empty()
     {
         out.risks.push(risk(
@@ -343,9 +345,14 @@ fn paths_in_literal(
     }
     let resolved = resolve(&word, ctx);
     let wipes_home_or_workspace = !resolved.dynamic
-        && crate::places::holds_home_or_workspace(&resolved.path, ctx.workspace_root, ctx.home);
+        && sondera_catalogue::places::holds_home_or_workspace(
+            &resolved.path,
+            ctx.workspace_root,
+            ctx.home,
+        );
     let outside = wipes_home_or_workspace
-        || !resolved.inside_workspace && !crate::places::is_scratch(&resolved.path, ctx.home);
+        || !resolved.inside_workspace
+            && !sondera_catalogue::places::is_scratch(&resolved.path, ctx.home);
     if !deletes.is_empty() && (text.starts_with('/') || home_relative) && outside {
         out.risks.push(risk(
             RiskKind::DeleteOutsideWorkspace,

@@ -122,7 +122,7 @@ fn split_first_brace(text: &str) -> Option<(&str, Vec<&str>, &str)> {
 }
 
 /// Decodes a raw word (as written in the command) into its value.
-pub fn decode(raw: &str, options: &ParserOptions) -> Result<Word, String> {
+pub(crate) fn decode(raw: &str, options: &ParserOptions) -> Result<Word, String> {
     // Most words are plain: nothing to remove or expand, so no parsing.
     if !raw.bytes().any(|b| b"'\"\\$`~{}*?[".contains(&b)) {
         return Ok(Word {

@@ -19,7 +19,7 @@
 
 use sondera_catalogue::programs::starts_shell;
 
-use super::word::Word;
+use crate::word::Word;
 
 /// How many times each separator (`=`, `!`, `:`) starts a candidate in one
 /// text, and how many quoted literals do. The whole text is always one, and
@@ -171,7 +171,7 @@ pub(super) fn command_starts(argv: &[Word], takes_files: bool) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    use crate::shell::word::plain_words as words;
+    use crate::word::plain_words as words;
 
     #[test]
     fn candidates_are_found_after_separators_and_in_literals() {

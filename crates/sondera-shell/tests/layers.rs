@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-const SHELL_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/shell");
+const SHELL_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
 /// The files that compute facts from the walk's description.
 const FACTS: &[&str] = &["code", "egress", "risks"];
 /// The files that describe what a command runs.
@@ -17,7 +17,7 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
     for entry in std::fs::read_dir(SHELL_DIR).expect("the shell module's directory") {
         let path = entry.expect("a directory entry").path();
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        if name == "mod" {
+        if name == "lib" {
             continue;
         }
         let text = std::fs::read_to_string(&path).expect("a source file");

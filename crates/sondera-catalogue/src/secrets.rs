@@ -100,6 +100,37 @@ pub fn names_secret(pattern: &str) -> bool {
     SECRET_WORDS.iter().any(|s| text.contains(s))
 }
 
+/// Names `find` and `locate` look for when they hunt for keys and secrets,
+/// compared with letters and digits only.
+const SECRET_FILE_NAMES: &[&str] = &[
+    "idrsa",
+    "ided25519",
+    "idecdsa",
+    "iddsa",
+    "pem",
+    "key",
+    "p12",
+    "pfx",
+    "credentials",
+    "env",
+    "netrc",
+    "pgpass",
+    "kdbx",
+    "secret",
+    "password",
+    "token",
+    "gitcredentials",
+    "keychain",
+    "wallet",
+];
+
+/// Whether a file name pattern's last part looks for key or secret files
+/// by name (`id_rsa`, `*.pem`, `.env`): compared on letters and digits only.
+pub fn names_key_file(pattern: &str) -> bool {
+    let name = alphanumeric(pattern.rsplit('/').next().unwrap_or(pattern));
+    SECRET_FILE_NAMES.iter().any(|s| name.contains(s))
+}
+
 /// `text` lower-cased, letters and digits only.
 pub(crate) fn alphanumeric(text: &str) -> String {
     text.chars()
@@ -139,7 +170,7 @@ pub const USUAL_LOCATIONS: &[&str] = &[
 ];
 
 /// The kind of credential a glob pattern (absolute, as
-/// [`crate::shell::pattern`] makes it) can match at one of the
+/// the shell analysis makes it from a word) can match at one of the
 /// [`USUAL_LOCATIONS`], if any.
 pub fn glob_reaches_secret(pattern: &str, home: &str, working_dir: &str) -> Option<&'static str> {
     let matcher = glob_regex(pattern)?;

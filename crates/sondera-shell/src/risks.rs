@@ -5,9 +5,9 @@ use sondera_catalogue::Role;
 use sondera_catalogue::places::is_null_device;
 use sondera_catalogue::programs::fetches;
 
-use super::paths::resolve;
-use super::types::{Invocation, Risk, RiskKind, ShellAnalysis, ShellContext, Stdin, risk};
-use crate::places::Place;
+use crate::paths::resolve;
+use crate::types::{Invocation, Risk, RiskKind, ShellAnalysis, ShellContext, Stdin, risk};
+use sondera_catalogue::places::Place;
 
 pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
     let mut found = Vec::new();
@@ -24,7 +24,7 @@ pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
             ..*context
         };
         invocation_risks(invocation, &here, &mut outside, &mut found);
-        super::egress::assess(invocation, &here, &mut hosts, &mut found);
+        crate::egress::assess(invocation, &here, &mut hosts, &mut found);
         runs_download(invocation, &here, &mut downloaded, &mut found);
         if let Some(next) = changed_directory(invocation, &here) {
             cwd = next;
@@ -37,9 +37,9 @@ pub(super) fn assess(analysis: &mut ShellAnalysis, context: &ShellContext<'_>) {
     outside.dedup();
     analysis.paths_outside_workspace = outside;
     pushes_to_new_remotes(&analysis.invocations, &mut found);
-    super::egress::secret_variables(&analysis.invocations, &mut found);
-    super::egress::connected_shells(&analysis.invocations, &mut found);
-    super::egress::piped_uploads(&analysis.invocations, context, &mut found);
+    crate::egress::secret_variables(&analysis.invocations, &mut found);
+    crate::egress::connected_shells(&analysis.invocations, &mut found);
+    crate::egress::piped_uploads(&analysis.invocations, context, &mut found);
     for function in &analysis.functions {
         if calls_itself_in_background(analysis, function) {
             found.push(risk(
@@ -82,14 +82,14 @@ fn runs_download(
         return;
     }
     let runs_script = Role::Shell.includes(program)
-        || super::interpreters::interpreter(program).is_some()
+        || crate::interpreters::interpreter(program).is_some()
         || matches!(program, "source" | ".");
     let script = if runs_script {
         i.operand_words().next().map(|w| resolve(w, ctx).path)
     } else if i.path.contains('/') {
         Some(
             resolve(
-                &super::word::Word {
+                &crate::word::Word {
                     text: i.path.clone(),
                     ..Default::default()
                 },
@@ -232,8 +232,8 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
 
 /// The public registries package managers use by default, named explicitly.
 fn official_registry(source: &str) -> bool {
-    let host = crate::net::url_host(source)
-        .or_else(|| crate::net::authority_host(source))
+    let host = sondera_catalogue::hosts::url_host(source)
+        .or_else(|| sondera_catalogue::hosts::authority_host(source))
         .unwrap_or_default();
     matches!(
         host.as_str(),
@@ -300,14 +300,14 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let enables = schedules
         || (p == "systemctl" && i.args.iter().any(|a| a == "enable"))
         || (p == "launchctl" && i.args.iter().any(|a| a == "load" || a == "bootstrap"));
-    let attached: Vec<super::word::Word> = attached_outputs(i).collect();
+    let attached: Vec<crate::word::Word> = attached_outputs(i).collect();
     let written: Vec<String> = i
         .writes
         .iter()
         .chain(files_written(i))
         .chain(&attached)
         .map(|w| resolve(w, ctx).path)
-        .filter(|path| crate::persistence::persistence_target(path, ctx.home).is_some())
+        .filter(|path| sondera_catalogue::persistence::persistence_target(path, ctx.home).is_some())
         .collect();
     if installs_crontab || enables {
         out.push(risk(
@@ -323,7 +323,7 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
 /// Files a program writes through its arguments: the operands of copiers and
 /// linkers, files edited in place (`sed -i`, `perl -pi`), and the value of an
 /// output option (`curl -o FILE`, `wget -O FILE`, `--output=FILE`).
-fn files_written(i: &Invocation) -> Vec<&super::word::Word> {
+fn files_written(i: &Invocation) -> Vec<&crate::word::Word> {
     let p = i.program.as_str();
     let in_place = (p == "sed"
         && i.args
@@ -333,7 +333,7 @@ fn files_written(i: &Invocation) -> Vec<&super::word::Word> {
             && i.args
                 .iter()
                 .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('i')));
-    let mut written: Vec<&super::word::Word> =
+    let mut written: Vec<&crate::word::Word> =
         if in_place || matches!(p, "tee" | "cp" | "mv" | "install" | "ln" | "rsync" | "scp") {
             i.operand_words().collect()
         } else {
@@ -357,14 +357,14 @@ fn files_written(i: &Invocation) -> Vec<&super::word::Word> {
 }
 
 /// Paths given as `--output=FILE` or `--output-document=FILE`.
-fn attached_outputs(i: &Invocation) -> impl Iterator<Item = super::word::Word> + '_ {
+fn attached_outputs(i: &Invocation) -> impl Iterator<Item = crate::word::Word> + '_ {
     i.arg_words.iter().filter_map(|w| {
         let path = ["--output=", "--output-document="]
             .iter()
             .find_map(|p| w.text.strip_prefix(p))?;
-        Some(super::word::Word {
+        Some(crate::word::Word {
             text: path.to_string(),
-            home_relative: super::word::starts_at_home(path),
+            home_relative: crate::word::starts_at_home(path),
             ..w.clone()
         })
     })
@@ -410,7 +410,7 @@ fn has_flag(args: &[String], short: char, long: &str) -> bool {
 }
 
 fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, out: &mut Vec<Risk>) {
-    let targets: Vec<&super::word::Word> = match i.program.as_str() {
+    let targets: Vec<&crate::word::Word> = match i.program.as_str() {
         "rm" if has_flag(&i.args, 'r', "--recursive")
             || has_flag(&i.args, 'R', "--recursive")
             || has_flag(&i.args, 'f', "--force") =>
@@ -472,7 +472,7 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
     // the operands `xargs` gets from a pipe are entries some program listed:
     // neither is the directory itself.
     let finds = i.program == "find" || i.wrappers.iter().any(|w| w == "find");
-    let mut targets: Vec<(&super::word::Word, bool)> =
+    let mut targets: Vec<(&crate::word::Word, bool)> =
         targets.into_iter().map(|t| (t, finds)).collect();
     if i.args_from_stdin {
         if i.piped_operands.is_empty() {
@@ -493,16 +493,16 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
         let owned;
         let target = match value {
             Some(path) => {
-                owned = super::word::Word {
+                owned = crate::word::Word {
                     text: path.to_string(),
-                    home_relative: super::word::starts_at_home(path),
+                    home_relative: crate::word::starts_at_home(path),
                     ..target.clone()
                 };
                 &owned
             }
             None => target,
         };
-        let (words, complete) = super::word::expand_braces(target);
+        let (words, complete) = crate::word::expand_braces(target);
         if !complete {
             out.push(risk(
                 RiskKind::Unparsable,
@@ -525,10 +525,14 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
         };
         // A glob or expansion names entries below the path, not the path.
         let wipes_home_or_workspace = !resolved.dynamic
-            && crate::places::holds_home_or_workspace(&deleted, ctx.workspace_root, ctx.home);
+            && sondera_catalogue::places::holds_home_or_workspace(
+                &deleted,
+                ctx.workspace_root,
+                ctx.home,
+            );
         if !wipes_home_or_workspace
             && !resolved.inside_workspace
-            && crate::places::is_scratch(&deleted, ctx.home)
+            && sondera_catalogue::places::is_scratch(&deleted, ctx.home)
         {
             continue;
         }
@@ -600,9 +604,9 @@ fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         // Below the workspace and scratch space, a recursive change is
         // ordinary work; on the system or a home directory it is not.
         let broad = matches!(
-            crate::places::place(&path, ctx.workspace_root, ctx.home),
+            sondera_catalogue::places::place(&path, ctx.workspace_root, ctx.home),
             Place::System | Place::Home
-        ) || crate::places::holds_home(&path, ctx.home);
+        ) || sondera_catalogue::places::holds_home(&path, ctx.home);
         if setuid || (recursive && broad) || path == "/" {
             out.push(risk(
                 RiskKind::PermissionChange,
@@ -651,7 +655,7 @@ fn shells(i: &Invocation, out: &mut Vec<Risk>) {
     interactive_shell(i, out);
     let program = i.program.as_str();
     let sources_script = matches!(program, "source" | ".");
-    let interpreter = super::interpreters::runs_script(i);
+    let interpreter = crate::interpreters::runs_script(i);
     if !Role::Shell.includes(program) && !interpreter && !sources_script {
         return;
     }
@@ -777,7 +781,7 @@ fn git(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             .filter(|w| !w.text.starts_with('-') && rest.contains(&w.text));
         for word in staged {
             let path = resolve(word, ctx).path;
-            if let Some(kind) = crate::secrets::sensitive_path(&path) {
+            if let Some(kind) = sondera_catalogue::secrets::sensitive_path(&path) {
                 out.push(risk(
                     RiskKind::SecretRead,
                     format!("git stages the credential file {path} ({kind})"),
@@ -821,7 +825,7 @@ fn pushes_to_new_remotes(invocations: &[Invocation], out: &mut Vec<Risk>) {
                 let Some(remote) = args.iter().find(|a| !a.starts_with('-')) else {
                     continue;
                 };
-                let url = remote.contains("://") || super::egress::is_remote_path(remote);
+                let url = remote.contains("://") || crate::egress::is_remote_path(remote);
                 if url || added.contains(&remote.as_str()) {
                     out.push(risk(
                         RiskKind::PushToNewRemote,
@@ -877,7 +881,7 @@ fn infra(i: &Invocation, out: &mut Vec<Risk>) {
 }
 
 fn history(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
-    let touches_history = |w: &super::word::Word| {
+    let touches_history = |w: &crate::word::Word| {
         let path = resolve(w, ctx).path;
         path.ends_with("_history") || path.ends_with(".histfile") || path.starts_with("/var/log")
     };

@@ -1,10 +1,10 @@
 //! Prints what the shell analysis finds in each command given as an argument:
 //!
 //! ```text
-//! cargo run -p sondera-guard --example analyze -- "bash -c \"r''m -rf ~\""
+//! cargo run -p sondera-shell --example analyze -- "bash -c \"r''m -rf ~\""
 //! ```
 
-use sondera_guard::shell::{ShellContext, analyze};
+use sondera_shell::{ShellContext, analyze};
 
 fn main() {
     let root = std::env::current_dir().map_or_else(|_| "/".into(), |d| d.display().to_string());

@@ -4,40 +4,16 @@ use sondera_catalogue::Role;
 use sondera_catalogue::places::is_null_device;
 use sondera_catalogue::programs::{reaches_hosts, starts_shell};
 
-use super::paths::resolve;
-use super::types::{Invocation, Risk, RiskKind, ShellContext, Stdin, risk};
-use super::word::Word;
-use crate::net::{Host, HostClass, authority_host, plausible_host, url_host};
-use crate::secrets::{alphanumeric, credential_directory, sensitive_path};
-
-/// Names `find` and `locate` look for when they hunt for keys and secrets,
-/// compared with letters and digits only.
-const SECRET_FILE_NAMES: &[&str] = &[
-    "idrsa",
-    "ided25519",
-    "idecdsa",
-    "iddsa",
-    "pem",
-    "key",
-    "p12",
-    "pfx",
-    "credentials",
-    "env",
-    "netrc",
-    "pgpass",
-    "kdbx",
-    "secret",
-    "password",
-    "token",
-    "gitcredentials",
-    "keychain",
-    "wallet",
-];
+use crate::paths::resolve;
+use crate::types::{Invocation, Risk, RiskKind, ShellContext, Stdin, risk};
+use crate::word::Word;
+use sondera_catalogue::hosts::{Host, HostClass, authority_host, plausible_host, url_host};
+use sondera_catalogue::secrets::{credential_directory, names_key_file, sensitive_path};
 
 /// Files an argument names: `@file` (curl), `name=@file`, `--post-file=file`, `if=file`.
 fn file_refs(word: &Word) -> Option<Word> {
     let text = word.text.as_str();
-    let text = crate::json::file_url_path(text).unwrap_or(text);
+    let text = sondera_catalogue::hosts::file_url_path(text).unwrap_or(text);
     let path = if let Some(rest) = text.strip_prefix('@') {
         rest
     } else if let Some((_, rest)) = text.split_once("=@") {
@@ -287,7 +263,7 @@ fn runs_a_shell(i: &Invocation) -> bool {
 /// connect option (`openssl s_client -connect h:p`, `socat tcp:h:p`).
 pub(super) fn connects(i: &Invocation) -> bool {
     let port = |t: &str| !t.is_empty() && t.len() <= 5 && t.bytes().all(|b| b.is_ascii_digit());
-    let address = |t: &str| crate::net::parse_ip(t).is_some() || plausible_host(t);
+    let address = |t: &str| sondera_catalogue::hosts::parse_ip(t).is_some() || plausible_host(t);
     let with_port = |t: &str| {
         t.rsplit_once(':')
             .is_some_and(|(host, p)| port(p) && address(host.rsplit(':').next().unwrap_or(host)))
@@ -303,7 +279,7 @@ pub(super) fn connects(i: &Invocation) -> bool {
         || operands.iter().any(|a| with_port(a))
         || operands
             .windows(2)
-            .any(|w| crate::net::parse_ip(w[0]).is_some() && port(w[1]))
+            .any(|w| sondera_catalogue::hosts::parse_ip(w[0]).is_some() && port(w[1]))
         || i.args.iter().any(|a| {
             let lower = a.to_ascii_lowercase();
             [
@@ -354,7 +330,9 @@ pub(super) fn piped_uploads(
         }
         for file in files_read(reader) {
             let resolved = resolve(&file, ctx);
-            if !resolved.inside_workspace && !crate::places::is_scratch(&resolved.path, ctx.home) {
+            if !resolved.inside_workspace
+                && !sondera_catalogue::places::is_scratch(&resolved.path, ctx.home)
+            {
                 out.push(risk(
                     RiskKind::UploadExternalFile,
                     format!(
@@ -400,7 +378,7 @@ fn environment_searches(invocations: &[Invocation], out: &mut Vec<Risk>) {
         if dumps
             && fed
             && Role::Searcher.includes(&search.program)
-            && pattern.is_some_and(|p| crate::secrets::names_secret(p))
+            && pattern.is_some_and(|p| sondera_catalogue::secrets::names_secret(p))
         {
             out.push(risk(
                 RiskKind::SecretRead,
@@ -514,9 +492,13 @@ fn secret_reads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
                 && !word.text.contains("${");
             globbed
                 .then(|| {
-                    let pattern = super::paths::pattern(&word, ctx);
-                    crate::secrets::glob_reaches_secret(&pattern, ctx.home, ctx.working_dir)
-                        .map(|kind| (pattern, kind))
+                    let pattern = crate::paths::pattern(&word, ctx);
+                    sondera_catalogue::secrets::glob_reaches_secret(
+                        &pattern,
+                        ctx.home,
+                        ctx.working_dir,
+                    )
+                    .map(|kind| (pattern, kind))
                 })
                 .flatten()
         };
@@ -545,11 +527,8 @@ fn secret_reads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
 /// `find / -name id_rsa`, `locate .pem`: hunting for key files by name
 /// outside the workspace.
 fn key_file_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
-    let hunting = |pattern: &str| {
-        let name = alphanumeric(pattern.rsplit('/').next().unwrap_or(pattern));
-        SECRET_FILE_NAMES.iter().any(|s| name.contains(s))
-            || pattern.split('/').any(credential_directory)
-    };
+    let hunting =
+        |pattern: &str| names_key_file(pattern) || pattern.split('/').any(credential_directory);
     let (searched, roots): (Vec<&String>, Vec<&Word>) = match i.program.as_str() {
         "find" => (
             i.args
@@ -594,7 +573,7 @@ fn secret_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let Some(pattern) = operands.next() else {
         return;
     };
-    if !crate::secrets::names_secret(&pattern.text) {
+    if !sondera_catalogue::secrets::names_secret(&pattern.text) {
         return;
     }
     for root in operands {
@@ -795,7 +774,7 @@ fn destinations(i: &Invocation) -> Vec<String> {
     // URLs read from a here-string or here-document (`wget -i - <<< URL`)
     // or handed over by xargs (`echo URL | xargs curl`).
     if let Stdin::Text(text) = &i.stdin {
-        hosts.extend(crate::net::hosts_in_text(text));
+        hosts.extend(sondera_catalogue::hosts::hosts_in_text(text));
     }
     for operand in &i.piped_operands {
         hosts.extend(url_host(&operand.text));

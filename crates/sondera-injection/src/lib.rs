@@ -1,4 +1,5 @@
-//! Instructions addressed to the agent from inside data.
+//! Injection scoring for Sondera Harness: instructions addressed to the
+//! agent from inside data.
 //!
 //! Text the agent reads (an email, a page, a ticket, a tool's JSON) is data;
 //! when it starts talking to the agent, giving it orders, imitating its
@@ -189,9 +190,10 @@ impl Report {
     }
 }
 
-/// Builds the automaton the patterns are found with (see
-/// [`crate::content::prepare`]).
-pub(crate) fn prepare() {
+/// Builds the automaton the patterns are found with, which otherwise the
+/// first [`scan`] in a process builds: a caller that will scan soon can run
+/// this on another thread meanwhile.
+pub fn prepare() {
     std::sync::LazyLock::force(&patterns::PATTERNS);
 }
 

@@ -4,7 +4,7 @@
 
 use sondera_catalogue::programs::basename;
 
-use super::word::Word;
+use crate::word::Word;
 
 #[derive(Debug, Default)]
 pub(super) struct Unwrapped {
@@ -218,10 +218,10 @@ fn unwrap_at(words: &[Word], depth: usize) -> Unwrapped {
         .first()
         .is_some_and(|w| basename(&w.text) == "find")
     {
-        if depth >= super::MAX_DEPTH {
+        if depth >= crate::MAX_DEPTH {
             out.too_deep = Some(format!(
                 "`find -exec` nests deeper than {} levels",
-                super::MAX_DEPTH
+                crate::MAX_DEPTH
             ));
             return out;
         }
@@ -293,7 +293,7 @@ fn find_exec(argv: &[Word], depth: usize) -> (Vec<Vec<Word>>, Option<String>) {
 mod tests {
     use super::*;
 
-    use crate::shell::word::plain_words as words;
+    use crate::word::plain_words as words;
 
     fn program_of(s: &str) -> (String, Vec<String>, bool) {
         let u = unwrap(&words(s));

@@ -10,10 +10,10 @@ use brush_parser::{Parser, ParserOptions};
 use sondera_catalogue::Role;
 use sondera_catalogue::programs::{basename, names_files};
 
-use super::interpreters::{self, InlineCode, InlineRun};
-use super::types::{Invocation, ShellAnalysis, Stdin};
-use super::word::{self, Word};
-use super::{embedded, wrappers};
+use crate::interpreters::{self, InlineCode, InlineRun};
+use crate::types::{Invocation, ShellAnalysis, Stdin};
+use crate::word::{self, Word};
+use crate::{embedded, wrappers};
 
 /// Deepest nesting of shells, `eval`, substitutions and here-documents
 /// analysed; deeper input is not judged benign, it is flagged unparsable.

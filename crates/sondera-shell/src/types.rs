@@ -4,7 +4,7 @@
 
 use sondera_catalogue::programs::options_with_values;
 
-use super::word::Word;
+use crate::word::Word;
 
 /// How many leading words of a command [`ShellAnalysis::command_prefixes`] gives.
 pub const MAX_PREFIX_WORDS: usize = 6;

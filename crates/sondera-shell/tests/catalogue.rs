@@ -5,9 +5,9 @@
 
 use sondera_catalogue::Role;
 use sondera_catalogue::places::SYSTEM_DIRS;
+use sondera_catalogue::places::{Place, place};
 use sondera_catalogue::programs::fetches;
-use sondera_guard::places::{Place, place};
-use sondera_guard::shell::{RiskKind, ShellAnalysis, ShellContext, analyze};
+use sondera_shell::{RiskKind, ShellAnalysis, ShellContext, analyze};
 
 const CTX: ShellContext<'static> = ShellContext {
     working_dir: "/workspace/project",

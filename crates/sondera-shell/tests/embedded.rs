@@ -3,7 +3,7 @@
 //! interpreter, shells wired to any connecting program, bounds that make the
 //! command unparsable rather than unread, and bytes bash would not show.
 
-use sondera_guard::shell::{PARSE_ALLOWANCE_BYTES, RiskKind, RiskKind::*, ShellContext, analyze};
+use sondera_shell::{PARSE_ALLOWANCE_BYTES, RiskKind, RiskKind::*, ShellContext, analyze};
 
 const CTX: ShellContext<'static> = ShellContext {
     working_dir: "/workspace/project",
@@ -254,7 +254,7 @@ fn nesting_and_sprawl_are_bounded_and_unparsable_past_the_bound() {
     // 4 GB); now one bound with linear cost.
     let levels = 65_000 / "-exec find . \\; ".len();
     let command = format!("find . {}", "-exec find . ".repeat(levels)) + &"\\; ".repeat(levels);
-    assert!(command.len() <= sondera_guard::shell::MAX_COMMAND_BYTES);
+    assert!(command.len() <= sondera_shell::MAX_COMMAND_BYTES);
     let analysis = analyze(&command, &CTX);
     assert!(
         analysis

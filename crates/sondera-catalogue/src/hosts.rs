@@ -1,0 +1,521 @@
+//! Network destinations: hosts normalised and classified.
+//!
+//! An agent that is told to reach the instance metadata service rarely writes
+//! `169.254.169.254`: `2852039166`, `0xa9fea9fe`, `0251.0376.0251.0376` and
+//! `[::ffff:169.254.169.254]` reach the same address. Every IP literal is
+//! parsed the way the C library's `inet_aton` and the URL standard parse it,
+//! reduced to its canonical form, and classified by address range, so a
+//! policy on `metadata` or `private` cannot be sidestepped by spelling. Names
+//! are classified by what they are known to mean (`localhost`,
+//! `metadata.google.internal`, `*.internal`); nothing is resolved.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// What kind of destination a host is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
+pub enum HostClass {
+    /// This machine: `localhost`, 127.0.0.0/8, `::1`, and the unspecified
+    /// addresses (`0.0.0.0` connects to the local host on Linux).
+    Loopback,
+    /// A private network: RFC 1918, carrier-grade NAT, IPv6 unique-local, and
+    /// names under `.internal`, `.local`, `.lan`, `.home.arpa`.
+    Private,
+    /// 169.254.0.0/16 and fe80::/10, other than metadata endpoints.
+    LinkLocal,
+    /// A cloud instance metadata service, which hands out credentials.
+    Metadata,
+    /// Anything else: a public address or an ordinary DNS name.
+    Public,
+}
+
+impl HostClass {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// One destination host, normalised and classified.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Host {
+    /// Lower case without a trailing dot; an IP literal in canonical form.
+    pub name: String,
+    pub class: HostClass,
+    /// The host is an IP address rather than a name.
+    pub ip_literal: bool,
+    /// The host was an IP address written in a non-canonical form (integer,
+    /// hex, octal, shortened, or IPv4 inside IPv6), a common way to slip past
+    /// string matching.
+    pub obfuscated: bool,
+}
+
+const METADATA_NAMES: &[&str] = &[
+    "metadata",
+    "metadata.google.internal",
+    "metadata.goog",
+    "instance-data",
+    "instance-data.ec2.internal",
+    "metadata.tencentyun.com",
+];
+const PRIVATE_SUFFIXES: &[&str] = &[".internal", ".local", ".lan", ".home.arpa", ".intranet"];
+
+impl Host {
+    /// Parses and classifies a host as written in a URL or command (brackets
+    /// around IPv6 literals allowed, no port).
+    ///
+    /// A host that is not plain ASCII, or holds a percent sign, is read the
+    /// way browsers and curl read it (the WHATWG URL host parser:
+    /// percent-decoding, IDNA mapping of full-width and other compatibility
+    /// forms, IPv4 numbers in any radix), so `１６９.２５４.１６９.２５４` and
+    /// `%31%36%39.254.169.254` are 169.254.169.254. Such spellings of an ASCII
+    /// host, and hosts that parser refuses, are `obfuscated`; an
+    /// internationalised name (`münchen.de`, kept as `xn--mnchen-3ya.de`) is not.
+    pub fn parse(raw: &str) -> Self {
+        let trimmed = raw.trim();
+        if !trimmed.is_ascii() || trimmed.contains('%') {
+            return Self::parse_encoded(trimmed);
+        }
+        let trimmed = trimmed.trim_end_matches('.');
+        let unbracketed = trimmed
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(trimmed);
+        let lower = unbracketed.to_ascii_lowercase();
+        match parse_ip(&lower) {
+            Some(ip) => Self::address(ip, &lower),
+            None => match echoed_address(&lower) {
+                Some(ip) => Self {
+                    class: classify_ip(ip),
+                    ip_literal: false,
+                    // Local development uses these names (`app.127.0.0.1.nip.io`);
+                    // the class says where they lead.
+                    obfuscated: false,
+                    name: lower,
+                },
+                None => Self {
+                    class: classify_name(&lower),
+                    ip_literal: false,
+                    obfuscated: false,
+                    name: lower,
+                },
+            },
+        }
+    }
+
+    fn address(ip: IpAddr, written: &str) -> Self {
+        let name = ip.to_string();
+        Self {
+            class: classify_ip(ip),
+            ip_literal: true,
+            obfuscated: name != written,
+            name,
+        }
+    }
+
+    /// A host with non-ASCII characters or percent-escapes, through the URL
+    /// standard's host parser.
+    fn parse_encoded(raw: &str) -> Self {
+        let unreadable = || Self {
+            name: raw.to_lowercase(),
+            class: HostClass::Public,
+            ip_literal: false,
+            obfuscated: true,
+        };
+        match url::Host::parse(raw) {
+            Ok(url::Host::Ipv4(v4)) => Self::address(IpAddr::V4(v4), raw),
+            Ok(url::Host::Ipv6(v6)) => {
+                Self::address(v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4), raw)
+            }
+            Ok(url::Host::Domain(domain)) => {
+                let name = domain.trim_end_matches('.').to_string();
+                let internationalised = name.split('.').any(|label| label.starts_with("xn--"));
+                // An ASCII name is sometimes written otherwise to slip past
+                // matching; the IPv4 forms the parser already resolved.
+                let name_as_written = match parse_ip(&name) {
+                    Some(ip) => return Self::address(ip, raw),
+                    None => name,
+                };
+                Self {
+                    class: classify_name(&name_as_written),
+                    ip_literal: false,
+                    obfuscated: !internationalised,
+                    name: name_as_written,
+                }
+            }
+            Err(_) => unreadable(),
+        }
+    }
+}
+
+/// Public DNS services that answer any name under them with the address it
+/// spells (`169.254.169.254.nip.io`, `10-0-0-1.sslip.io`): the name is that
+/// address.
+const ADDRESS_ECHO_DOMAINS: &[&str] = &[".nip.io", ".sslip.io", ".xip.io", ".traefik.me"];
+
+/// The address a name under an address-echoing DNS service stands for.
+fn echoed_address(name: &str) -> Option<IpAddr> {
+    let spelled = ADDRESS_ECHO_DOMAINS
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix))?;
+    // The address is the last four labels, or the last label with dashes.
+    let labels: Vec<&str> = spelled.split('.').collect();
+    let dotted = labels[labels.len().saturating_sub(4)..].join(".");
+    let dashed = labels
+        .last()
+        .map(|l| l.replace('-', "."))
+        .unwrap_or_default();
+    parse_ipv4(&dotted)
+        .or_else(|| parse_ipv4(&dashed))
+        .map(IpAddr::V4)
+}
+
+fn classify_name(name: &str) -> HostClass {
+    if name == "localhost" || name.ends_with(".localhost") {
+        HostClass::Loopback
+    } else if METADATA_NAMES.contains(&name) {
+        HostClass::Metadata
+    } else if PRIVATE_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+        HostClass::Private
+    } else {
+        HostClass::Public
+    }
+}
+
+/// An IP address as `inet_aton` and the URL standard accept it: one to four
+/// dot-separated parts, each decimal, `0x` hex or `0`-prefixed octal, the last
+/// part filling the remaining bytes; or an IPv6 literal. IPv4-mapped and
+/// IPv4-compatible IPv6 addresses become the IPv4 address they carry.
+pub fn parse_ip(text: &str) -> Option<IpAddr> {
+    if text.contains(':') {
+        let v6: Ipv6Addr = text.split('%').next()?.parse().ok()?;
+        return Some(match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(v6),
+        });
+    }
+    parse_ipv4(text).map(IpAddr::V4)
+}
+
+fn parse_ipv4(text: &str) -> Option<Ipv4Addr> {
+    let parts: Vec<&str> = text.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let numbers = parts
+        .iter()
+        .map(|p| ipv4_part(p))
+        .collect::<Option<Vec<u64>>>()?;
+    let (last, leading) = numbers.split_last()?;
+    if leading.iter().any(|&n| n > 255) {
+        return None;
+    }
+    let last_bits = 8 * (5 - numbers.len() as u32);
+    if last_bits < 64 && *last >= 1u64 << last_bits {
+        return None;
+    }
+    let value = leading
+        .iter()
+        .enumerate()
+        .fold(*last, |acc, (i, &n)| acc | n << (24 - 8 * i as u32));
+    Some(Ipv4Addr::from(u32::try_from(value).ok()?))
+}
+
+fn ipv4_part(part: &str) -> Option<u64> {
+    let (digits, radix) =
+        if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+            (hex, 16)
+        } else if part.len() > 1 && part.starts_with('0') {
+            (&part[1..], 8)
+        } else {
+            (part, 10)
+        };
+    if digits.is_empty() {
+        return (radix == 16).then_some(0);
+    }
+    if digits.len() > 12 || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
+fn classify_ip(ip: IpAddr) -> HostClass {
+    match ip {
+        IpAddr::V4(v4) => classify_ipv4(v4),
+        IpAddr::V6(v6) => classify_ipv6(v6),
+    }
+}
+
+fn classify_ipv4(ip: Ipv4Addr) -> HostClass {
+    let [a, b, _, _] = ip.octets();
+    if matches!(ip.octets(), [169, 254, 169, 254] | [169, 254, 170, 2])
+        || ip.octets() == [100, 100, 100, 200]
+    {
+        HostClass::Metadata
+    } else if ip.is_loopback() || ip.is_unspecified() || a == 0 {
+        HostClass::Loopback
+    } else if ip.is_link_local() {
+        HostClass::LinkLocal
+    } else if ip.is_private() || (a == 100 && (64..128).contains(&b)) {
+        HostClass::Private
+    } else {
+        HostClass::Public
+    }
+}
+
+fn classify_ipv6(ip: Ipv6Addr) -> HostClass {
+    let first = ip.segments()[0];
+    if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
+        HostClass::Metadata
+    } else if ip.is_loopback() || ip.is_unspecified() {
+        HostClass::Loopback
+    } else if first & 0xffc0 == 0xfe80 {
+        HostClass::LinkLocal
+    } else if first & 0xfe00 == 0xfc00 {
+        HostClass::Private
+    } else {
+        HostClass::Public
+    }
+}
+
+/// Whether a bare word (no scheme) names a host: an address, `localhost`, a
+/// known metadata name, or a dotted name ending in a letter label. A bare
+/// small number is some option's value (a port, a timeout), not an address;
+/// a large one is how `169.254.169.254` is hidden (`2852039166`).
+pub fn plausible_host(word: &str) -> bool {
+    if word.bytes().all(|b| b.is_ascii_digit()) {
+        return word.parse::<u64>().is_ok_and(|n| n >= 1 << 24);
+    }
+    let host = Host::parse(word);
+    host.ip_literal
+        || matches!(host.class, HostClass::Loopback | HostClass::Metadata)
+        || host
+            .name
+            .rsplit_once('.')
+            .is_some_and(|(_, tld)| tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic()))
+}
+
+/// The host of a URL (`scheme://[user@]host[:port]/...`).
+pub fn url_host(text: &str) -> Option<String> {
+    let (scheme, rest) = text.split_once("://")?;
+    if scheme.is_empty()
+        || !scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    {
+        return None;
+    }
+    authority_host(rest)
+}
+
+/// The host at the start of `text`, an authority (`[user@]host[:port]`)
+/// optionally followed by a path.
+pub fn authority_host(text: &str) -> Option<String> {
+    let authority = text.split(['/', '?', '#', '\\']).next()?;
+    let host_port = authority.rsplit('@').next()?;
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next()?
+    } else {
+        host_port.split(':').next()?
+    };
+    // A host followed by something that cannot be part of it (`$VAR`, a
+    // quote) ends there: `http://169.254.170.2$URI` reaches 169.254.170.2.
+    // Characters beyond ASCII stay: the host parser maps full-width digits
+    // and dots (see [`Host::parse`]).
+    let end = host
+        .find(|c: char| c.is_ascii() && !(c.is_ascii_alphanumeric() || "-._:%".contains(c)))
+        .unwrap_or(host.len());
+    let host = &host[..end];
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// Hosts of every URL inside a text (`see https://a.example/x and ftp://b`).
+pub fn hosts_in_text(text: &str) -> Vec<String> {
+    let mut hosts = Vec::new();
+    for (at, _) in text.match_indices("://") {
+        let start = text[..at]
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || "+-.".contains(*c)))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        if start == at {
+            continue;
+        }
+        // The authority ends where its path, query or fragment starts: a
+        // scan to the URL's end would read the rest of `a://b/a://b/...`
+        // once per URL.
+        let after = at + "://".len();
+        let end = text[after..]
+            .find(|c: char| c.is_whitespace() || "\"'<>`/?#\\".contains(c))
+            .map_or(text.len(), |i| after + i);
+        hosts.extend(url_host(&text[start..end]));
+    }
+    hosts
+}
+
+/// The path of a `file:` URL (`file:///etc/shadow`, `file://localhost/x`,
+/// `FILE:/x`), which reads a local file wherever a URL is taken.
+pub fn file_url_path(text: &str) -> Option<&str> {
+    let scheme = text.get(..5)?;
+    if !scheme.eq_ignore_ascii_case("file:") {
+        return None;
+    }
+    let rest = &text[5..];
+    let path = match rest.strip_prefix("//") {
+        Some(authority) => {
+            let at = authority.find('/')?;
+            let host = &authority[..at];
+            if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
+                return None;
+            }
+            &authority[at..]
+        }
+        None => rest,
+    };
+    path.starts_with('/').then_some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_addresses_are_recognised_however_they_are_written() {
+        for spelling in [
+            "169.254.169.254",
+            "2852039166",
+            "0xa9fea9fe",
+            "0xA9.0xFE.0xA9.0xFE",
+            "0251.0376.0251.0376",
+            "169.254.43518",
+            "[::ffff:169.254.169.254]",
+            "::ffff:a9fe:a9fe",
+            "metadata.google.internal.",
+            "METADATA.GOOGLE.INTERNAL",
+            "[fd00:ec2::254]",
+        ] {
+            let host = Host::parse(spelling);
+            assert_eq!(host.class, HostClass::Metadata, "{spelling}");
+        }
+        let host = Host::parse("0xa9fea9fe");
+        assert_eq!(host.name, "169.254.169.254");
+        assert!(host.obfuscated && host.ip_literal);
+        assert!(!Host::parse("169.254.169.254").obfuscated);
+    }
+
+    #[test]
+    fn hosts_are_read_as_browsers_read_them() {
+        for spelling in [
+            "\u{ff11}\u{ff16}\u{ff19}.\u{ff12}\u{ff15}\u{ff14}.\u{ff11}\u{ff16}\u{ff19}.\u{ff12}\u{ff15}\u{ff14}",
+            "%31%36%39.254.169.254",
+            "169\u{3002}254\u{3002}169\u{3002}254",
+            "\u{2460}\u{2465}\u{2468}.\u{2461}\u{2464}\u{2463}.\u{2460}\u{2465}\u{2468}.\u{2461}\u{2464}\u{2463}",
+            "169.254.169.254%2e",
+            "\u{24dc}\u{24d4}\u{24e3}\u{24d0}\u{24d3}\u{24d0}\u{24e3}\u{24d0}.google.internal",
+        ] {
+            let host = Host::parse(spelling);
+            assert_eq!(
+                host.class,
+                HostClass::Metadata,
+                "{spelling} is {}",
+                host.name
+            );
+            assert!(host.obfuscated, "{spelling} hides what it is");
+        }
+        for echoed in ["169.254.169.254.nip.io", "app.169-254-169-254.sslip.io"] {
+            let host = Host::parse(echoed);
+            assert_eq!(host.class, HostClass::Metadata, "{echoed}");
+        }
+        assert_eq!(Host::parse("nip.io").class, HostClass::Public);
+        assert_eq!(
+            Host::parse("app.127.0.0.1.nip.io").class,
+            HostClass::Loopback
+        );
+        let idn = Host::parse("M\u{fc}nchen.de");
+        assert_eq!(idn.name, "xn--mnchen-3ya.de");
+        assert!(
+            !idn.obfuscated,
+            "an internationalised name is an ordinary name"
+        );
+        for refused in [
+            "exa mple.com%00",
+            "[::ffff:\u{ff11}\u{ff16}\u{ff19}.254.169.254]",
+        ] {
+            assert!(
+                Host::parse(refused).obfuscated,
+                "{refused}: a host the URL parser refuses is obfuscated"
+            );
+        }
+        assert_eq!(
+            url_host("http://\u{ff11}\u{ff16}\u{ff19}.254.169.254/latest")
+                .map(|h| Host::parse(&h).name),
+            Some("169.254.169.254".to_string()),
+            "full-width digits are part of the host"
+        );
+    }
+
+    #[test]
+    fn address_ranges_are_classified() {
+        for (host, class) in [
+            ("127.0.0.1", HostClass::Loopback),
+            ("127.1", HostClass::Loopback),
+            ("0", HostClass::Loopback),
+            ("0.0.0.0", HostClass::Loopback),
+            ("[::1]", HostClass::Loopback),
+            ("localhost", HostClass::Loopback),
+            ("api.localhost", HostClass::Loopback),
+            ("10.0.0.8", HostClass::Private),
+            ("172.16.4.1", HostClass::Private),
+            ("192.168.1.1", HostClass::Private),
+            ("100.64.0.1", HostClass::Private),
+            ("fd12:3456::1", HostClass::Private),
+            ("db.internal", HostClass::Private),
+            ("printer.local", HostClass::Private),
+            ("169.254.1.1", HostClass::LinkLocal),
+            ("[fe80::1]", HostClass::LinkLocal),
+            ("8.8.8.8", HostClass::Public),
+            ("172.32.0.1", HostClass::Public),
+            ("github.com", HostClass::Public),
+            ("[2606:4700::1111]", HostClass::Public),
+        ] {
+            assert_eq!(Host::parse(host).class, class, "{host}");
+        }
+    }
+
+    #[test]
+    fn names_that_look_numeric_are_not_addresses() {
+        for name in [
+            "1.2.3.4.5",
+            "256.1.1.1",
+            "08.1.1.1",
+            "1e3",
+            "0xg",
+            "example.com",
+        ] {
+            let host = Host::parse(name);
+            assert!(!host.ip_literal, "{name} parsed as {}", host.name);
+        }
+        assert_eq!(
+            parse_ip("1.2.3.4"),
+            Some(IpAddr::V4(Ipv4Addr::new(1, 2, 3, 4)))
+        );
+        assert_eq!(parse_ip("4294967296"), None);
+    }
+
+    #[test]
+    fn hosts_are_found_in_urls_and_free_text() {
+        assert_eq!(
+            url_host("https://user:pw@Example.COM:8443/x?y").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(url_host("http://[::1]:8080/").as_deref(), Some("::1"));
+        assert_eq!(url_host("not a url"), None);
+        // A scheme after a character wider than a byte (found by fuzzing:
+        // this once panicked on a char boundary).
+        assert_eq!(hosts_in_text("\u{fffd}http://a.example/"), ["a.example"]);
+        assert!(hosts_in_text("\u{e9}://x").is_empty());
+        assert_eq!(
+            hosts_in_text("post to https://a.example/x, then \"ftp://b.example\" and ://nothing"),
+            ["a.example", "b.example"]
+        );
+    }
+}
