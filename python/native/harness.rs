@@ -80,7 +80,8 @@ impl NativeHarness {
 }
 
 fn mode_of(mode: &str) -> PyResult<model::Mode> {
-    mode.parse().map_err(PyValueError::new_err)
+    mode.parse()
+        .map_err(|e: sondera_model::UnknownName| PyValueError::new_err(e.to_string()))
 }
 
 #[pymethods]

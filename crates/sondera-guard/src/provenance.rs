@@ -21,40 +21,26 @@ use serde_json::Value;
 use sondera_model::provenance::{Provenance, Sighting};
 use sondera_model::{AgentCard, Payload};
 
-/// The kind of effect a call has outside the conversation.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[strum(serialize_all = "snake_case")]
-pub enum Effect {
-    /// Sends, posts, forwards, replies: a message leaves.
-    Send,
-    /// Money moves.
-    Transfer,
-    /// Someone gains access: share, invite, grant.
-    Share,
-    /// Something is removed or cancelled.
-    Delete,
-    /// Something changes: update, set, reset, rename, move.
-    Update,
-    /// Something new exists: create, schedule, book, upload.
-    Create,
+sondera_model::named_enum! {
+    /// The kind of effect a call has outside the conversation.
+    #[derive(PartialOrd, Ord)]
+    pub enum Effect: "effect" {
+        /// Sends, posts, forwards, replies: a message leaves.
+        Send,
+        /// Money moves.
+        Transfer,
+        /// Someone gains access: share, invite, grant.
+        Share,
+        /// Something is removed or cancelled.
+        Delete,
+        /// Something changes: update, set, reset, rename, move.
+        Update,
+        /// Something new exists: create, schedule, book, upload.
+        Create,
+    }
 }
 
 impl Effect {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     pub fn parse(name: &str) -> Option<Self> {
         sondera_model::variant_named(name)
     }

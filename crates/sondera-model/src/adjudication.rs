@@ -1,96 +1,36 @@
 use std::collections::BTreeMap;
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The outcome of adjudicating one step.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    JsonSchema,
-    strum::IntoStaticStr,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Decision {
-    Allow,
-    Deny,
-    /// A human should decide before the step goes ahead.
-    Escalate,
+crate::wire_enum! {
+    /// The outcome of adjudicating one step.
+    pub enum Decision: "decision" {
+        Allow,
+        Deny,
+        /// A human should decide before the step goes ahead.
+        Escalate,
+    }
 }
 
 impl Decision {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     pub fn is_allow(self) -> bool {
         self == Self::Allow
     }
 }
 
-impl fmt::Display for Decision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// How a verdict is applied.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    JsonSchema,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Mode {
-    /// Enforce the decision.
-    #[default]
-    Govern,
-    /// Record the decision but always allow; the would-be decision stays visible.
-    Monitor,
-    /// Enforce, and give the agent steering text to correct course with.
-    Steer,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Mode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        crate::variant_named(s).ok_or_else(|| {
-            format!(
-                "unknown mode `{s}`: expected {}",
-                crate::variant_names::<Self>()
-            )
-        })
+crate::wire_enum! {
+    /// How a verdict is applied.
+    #[derive(Default)]
+    pub enum Mode: "mode" {
+        /// Enforce the decision.
+        #[default]
+        Govern,
+        /// Record the decision but always allow; the would-be decision stays visible.
+        Monitor,
+        /// Enforce, and give the agent steering text to correct course with.
+        Steer,
     }
 }
 
@@ -267,7 +207,7 @@ mod tests {
     #[test]
     fn mode_parses_and_rejects_unknown_names() {
         assert_eq!("monitor".parse::<Mode>(), Ok(Mode::Monitor));
-        let err = "audit".parse::<Mode>().unwrap_err();
+        let err = "audit".parse::<Mode>().unwrap_err().to_string();
         assert!(err.contains("govern, monitor or steer"), "{err}");
     }
 }

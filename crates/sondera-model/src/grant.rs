@@ -8,65 +8,30 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Actor, FileOperationKind};
 
-/// How long an approval holds.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    JsonSchema,
-    strum::IntoStaticStr,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum GrantScope {
-    /// For the rest of this session's trajectory scope.
-    Session,
-    /// For this agent from now on, across sessions and restarts.
-    Always,
-}
-
-impl GrantScope {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+crate::wire_enum! {
+    /// How long an approval holds.
+    pub enum GrantScope: "grant scope" {
+        /// For the rest of this session's trajectory scope.
+        Session,
+        /// For this agent from now on, across sessions and restarts.
+        Always,
     }
 }
 
-/// A person's answer to an escalated step.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    JsonSchema,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Approval {
-    Deny,
-    /// This step only.
-    Once,
-    /// This step and later ones of the same shape in this session.
-    Session,
-    /// This step and later ones of the same shape by this agent, from now on.
-    Always,
+crate::wire_enum! {
+    /// A person's answer to an escalated step.
+    pub enum Approval: "approval" {
+        Deny,
+        /// This step only.
+        Once,
+        /// This step and later ones of the same shape in this session.
+        Session,
+        /// This step and later ones of the same shape by this agent, from now on.
+        Always,
+    }
 }
 
 impl Approval {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// How long the approval holds beyond this step, if it does.
     pub fn grant_scope(self) -> Option<GrantScope> {
         match self {
@@ -88,25 +53,6 @@ impl Approval {
             Self::Session => "approved for this session",
             Self::Always => "approved always",
         }
-    }
-}
-
-impl std::fmt::Display for Approval {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Approval {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        crate::variant_named(s).ok_or_else(|| {
-            format!(
-                "unknown approval `{s}`: expected {}",
-                crate::variant_names::<Self>()
-            )
-        })
     }
 }
 

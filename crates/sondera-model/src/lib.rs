@@ -24,33 +24,23 @@ mod agent;
 mod call_id;
 mod event;
 mod grant;
+mod names;
 mod nesting;
 mod payload;
 pub mod provenance;
 mod state;
 mod whole_number;
 
-/// The variant of `T` whose name (as strum writes it) is `name`: the one
-/// parser for every enum whose names are derived.
-pub fn variant_named<T>(name: &str) -> Option<T>
-where
-    T: strum::VariantArray + Copy + Into<&'static str>,
-{
-    T::VARIANTS.iter().copied().find(|v| (*v).into() == name)
+pub use names::{UnknownName, parse_name, variant_named, variant_names};
+
+/// What the enum macros' expansions name, wherever they are used.
+#[doc(hidden)]
+pub mod __names {
+    pub use {schemars, serde, strum};
 }
 
-/// The names of `T`'s variants, for messages: `a, b or c`.
-pub fn variant_names<T>() -> String
-where
-    T: strum::VariantArray + Copy + Into<&'static str>,
-{
-    let names: Vec<&str> = T::VARIANTS.iter().map(|v| (*v).into()).collect();
-    match names.split_last() {
-        Some((last, [])) => last.to_string(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-        None => String::new(),
-    }
-}
+// The enum macros name this crate by its name, which inside it needs this.
+extern crate self as sondera_model;
 
 pub use adjudication::{Adjudicated, Decision, Mode, PolicyMetadata};
 pub use agent::{Agent, AgentCard, CollaborationMode, SubAgent, Tool};

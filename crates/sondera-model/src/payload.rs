@@ -131,68 +131,32 @@ pub enum Payload {
     },
 }
 
-/// The four kinds of payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PayloadCategory {
-    Action,
-    Observation,
-    Control,
-    State,
-}
-
-/// Who a prompt speaks as.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    JsonSchema,
-    strum::IntoStaticStr,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum PromptRole {
-    User,
-    System,
-    Assistant,
-}
-
-impl PromptRole {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+crate::wire_enum! {
+    /// The four kinds of payload.
+    pub enum PayloadCategory: "payload category" {
+        Action,
+        Observation,
+        Control,
+        State,
     }
 }
 
-/// What a file operation does to its path.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    JsonSchema,
-    strum::IntoStaticStr,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum FileOperationKind {
-    Read,
-    Write,
-    Edit,
-    Delete,
+crate::wire_enum! {
+    /// Who a prompt speaks as.
+    pub enum PromptRole: "prompt role" {
+        User,
+        System,
+        Assistant,
+    }
 }
 
-impl FileOperationKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+crate::wire_enum! {
+    /// What a file operation does to its path.
+    pub enum FileOperationKind: "file operation" {
+        Read,
+        Write,
+        Edit,
+        Delete,
     }
 }
 

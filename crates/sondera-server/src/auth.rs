@@ -29,33 +29,14 @@ pub enum TokenConfigError {
     Duplicate { first: String, second: String },
 }
 
-/// What a token may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantArray)]
-#[strum(serialize_all = "snake_case")]
-pub enum Role {
-    /// Adjudicate, read records by id, ask for and wait on approvals.
-    Agent,
-    /// Also read and follow the tenant's records, decide approvals and
-    /// manage standing grants.
-    Operator,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl std::str::FromStr for Role {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        sondera_model::variant_named(s).ok_or_else(|| {
-            format!(
-                "unknown role `{s}`: expected {}",
-                sondera_model::variant_names::<Self>()
-            )
-        })
+sondera_model::named_enum! {
+    /// What a token may do.
+    pub enum Role: "role" {
+        /// Adjudicate, read records by id, ask for and wait on approvals.
+        Agent,
+        /// Also read and follow the tenant's records, decide approvals and
+        /// manage standing grants.
+        Operator,
     }
 }
 
@@ -146,7 +127,11 @@ impl Tokens {
         };
         for word in words {
             match word.split_once('=') {
-                Some(("role", role)) => caller.role = role.parse().map_err(bad)?,
+                Some(("role", role)) => {
+                    caller.role = role
+                        .parse()
+                        .map_err(|e: sondera_model::UnknownName| bad(e.to_string()))?
+                }
                 Some(("name", name)) if valid_name(name) => caller.name = name.to_string(),
                 Some(("name", _)) => {
                     return Err(bad(format!(

@@ -308,7 +308,7 @@ async fn list_trajectories(
         .as_deref()
         .map(|s| {
             s.parse::<TrajectoryStatus>()
-                .map_err(ServiceError::InvalidArgument)
+                .map_err(|e| ServiceError::InvalidArgument(e.to_string()))
         })
         .transpose()?;
     let filter = TrajectoryFilter {
@@ -517,7 +517,7 @@ async fn list_approvals(
         .as_deref()
         .map(|s| {
             s.parse::<ApprovalStatus>()
-                .map_err(ServiceError::InvalidArgument)
+                .map_err(|e| ServiceError::InvalidArgument(e.to_string()))
         })
         .transpose()?;
     let filter = ApprovalFilter {

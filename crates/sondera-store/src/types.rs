@@ -10,36 +10,20 @@ fn to_json<T: serde::Serialize>(value: &T) -> String {
 
 use crate::{StoreError, TenantId};
 
-/// Where a trajectory is in its life.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum TrajectoryStatus {
-    /// Known but not started.
-    Pending,
-    Running,
-    Completed,
-    Failed,
-    Terminated,
-    Suspended,
+sondera_model::wire_enum! {
+    /// Where a trajectory is in its life.
+    pub enum TrajectoryStatus: "status" {
+        /// Known but not started.
+        Pending,
+        Running,
+        Completed,
+        Failed,
+        Terminated,
+        Suspended,
+    }
 }
 
 impl TrajectoryStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     pub fn parse(s: &str) -> Option<Self> {
         sondera_model::variant_named(s)
     }
@@ -58,25 +42,6 @@ impl TrajectoryStatus {
 
     pub fn is_terminal(self) -> bool {
         matches!(self, Self::Completed | Self::Failed | Self::Terminated)
-    }
-}
-
-impl std::fmt::Display for TrajectoryStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for TrajectoryStatus {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::parse(s).ok_or_else(|| {
-            format!(
-                "unknown status `{s}`: expected {}",
-                sondera_model::variant_names::<Self>()
-            )
-        })
     }
 }
 
@@ -255,43 +220,12 @@ pub enum ApprovalState {
     },
 }
 
-/// The three states an approval can be in, for filtering.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum ApprovalStatus {
-    Pending,
-    Decided,
-    Expired,
-}
-
-impl ApprovalStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl std::str::FromStr for ApprovalStatus {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        sondera_model::variant_named(s).ok_or_else(|| {
-            format!(
-                "unknown approval status `{s}`: expected {}",
-                sondera_model::variant_names::<Self>()
-            )
-        })
+sondera_model::wire_enum! {
+    /// The three states an approval can be in, for filtering.
+    pub enum ApprovalStatus: "approval status" {
+        Pending,
+        Decided,
+        Expired,
     }
 }
 
