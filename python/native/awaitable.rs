@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 
 /// An awaitable whose result is already known.
 #[pyclass(module = "sondera_harness_adk._native")]
-pub struct Ready(Option<PyResult<Py<PyAny>>>);
+pub(crate) struct Ready(Option<PyResult<Py<PyAny>>>);
 
 #[pymethods]
 impl Ready {

@@ -30,7 +30,7 @@ struct Published {
 
 /// One trajectory scope of a Sondera harness (embedded or remote).
 #[pyclass(module = "sondera_harness_adk._native", frozen)]
-pub struct NativeHarness {
+pub(crate) struct NativeHarness {
     scope: Arc<Mutex<Box<dyn Harness>>>,
     published: Arc<StdMutex<Published>>,
     kind: &'static str,

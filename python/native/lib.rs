@@ -12,6 +12,7 @@
 //!
 //! The Python package wraps this module; it is not a public interface of
 //! its own.
+#![warn(missing_docs)]
 
 mod awaitable;
 mod convert;

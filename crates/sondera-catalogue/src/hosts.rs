@@ -30,6 +30,7 @@ pub enum HostClass {
 }
 
 impl HostClass {
+    /// The class's name in policies (`loopback`, `metadata`, ...).
     pub fn as_str(self) -> &'static str {
         self.into()
     }
@@ -40,6 +41,7 @@ impl HostClass {
 pub struct Host {
     /// Lower case without a trailing dot; an IP literal in canonical form.
     pub name: String,
+    /// What kind of destination it is.
     pub class: HostClass,
     /// The host is an IP address rather than a name.
     pub ip_literal: bool,

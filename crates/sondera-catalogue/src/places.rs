@@ -87,6 +87,7 @@ pub enum Place {
 }
 
 impl Place {
+    /// The place's name in policies (`workspace`, `system`, ...).
     pub fn as_str(self) -> &'static str {
         self.into()
     }

@@ -231,6 +231,8 @@ fn glob_regex(pattern: &str) -> Option<regex::Regex> {
     regex::Regex::new(&out).ok()
 }
 
+/// Whether `path` is, or ends in, a directory that holds credentials
+/// (`.ssh`, `.aws`, `.gnupg`, a browser or keychain profile).
 pub fn credential_directory(path: &str) -> bool {
     let name = path.rsplit('/').find(|p| !p.is_empty()).unwrap_or_default();
     matches!(

@@ -14,7 +14,7 @@ use sondera_store::{
 use crate::{ServerArgs, block_on};
 
 #[derive(Debug, Subcommand)]
-pub enum ApprovalsCommand {
+pub(crate) enum ApprovalsCommand {
     /// Approvals of the token's tenant, newest first: pending ones unless --status says otherwise.
     List {
         #[command(flatten)]
@@ -68,7 +68,7 @@ pub enum ApprovalsCommand {
     },
 }
 
-pub fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
     match command {
         ApprovalsCommand::List {
             server,

@@ -15,7 +15,7 @@ use sondera_proto::v1;
 use crate::ServerArgs;
 
 #[derive(Debug, Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     #[command(flatten)]
     server: ServerArgs,
     /// The store of the embedded server (when --server is not given): a
@@ -46,7 +46,7 @@ const COMMANDS: &[&str] = &[
     "cat ~/.aws/credentials",
 ];
 
-pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -12,7 +12,7 @@ use sondera_model::{Agent, Event, Payload, PromptRole, TrajectoryState};
 
 use crate::ExplainArgs;
 
-pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
     let engine = args.policies.engine()?;
     let (state, event) = match &args.case {
         Some(path) => case_event(&engine, path, args.id.as_deref())?,

@@ -11,7 +11,7 @@ use crate::{AdjudicationsCommand, TrajectoriesCommand};
 
 use crate::block_on;
 
-pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
+pub(crate) fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
     match command {
         TrajectoriesCommand::List {
             store,
@@ -89,7 +89,7 @@ pub fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-pub fn adjudications(command: AdjudicationsCommand) -> anyhow::Result<ExitCode> {
+pub(crate) fn adjudications(command: AdjudicationsCommand) -> anyhow::Result<ExitCode> {
     let AdjudicationsCommand::List {
         store,
         agent,

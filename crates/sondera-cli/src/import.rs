@@ -10,7 +10,7 @@ use sondera_policy::import::{Imported, import_claude_code, import_gemini_cli};
 
 use crate::ImportCommand;
 
-pub fn run(command: ImportCommand) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(command: ImportCommand) -> anyhow::Result<ExitCode> {
     let (file, output, imported) = match command {
         ImportCommand::ClaudeCode { file, output } => {
             let imported = import_claude_code(&read(&file)?)

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use sondera_policy::{PolicyEngine, PolicyError, builtin_source};
 
-pub fn run(dirs: &[PathBuf], deny_warnings: bool, json: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(dirs: &[PathBuf], deny_warnings: bool, json: bool) -> anyhow::Result<ExitCode> {
     // `policy check` is where linting is asked for, built-in packs included.
     let loaded = PolicyEngine::builder()
         .builtin_or_directories(dirs.iter().cloned())

@@ -12,7 +12,7 @@ const CONFIG: Config = Config {
     indent_width: 2,
 };
 
-pub fn run(paths: &[PathBuf], check: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(paths: &[PathBuf], check: bool) -> anyhow::Result<ExitCode> {
     let files = cedar_files(paths)?;
     let mut unformatted = 0;
     let mut broken = 0;

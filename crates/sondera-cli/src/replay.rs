@@ -8,7 +8,7 @@ use sondera_store::TrajectoryFilter;
 
 use crate::ReplayArgs;
 
-pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let candidate = args.policies.engine()?;
     let store = args.store.open_recorded()?;
     let scope = ReplayScope {

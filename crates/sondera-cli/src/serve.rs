@@ -15,7 +15,7 @@ use sondera_server::{Access, Limits, PolicyLoader, Server, TlsFiles, TokenLoader
 use crate::PolicyArgs;
 
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Where gRPC listens.
     #[arg(long, default_value = "127.0.0.1:50051", env = "SONDERA_GRPC_ADDR")]
     grpc_addr: SocketAddr,
@@ -185,7 +185,7 @@ fn load_tokens(entries: &[String], file: Option<&std::path::Path>) -> anyhow::Re
     Ok(tokens)
 }
 
-pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -257,7 +257,7 @@ async fn shutdown_signal() {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum TokenCommand {
+pub(crate) enum TokenCommand {
     /// Make a new random token: prints the token on standard output and the
     /// server entry (TENANT=sha256:HEX ...) on standard error.
     New(TokenFor),
@@ -267,7 +267,7 @@ pub enum TokenCommand {
 
 /// Whom a token is for.
 #[derive(Debug, Args)]
-pub struct TokenFor {
+pub(crate) struct TokenFor {
     #[arg(long)]
     tenant: String,
     /// `agent` (adjudicate, read records by id, wait for approvals) or
@@ -295,7 +295,7 @@ impl TokenFor {
     }
 }
 
-pub fn token(command: TokenCommand) -> anyhow::Result<ExitCode> {
+pub(crate) fn token(command: TokenCommand) -> anyhow::Result<ExitCode> {
     let (whom, token, fresh) = match command {
         TokenCommand::New(whom) => {
             let token = format!(

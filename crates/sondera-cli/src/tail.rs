@@ -11,7 +11,7 @@ use sondera_proto::v1;
 use crate::ServerArgs;
 
 #[derive(Debug, Args)]
-pub struct TailArgs {
+pub(crate) struct TailArgs {
     #[command(flatten)]
     server: ServerArgs,
     /// Only this agent's events.
@@ -25,7 +25,7 @@ pub struct TailArgs {
     json: bool,
 }
 
-pub fn run(args: TailArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: TailArgs) -> anyhow::Result<ExitCode> {
     let connection = args.server.connection()?;
     crate::block_on(follow(connection, args))?
 }

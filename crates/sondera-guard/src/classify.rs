@@ -392,7 +392,9 @@ fn pending_action(call: &PendingCall) -> Option<Payload> {
 /// What a tool returned: its result object, or the error it raised.
 #[derive(Debug, Clone, Copy)]
 pub enum ToolOutcome<'a> {
+    /// It returned this result.
     Returned(&'a Value),
+    /// It raised an error with this text.
     Raised(&'a str),
 }
 

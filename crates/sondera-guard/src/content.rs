@@ -13,12 +13,18 @@ use sondera_model::{Payload, PendingCall};
 /// can produce, is scanned up to here and its signals say `truncated`.
 pub const MAX_SCAN_BYTES: usize = 16 * 1024 * 1024;
 
-/// Injection signals that make a prompt untrustworthy on their own (see
+/// Text tells the agent to disregard its instructions. This and the tags
+/// below are injection signals that make a prompt untrustworthy on their
+/// own (see
 /// [`crate::injection::Feature::tag`] for every tag).
 pub const OVERRIDE: &str = "instruction_override";
+/// Text claims another role: a system prompt, the developer, the agent.
 pub const ROLE_HIJACK: &str = "role_hijack";
+/// Text asks for the agent's instructions or context.
 pub const PROMPT_LEAK: &str = "prompt_exfiltration";
+/// Instructions hidden from a human reader (markup, invisible text).
 pub const HIDDEN: &str = "hidden_instruction";
+/// Text tells the agent to run a command.
 pub const COMMAND: &str = "command_instruction";
 
 static SECRETS: LazyLock<(RegexSet, Vec<&'static str>)> = LazyLock::new(|| {
@@ -186,6 +192,7 @@ pub struct Signals {
     pub injection_score: u32,
     /// Which injection features were found, and where.
     pub evidence: Vec<crate::injection::Evidence>,
+    /// Tags of the credential signatures found.
     pub secrets: Vec<&'static str>,
     /// The text is longer than [`MAX_SCAN_BYTES`] and its end was not read.
     pub truncated: bool,
@@ -217,7 +224,9 @@ pub fn signals(text: &str, tools: &[&str]) -> Signals {
 /// What a step brings into the trajectory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Taints {
+    /// It observed credentials.
     pub secrets: bool,
+    /// It observed content that gives the agent instructions.
     pub untrusted: bool,
     /// Commands untrusted content tells the agent to run (normalised, see
     /// [`normalize_command`]); empty unless `untrusted`.

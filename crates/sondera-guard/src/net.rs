@@ -24,7 +24,9 @@ pub struct HostAllowlist {
 /// A pattern that is not a host, a wildcard or an address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InvalidHostPattern {
+    /// The pattern as configured.
     pub pattern: String,
+    /// Why it is not a host, a wildcard or an address.
     pub reason: &'static str,
 }
 
@@ -41,6 +43,7 @@ impl std::fmt::Display for InvalidHostPattern {
 impl std::error::Error for InvalidHostPattern {}
 
 impl HostAllowlist {
+    /// An allowlist of `patterns`, or the first that is not one.
     pub fn new<I, S>(patterns: I) -> Result<Self, InvalidHostPattern>
     where
         I: IntoIterator<Item = S>,
@@ -110,6 +113,7 @@ pub struct Egress {
 }
 
 impl Egress {
+    /// Egress to `hosts` (parsed, sorted, without repeats).
     pub fn new<'a>(hosts: impl IntoIterator<Item = &'a str>, sends_data: bool) -> Self {
         let mut hosts: Vec<Host> = hosts.into_iter().map(Host::parse).collect();
         hosts.sort();

@@ -41,6 +41,7 @@ sondera_model::named_enum! {
 }
 
 impl Effect {
+    /// The effect named `name`, if it is one.
     pub fn parse(name: &str) -> Option<Self> {
         sondera_model::variant_named(name)
     }
@@ -90,6 +91,7 @@ impl CallKind {
         }
     }
 
+    /// What the call does, when it acts.
     pub fn effect(self) -> Option<Effect> {
         match self {
             Self::Acts(effect) => Some(effect),
@@ -540,6 +542,7 @@ fn is_identifying_key(key: &str) -> bool {
 pub struct FoundValue {
     /// The key path holding it (`to`, `recipients`, `payment.iban`).
     pub path: String,
+    /// The value, normalised.
     pub value: String,
     /// It names what a call acts on: it is, or is inside, a value held by an
     /// identifying key, or a short string without spaces. Values inside
@@ -723,10 +726,15 @@ pub struct CallProvenance {
 /// One argument value and its origin, for explaining a verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValueTrace {
+    /// The argument's key path.
     pub argument: String,
+    /// The value, normalised.
     pub value: String,
+    /// A user's prompt carried it.
     pub user: bool,
+    /// Some observation carried it.
     pub observed: bool,
+    /// It came from an observation flagged as injected.
     pub flagged: bool,
     /// The first observation that carried it: `(call_id, tool)`.
     pub source: Option<(String, String)>,

@@ -18,6 +18,7 @@
 //! Every feature found is reported with its span in the original text,
 //! whatever the score, so a verdict can be explained and policies can act on
 //! single features too.
+#![warn(missing_docs)]
 
 mod normalize;
 mod patterns;
@@ -162,7 +163,9 @@ impl Feature {
 /// One feature found, and where: a byte range of the text as given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Evidence {
+    /// The family of wordings found.
     pub feature: Feature,
+    /// Where it was found, in bytes of the text as given.
     pub span: Range<usize>,
 }
 

@@ -21,7 +21,7 @@ pub(crate) struct Normalized<'a> {
 }
 
 impl<'a> Normalized<'a> {
-    pub fn new(original: &'a str) -> Self {
+    pub(crate) fn new(original: &'a str) -> Self {
         if original.is_ascii() {
             return Self::ascii(original);
         }
@@ -101,7 +101,7 @@ impl<'a> Normalized<'a> {
     }
 
     /// The range of the normalised text that `range` of the original became.
-    pub fn normalized(&self, range: Range<usize>) -> Range<usize> {
+    pub(crate) fn normalized(&self, range: Range<usize>) -> Range<usize> {
         let Some(origins) = &self.origins else {
             return range;
         };
@@ -110,7 +110,7 @@ impl<'a> Normalized<'a> {
     }
 
     /// The range of the original text that `range` of the normalised text came from.
-    pub fn original(&self, range: Range<usize>) -> Range<usize> {
+    pub(crate) fn original(&self, range: Range<usize>) -> Range<usize> {
         let Some(origins) = &self.origins else {
             return range;
         };

@@ -474,7 +474,7 @@ const MATCHES_PER_PATTERN: usize = 16;
 
 impl Patterns {
     /// Every feature found in `text`, with where (in `text`).
-    pub fn find(&self, text: &str, found: &mut Vec<(Feature, std::ops::Range<usize>)>) {
+    pub(crate) fn find(&self, text: &str, found: &mut Vec<(Feature, std::ops::Range<usize>)>) {
         // The set says which patterns match anywhere; only those are run
         // again, one at a time, for where.
         let bytes = text.as_bytes();

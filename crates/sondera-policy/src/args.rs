@@ -35,8 +35,11 @@ pub(crate) enum ArgType {
     "arguments of tool `{tool}` do not match the declared Sondera::ToolArgs type at `{path}`: {problem}"
 )]
 pub struct ArgumentTypeError {
+    /// The tool whose declaration types the argument.
     pub tool: String,
+    /// The argument's key path.
     pub path: String,
+    /// What is wrong with its value.
     pub problem: String,
 }
 

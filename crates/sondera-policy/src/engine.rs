@@ -140,6 +140,7 @@ impl PolicyEngineBuilder {
         self
     }
 
+    /// The mode verdicts are applied in (govern by default).
     #[must_use]
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
@@ -313,6 +314,7 @@ pub struct PolicyEngine {
 }
 
 impl PolicyEngine {
+    /// A builder: policies, schema, workspace, hosts and mode.
     pub fn builder() -> PolicyEngineBuilder {
         PolicyEngineBuilder::default()
     }
@@ -387,14 +389,17 @@ impl PolicyEngine {
         })
     }
 
+    /// The mode verdicts are applied in.
     pub fn mode(&self) -> Mode {
         self.mode
     }
 
+    /// The workspace and home commands are judged against.
     pub fn workspace(&self) -> &Workspace {
         &self.environment.workspace
     }
 
+    /// The hosts egress may reach; empty when egress is not restricted by host.
     pub fn allowed_hosts(&self) -> &HostAllowlist {
         &self.environment.allowed_hosts
     }
@@ -406,6 +411,7 @@ impl PolicyEngine {
         self
     }
 
+    /// The Cedar schema the policies were validated against.
     pub fn schema(&self) -> &Schema {
         &self.schema
     }
@@ -427,6 +433,7 @@ impl PolicyEngine {
         self.policies.get(id).map(|p| &p.metadata)
     }
 
+    /// The `@id` of every policy loaded, in order.
     pub fn policy_ids(&self) -> impl Iterator<Item = &str> {
         self.policies.keys().map(String::as_str)
     }
@@ -728,7 +735,9 @@ impl<'a> Answer<'a> {
 
 /// Cedar's own request for a step, with the entities it is judged with.
 pub struct CedarParts {
+    /// The Cedar request.
     pub request: Request,
+    /// The entities it is judged with (the agent, the trajectory, the resource).
     pub entities: cedar_policy::Entities,
 }
 

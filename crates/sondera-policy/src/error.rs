@@ -8,11 +8,13 @@ pub struct PolicyError {
     pub file: String,
     /// 1-based line and column; 0 when the problem concerns the file as a whole.
     pub line: usize,
+    /// See `line`.
     pub column: usize,
     /// How many bytes from `line:column` Cedar marked; 0 for a point.
     pub span_len: u32,
     /// The policy's `@id`, when the problem is in one policy.
     pub policy_id: Option<String>,
+    /// What is wrong, and how to fix it.
     pub message: String,
     /// How to fix it, when known.
     pub help: Option<String>,
@@ -57,6 +59,7 @@ impl fmt::Display for PolicyLoadErrors {
 }
 
 impl PolicyLoadErrors {
+    /// Every problem found, in file order.
     pub fn errors(&self) -> &[PolicyError] {
         &self.0
     }
@@ -102,10 +105,17 @@ pub(crate) fn from_diagnostic(
 /// closed: the harness turns it into a deny naming the cause.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EvaluationError {
+    /// A tool's arguments do not have the types its declaration gives.
     #[error(transparent)]
     Arguments(#[from] crate::args::ArgumentTypeError),
+    /// Cedar refused the request built for an action.
     #[error("could not build the Cedar request for `{action}`: {message}")]
-    Request { action: String, message: String },
+    Request {
+        /// The action's name.
+        action: String,
+        /// Cedar's reason.
+        message: String,
+    },
 }
 
 #[cfg(test)]

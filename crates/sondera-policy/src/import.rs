@@ -19,15 +19,20 @@ use std::fmt::Write as _;
 /// What a rule decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RuleDecision {
+    /// The step goes ahead.
     Allow,
+    /// A person decides.
     Ask,
+    /// The step is refused.
     Deny,
 }
 
 /// A rule that was not imported, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsupported {
+    /// The rule as written.
     pub rule: String,
+    /// Why it has no Cedar counterpart.
     pub reason: String,
 }
 
@@ -36,17 +41,22 @@ pub struct Unsupported {
 pub struct Imported {
     /// Cedar policies, ready to save next to the built-in packs.
     pub policies: String,
+    /// How many rules were imported.
     pub rules: usize,
+    /// The rules left out, each with the reason.
     pub unsupported: Vec<Unsupported>,
 }
 
 /// Why a file could not be read as rules at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
+    /// The file is not JSON.
     #[error("not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// The file is not TOML.
     #[error("not valid TOML: {0}")]
     Toml(#[from] toml::de::Error),
+    /// The file parses but is not a permission configuration.
     #[error("{0}")]
     Shape(String),
 }

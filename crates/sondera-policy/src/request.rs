@@ -25,6 +25,7 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// A workspace rooted at `root`, with `home` for `~`.
     pub fn new(root: impl Into<String>, home: impl Into<String>) -> Self {
         Self {
             root: root.into(),
@@ -53,22 +54,36 @@ pub(crate) struct Environment {
 /// The Cedar actions an event can be adjudicated as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ActionName {
+    /// A prompt from the user or the system.
     Prompt,
+    /// The agent's own reasoning.
     Thought,
+    /// A tool call about to run.
     PreToolUse,
+    /// What a tool returned.
     ToolOutput,
+    /// A shell command about to run.
     ShellCommand,
+    /// What a shell command printed.
     ShellCommandOutput,
+    /// A web page about to be fetched.
     WebFetch,
+    /// What a web fetch returned.
     WebFetchOutput,
+    /// A file about to be read.
     FileRead,
+    /// A file about to be written.
     FileWrite,
+    /// A file about to be edited.
     FileEdit,
+    /// A file about to be deleted.
     FileDelete,
+    /// What a file operation returned.
     FileOperationResult,
 }
 
 impl ActionName {
+    /// Every action, in the order of the schema.
     pub const ALL: [ActionName; 13] = [
         Self::Prompt,
         Self::Thought,
@@ -85,6 +100,7 @@ impl ActionName {
         Self::FileOperationResult,
     ];
 
+    /// The action's name in Cedar (`ShellCommand`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Prompt => "Prompt",
@@ -175,6 +191,7 @@ fn uid(ty: &EntityTypeName, id: &str) -> EntityUid {
 /// cannot know ([`crate::PolicyEngine::cedar`]).
 #[derive(Debug, Clone)]
 pub struct CedarRequest {
+    /// The Cedar action the event is judged as.
     pub action: ActionName,
     /// The content signals put into the context, for callers that need them
     /// too (the trajectory's taints), so large texts are scanned once.

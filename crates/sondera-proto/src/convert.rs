@@ -14,6 +14,7 @@ use crate::v1;
 pub struct DecodeError {
     /// Dotted path from the decoded message to the offending field.
     pub field: String,
+    /// What is wrong with it.
     pub problem: String,
 }
 
@@ -71,6 +72,7 @@ fn each<W, M>(values: Vec<W>, field: &str, decode: impl Fn(W) -> Decoded<M>) -> 
 
 // ---- JSON and time -------------------------------------------------------
 
+/// A JSON value on the wire: integers stay exact, objects keep their order.
 pub fn json_to_wire(value: serde_json::Value) -> v1::JsonValue {
     use serde_json::Value;
     use v1::json_value::Kind;
@@ -99,6 +101,7 @@ pub fn json_to_wire(value: serde_json::Value) -> v1::JsonValue {
     v1::JsonValue { kind: Some(kind) }
 }
 
+/// The JSON value a wire value encodes, or where it is malformed.
 pub fn json_from_wire(value: v1::JsonValue) -> Decoded<serde_json::Value> {
     use serde_json::Value;
     use v1::json_value::Kind;
@@ -129,6 +132,7 @@ fn json_or_null(value: Option<v1::JsonValue>) -> Decoded<serde_json::Value> {
     value.map_or(Ok(serde_json::Value::Null), json_from_wire)
 }
 
+/// A time on the wire, to the nanosecond.
 pub fn timestamp_to_wire(t: DateTime<Utc>) -> prost_types::Timestamp {
     prost_types::Timestamp {
         seconds: t.timestamp(),
@@ -136,6 +140,7 @@ pub fn timestamp_to_wire(t: DateTime<Utc>) -> prost_types::Timestamp {
     }
 }
 
+/// The time a wire timestamp encodes, or why it is out of range.
 pub fn timestamp_from_wire(t: prost_types::Timestamp) -> Decoded<DateTime<Utc>> {
     u32::try_from(t.nanos)
         .ok()

@@ -10,6 +10,7 @@
 //! [`DecodeError`] names the field path that is wrong (`event.payload`,
 //! `adjudicated.decision`, ...). Free-form JSON travels as `JsonValue`, which
 //! keeps integers exact (a `u64` above 2^53 survives the round trip).
+#![warn(missing_docs)]
 
 mod codec;
 mod convert;
@@ -22,7 +23,10 @@ pub use convert::{
     timestamp_to_wire,
 };
 
-/// Generated messages, client and server of `sondera.harness.v1`.
+/// Generated messages, client and server of `sondera.harness.v1`. The
+/// messages mirror `sondera-model`'s types, where each field is documented,
+/// and the service's methods are documented in the `.proto` file.
+#[allow(missing_docs)]
 pub mod v1 {
     tonic::include_proto!("sondera.harness.v1");
 }

@@ -18,7 +18,7 @@ const BUCKETS: [f64; 14] = [
 ];
 
 /// The content type `/metrics` answers with.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Adjudication {

@@ -25,7 +25,7 @@ pub enum ReloadOutcome {
 }
 
 /// Loads the policies again and puts them in force if they are valid.
-pub fn reload(governance: &Governance, loader: &PolicyLoader) -> ReloadOutcome {
+pub(crate) fn reload(governance: &Governance, loader: &PolicyLoader) -> ReloadOutcome {
     match loader() {
         Ok(engine) => {
             let count = engine.policy_ids().count();

@@ -9,6 +9,7 @@ pub struct ResolvedPath {
     /// Absolute and normalised (`.` and `..` folded); for a dynamic word, the
     /// static prefix up to the first expansion.
     pub path: String,
+    /// The path lies inside the workspace root.
     pub inside_workspace: bool,
     /// Part of the path is only known at run time (`$X/..`, a glob).
     pub dynamic: bool,

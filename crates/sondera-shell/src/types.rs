@@ -12,6 +12,7 @@ pub const MAX_PREFIX_WORDS: usize = 6;
 /// Where a command runs.
 #[derive(Debug, Clone, Copy)]
 pub struct ShellContext<'a> {
+    /// The directory the command runs in.
     pub working_dir: &'a str,
     /// The agent's workspace; paths outside it are reported.
     pub workspace_root: &'a str,
@@ -22,6 +23,7 @@ pub struct ShellContext<'a> {
 /// What a simple command reads on its standard input.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Stdin {
+    /// The caller's standard input.
     #[default]
     Inherited,
     /// The output of these programs (a pipe or a process substitution).
@@ -39,10 +41,12 @@ pub struct Invocation {
     pub program: String,
     /// The program as written (after quote removal).
     pub path: String,
+    /// The arguments after quote removal.
     pub args: Vec<String>,
     pub(crate) arg_words: Vec<Word>,
     /// Wrappers it was run through, outermost first.
     pub wrappers: Vec<String>,
+    /// It runs through `sudo`, `doas` or another elevating wrapper.
     pub privileged: bool,
     /// The program comes from an expansion or substitution.
     pub dynamic_program: bool,
@@ -51,6 +55,7 @@ pub struct Invocation {
     /// For `args_from_stdin`: the paths the upstream stage prints, when they
     /// are known (`find DIR | xargs rm`); empty when they are not.
     pub(crate) piped_operands: Vec<Word>,
+    /// What it reads on its standard input.
     pub stdin: Stdin,
     /// Files it writes through redirections.
     pub writes: Vec<Word>,
@@ -100,6 +105,7 @@ fn operands_of<'a, T: AsRef<str>>(program: &str, args: &'a [T]) -> impl Iterator
 /// Everything the analysis found.
 #[derive(Debug, Clone, Default)]
 pub struct ShellAnalysis {
+    /// Every simple command found, in the order it runs.
     pub invocations: Vec<Invocation>,
     /// Functions the command defines.
     pub functions: Vec<String>,
@@ -107,6 +113,7 @@ pub struct ShellAnalysis {
     pub nested: bool,
     /// Why the command could not be fully analysed, if it could not.
     pub unparsable: Option<String>,
+    /// What the command does that a policy may want to stop.
     pub risks: Vec<Risk>,
     /// Paths the command deletes that resolve outside the workspace.
     pub paths_outside_workspace: Vec<String>,
@@ -120,6 +127,7 @@ impl ShellAnalysis {
         self.invocations.iter().any(|i| i.dynamic_program)
     }
 
+    /// Some program runs with elevated privileges (`sudo`, `doas`, ...).
     pub fn privileged(&self) -> bool {
         self.invocations.iter().any(|i| i.privileged)
     }
@@ -167,6 +175,7 @@ impl ShellAnalysis {
         self.commands_run().count()
     }
 
+    /// Whether some risk of `kind` was found.
     pub fn has(&self, kind: RiskKind) -> bool {
         self.risks.iter().any(|r| r.kind == kind)
     }
@@ -179,6 +188,7 @@ fn distinct<T: Eq + std::hash::Hash + Clone>(items: impl Iterator<Item = T>) -> 
     items.filter(|item| seen.insert(item.clone())).collect()
 }
 
+/// A kind of risk a command carries, by its name in policies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr)]
 #[strum(serialize_all = "snake_case")]
 pub enum RiskKind {
@@ -190,12 +200,15 @@ pub enum RiskKind {
     DiskOverwrite,
     /// Recursive or setuid permission/ownership change on a system path.
     PermissionChange,
+    /// A function that calls itself in the background, without end.
     ForkBomb,
     /// A shell reads its script from a pipe or process substitution.
     PipeToShell,
     /// The piped script comes from the network or a decoder.
     RemoteScript,
+    /// `sudo`, `su`, `doas`, setuid changes: running as someone more powerful.
     PrivilegeEscalation,
+    /// `git push --force` and its spellings: shared history overwritten.
     ForcePush,
     /// `git push` to a remote added in the same command, or to a URL.
     PushToNewRemote,
@@ -243,6 +256,7 @@ pub enum RiskKind {
 }
 
 impl RiskKind {
+    /// The kind's name in policies (`delete_outside_workspace`).
     pub fn as_str(self) -> &'static str {
         self.into()
     }
@@ -251,7 +265,9 @@ impl RiskKind {
 /// A risk with the evidence for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Risk {
+    /// What the command does.
     pub kind: RiskKind,
+    /// What established it, quoting the command.
     pub evidence: String,
 }
 

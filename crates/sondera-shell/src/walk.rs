@@ -24,7 +24,7 @@ pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 pub const MAX_INVOCATIONS: usize = 4096;
 /// Deepest nesting of brackets parsed; the parser recurses on them, so deeper
 /// input is refused before parsing rather than risking the stack.
-pub const MAX_BRACKET_DEPTH: usize = 64;
+pub(crate) const MAX_BRACKET_DEPTH: usize = 64;
 /// Bytes parsed in one analysis beyond twice the command's own length: the
 /// command, the nested shells, `eval` texts and substitutions it runs, and
 /// the commands found in its arguments are all charged against

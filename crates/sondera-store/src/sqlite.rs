@@ -44,7 +44,7 @@ impl std::fmt::Debug for Pending {
 const CACHE_KIB: i64 = -32 * 1024;
 
 /// The database file inside a data directory.
-pub const DATABASE_FILE: &str = "sondera.db";
+pub(crate) const DATABASE_FILE: &str = "sondera.db";
 
 impl SqliteStore {
     /// Opens (creating if needed) the store in `data_dir`.

@@ -24,19 +24,21 @@ use sondera_store::{
     AppendHook, HookedStore, MemoryStore, StepRecord, StoreError, StoredEvent, TrajectoryStore,
 };
 
-pub const APP: &str = "fixture-app";
-pub const WORKSPACE: &str = "/work/project";
-pub const HOME: &str = "/home/dev";
+pub(crate) const APP: &str = "fixture-app";
+pub(crate) const WORKSPACE: &str = "/work/project";
+pub(crate) const HOME: &str = "/home/dev";
 
 /// A model that answers by a rule over the request.
-pub struct ScriptedModel {
+pub(crate) struct ScriptedModel {
     name: String,
     rule: Box<dyn Fn(&LlmRequest) -> LlmResponse + Send + Sync>,
     pub calls: AtomicUsize,
 }
 
 impl ScriptedModel {
-    pub fn new(rule: impl Fn(&LlmRequest) -> LlmResponse + Send + Sync + 'static) -> Arc<Self> {
+    pub(crate) fn new(
+        rule: impl Fn(&LlmRequest) -> LlmResponse + Send + Sync + 'static,
+    ) -> Arc<Self> {
         Arc::new(Self {
             name: "scripted-model".into(),
             rule: Box::new(rule),
@@ -46,7 +48,7 @@ impl ScriptedModel {
 
     /// The usual loop: a user asks, the model calls what `plan` says for
     /// that text, then reports "done" once every call has answered.
-    pub fn planned(
+    pub(crate) fn planned(
         plan: impl Fn(&str) -> Vec<(Option<&'static str>, &'static str, Value)> + Send + Sync + 'static,
     ) -> Arc<Self> {
         Self::new(move |request| {
@@ -85,7 +87,7 @@ impl Llm for ScriptedModel {
     }
 }
 
-pub fn text(content: &Content) -> String {
+pub(crate) fn text(content: &Content) -> String {
     content
         .parts
         .iter()
@@ -94,7 +96,7 @@ pub fn text(content: &Content) -> String {
         .join("\n")
 }
 
-pub fn say(text: &str) -> LlmResponse {
+pub(crate) fn say(text: &str) -> LlmResponse {
     LlmResponse {
         content: Some(Content::new("model").with_text(text)),
         turn_complete: true,
@@ -102,7 +104,7 @@ pub fn say(text: &str) -> LlmResponse {
     }
 }
 
-pub fn call_all(calls: Vec<(Option<&'static str>, &'static str, Value)>) -> LlmResponse {
+pub(crate) fn call_all(calls: Vec<(Option<&'static str>, &'static str, Value)>) -> LlmResponse {
     let parts = calls
         .into_iter()
         .map(|(id, name, args)| Part::FunctionCall {
@@ -123,7 +125,7 @@ pub fn call_all(calls: Vec<(Option<&'static str>, &'static str, Value)>) -> LlmR
 }
 
 /// A tool that returns a fixed result and counts its runs.
-pub struct RecordingTool {
+pub(crate) struct RecordingTool {
     name: String,
     description: String,
     parameters: Value,
@@ -134,7 +136,7 @@ pub struct RecordingTool {
 }
 
 impl RecordingTool {
-    pub fn new(name: &str, parameter: &str, result: Value) -> Arc<Self> {
+    pub(crate) fn new(name: &str, parameter: &str, result: Value) -> Arc<Self> {
         Arc::new(Self {
             name: name.into(),
             description: format!("The {name} tool"),
@@ -149,13 +151,17 @@ impl RecordingTool {
         })
     }
 
-    pub fn held(name: &str, parameter: &str, gate: Arc<tokio::sync::Semaphore>) -> Arc<Self> {
+    pub(crate) fn held(
+        name: &str,
+        parameter: &str,
+        gate: Arc<tokio::sync::Semaphore>,
+    ) -> Arc<Self> {
         let mut tool = Arc::into_inner(Self::new(name, parameter, json!({"ok": true}))).unwrap();
         tool.hold = Some(gate);
         Arc::new(tool)
     }
 
-    pub fn runs(&self) -> usize {
+    pub(crate) fn runs(&self) -> usize {
         self.runs.load(Ordering::SeqCst)
     }
 }
@@ -184,13 +190,13 @@ impl Tool for RecordingTool {
 }
 
 /// A tool that always fails with a fixed message.
-pub struct FailingTool {
+pub(crate) struct FailingTool {
     name: String,
     message: String,
 }
 
 impl FailingTool {
-    pub fn new(name: &str, message: &str) -> Arc<Self> {
+    pub(crate) fn new(name: &str, message: &str) -> Arc<Self> {
         Arc::new(Self {
             name: name.into(),
             message: message.into(),
@@ -219,7 +225,7 @@ impl Tool for FailingTool {
 
 /// Store failures on demand.
 #[derive(Debug, Default)]
-pub struct Failures {
+pub(crate) struct Failures {
     pub fail_started: AtomicBool,
     pub fail_completed: AtomicBool,
     pub fail_all: AtomicBool,
@@ -232,7 +238,7 @@ pub struct Failures {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Switch(pub Arc<Failures>);
+pub(crate) struct Switch(pub Arc<Failures>);
 
 impl std::ops::Deref for Switch {
     type Target = Failures;
@@ -265,13 +271,13 @@ impl AppendHook for Switch {
     }
 }
 
-pub fn set(flag: &AtomicBool, on: bool) {
+pub(crate) fn set(flag: &AtomicBool, on: bool) {
     flag.store(on, Ordering::SeqCst);
 }
 
 /// Built-in packs plus a fixture policy that blocks prompts mentioning
 /// launch codes.
-pub fn policy_dirs() -> (Vec<PathBuf>, tempfile::TempDir) {
+pub(crate) fn policy_dirs() -> (Vec<PathBuf>, tempfile::TempDir) {
     let packs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../policies/packs");
     let extra = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -287,7 +293,7 @@ when { context.content like "*launch codes*" };
 }
 
 /// A local harness over `store`, judging with the fixture's policies.
-pub fn harness(store: Arc<dyn TrajectoryStore>) -> LocalHarness {
+pub(crate) fn harness(store: Arc<dyn TrajectoryStore>) -> LocalHarness {
     let (dirs, _keep) = policy_dirs();
     let mut builder = LocalHarness::builder()
         .workspace(Workspace::new(WORKSPACE, HOME))
@@ -298,7 +304,7 @@ pub fn harness(store: Arc<dyn TrajectoryStore>) -> LocalHarness {
     builder.build().unwrap()
 }
 
-pub struct Fixture {
+pub(crate) struct Fixture {
     pub sondera: SonderaHarnessPlugin,
     pub store: Arc<MemoryStore>,
     pub switch: Switch,
@@ -308,7 +314,7 @@ pub struct Fixture {
 
 /// What a turn produced.
 #[derive(Debug, Default)]
-pub struct Turn {
+pub(crate) struct Turn {
     pub texts: Vec<String>,
     /// Function responses by tool name.
     pub results: Vec<(String, Value)>,
@@ -316,7 +322,7 @@ pub struct Turn {
 }
 
 impl Turn {
-    pub fn result(&self, tool: &str) -> &Value {
+    pub(crate) fn result(&self, tool: &str) -> &Value {
         &self
             .results
             .iter()
@@ -325,7 +331,7 @@ impl Turn {
             .1
     }
 
-    pub fn said(&self, needle: &str) -> bool {
+    pub(crate) fn said(&self, needle: &str) -> bool {
         self.texts.iter().any(|t| t.contains(needle))
     }
 }
@@ -333,14 +339,14 @@ impl Turn {
 impl Fixture {
     /// A plugin configured by `configure` over a fresh store, governing the
     /// tree `build` makes.
-    pub fn new(
+    pub(crate) fn new(
         configure: impl FnOnce(SonderaHarnessPluginBuilder) -> SonderaHarnessPluginBuilder,
         build: impl FnOnce(&SonderaHarnessPlugin) -> Arc<dyn AdkAgent>,
     ) -> Self {
         Self::over(Arc::new(MemoryStore::new()), configure, build)
     }
 
-    pub fn over(
+    pub(crate) fn over(
         store: Arc<MemoryStore>,
         configure: impl FnOnce(SonderaHarnessPluginBuilder) -> SonderaHarnessPluginBuilder,
         build: impl FnOnce(&SonderaHarnessPlugin) -> Arc<dyn AdkAgent>,
@@ -352,7 +358,7 @@ impl Fixture {
     }
 
     /// A plugin over `harness`, whose records `store` holds.
-    pub fn judged_by(
+    pub(crate) fn judged_by(
         harness: impl Harness + 'static,
         store: Arc<MemoryStore>,
         switch: Switch,
@@ -372,11 +378,11 @@ impl Fixture {
         }
     }
 
-    pub fn runner(&self) -> Runner {
+    pub(crate) fn runner(&self) -> Runner {
         self.runner_for(self.root.clone())
     }
 
-    pub fn runner_for(&self, agent: Arc<dyn AdkAgent>) -> Runner {
+    pub(crate) fn runner_for(&self, agent: Arc<dyn AdkAgent>) -> Runner {
         Runner::builder()
             .app_name(APP)
             .agent(agent)
@@ -386,11 +392,11 @@ impl Fixture {
             .unwrap()
     }
 
-    pub async fn open(&self, user: &str, session: &str) {
+    pub(crate) async fn open(&self, user: &str, session: &str) {
         self.open_in(APP, user, session).await;
     }
 
-    pub async fn open_in(&self, app: &str, user: &str, session: &str) {
+    pub(crate) async fn open_in(&self, app: &str, user: &str, session: &str) {
         let existing = self
             .sessions
             .get(adk_session::GetRequest {
@@ -415,11 +421,11 @@ impl Fixture {
     }
 
     /// Runs one turn of `session` to the end.
-    pub async fn turn(&self, user: &str, session: &str, message: &str) -> Turn {
+    pub(crate) async fn turn(&self, user: &str, session: &str, message: &str) -> Turn {
         self.turn_with(&self.runner(), user, session, message).await
     }
 
-    pub async fn turn_with(
+    pub(crate) async fn turn_with(
         &self,
         runner: &Runner,
         user: &str,
@@ -445,7 +451,7 @@ impl Fixture {
         turn
     }
 
-    pub fn key(user: &str, session: &str) -> SessionKey {
+    pub(crate) fn key(user: &str, session: &str) -> SessionKey {
         SessionKey {
             app: APP.into(),
             user: user.into(),
@@ -454,7 +460,7 @@ impl Fixture {
     }
 
     /// The recorded events of `session`'s trajectory.
-    pub async fn trajectory(&self, user: &str, session: &str) -> Vec<StoredEvent> {
+    pub(crate) async fn trajectory(&self, user: &str, session: &str) -> Vec<StoredEvent> {
         let id = self
             .sondera
             .trajectory_id(&Self::key(user, session))
@@ -463,7 +469,7 @@ impl Fixture {
         self.events(&id).await
     }
 
-    pub async fn events(&self, trajectory_id: &str) -> Vec<StoredEvent> {
+    pub(crate) async fn events(&self, trajectory_id: &str) -> Vec<StoredEvent> {
         self.store
             .trajectory_with_events(&sondera_store::TenantId::default(), trajectory_id)
             .await
@@ -495,12 +501,12 @@ fn collect(turn: &mut Turn, event: &adk_core::Event) {
 }
 
 /// Payload kinds of `events`, in order.
-pub fn kinds(events: &[StoredEvent]) -> Vec<&'static str> {
+pub(crate) fn kinds(events: &[StoredEvent]) -> Vec<&'static str> {
     events.iter().map(|e| e.event.payload.kind()).collect()
 }
 
 /// The prompts of `events` with `role`.
-pub fn prompts(events: &[StoredEvent], role: PromptRole) -> Vec<String> {
+pub(crate) fn prompts(events: &[StoredEvent], role: PromptRole) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match &e.event.payload {
@@ -511,7 +517,7 @@ pub fn prompts(events: &[StoredEvent], role: PromptRole) -> Vec<String> {
 }
 
 /// One LLM agent named `name` with `tools`, answering by `model`.
-pub fn llm(
+pub(crate) fn llm(
     sondera: &SonderaHarnessPlugin,
     name: &str,
     model: Arc<dyn Llm>,
@@ -529,11 +535,11 @@ pub fn llm(
 }
 
 /// What a scripted model calls for one user message.
-pub type Plan = Vec<(Option<&'static str>, &'static str, Value)>;
+pub(crate) type Plan = Vec<(Option<&'static str>, &'static str, Value)>;
 
 /// A fixture over `store` whose agent `coder` has one `run_shell` tool and
 /// a model that calls what `plan` says; the tool is returned to count runs.
-pub fn shell_agent(
+pub(crate) fn shell_agent(
     store: Arc<MemoryStore>,
     configure: impl FnOnce(SonderaHarnessPluginBuilder) -> SonderaHarnessPluginBuilder,
     plan: impl Fn(&str) -> Plan + Send + Sync + 'static,

@@ -24,7 +24,7 @@ const SETTINGS: &[&str] = &[
 ];
 
 /// `sondera ARGS...`, not yet started, in a clean environment.
-pub fn command(args: &[&str]) -> Command {
+pub(crate) fn command(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sondera"));
     command.args(args);
     for var in SETTINGS {
@@ -34,7 +34,7 @@ pub fn command(args: &[&str]) -> Command {
 }
 
 /// `sondera ARGS...` with `stdin` on its standard input.
-pub fn sondera_with_input(args: &[&str], stdin: &str) -> Output {
+pub(crate) fn sondera_with_input(args: &[&str], stdin: &str) -> Output {
     let mut child = command(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -51,15 +51,15 @@ pub fn sondera_with_input(args: &[&str], stdin: &str) -> Output {
 }
 
 /// `sondera ARGS...` with empty standard input.
-pub fn sondera(args: &[&str]) -> Output {
+pub(crate) fn sondera(args: &[&str]) -> Output {
     sondera_with_input(args, "")
 }
 
-pub fn stdout(output: &Output) -> String {
+pub(crate) fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -67,14 +67,14 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-pub struct ServerProcess {
+pub(crate) struct ServerProcess {
     pub child: Child,
     pub grpc: String,
     pub http: String,
 }
 
 impl ServerProcess {
-    pub fn start(extra: &[&str]) -> Self {
+    pub(crate) fn start(extra: &[&str]) -> Self {
         let (grpc, http) = (
             format!("127.0.0.1:{}", free_port()),
             format!("127.0.0.1:{}", free_port()),
@@ -91,7 +91,7 @@ impl ServerProcess {
         server
     }
 
-    pub fn wait_until_healthy(&self) {
+    pub(crate) fn wait_until_healthy(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if let Ok(mut stream) = std::net::TcpStream::connect(&self.http) {
@@ -110,7 +110,7 @@ impl ServerProcess {
         panic!("the server did not become healthy");
     }
 
-    pub fn signal(&self, signal: &str) {
+    pub(crate) fn signal(&self, signal: &str) {
         let status = std::process::Command::new("kill")
             .args([&format!("-{signal}"), &self.child.id().to_string()])
             .status()
@@ -119,7 +119,7 @@ impl ServerProcess {
     }
 
     /// SIGTERM, then the exit status and everything it wrote to stderr.
-    pub fn stop(&mut self) -> (std::process::ExitStatus, String) {
+    pub(crate) fn stop(&mut self) -> (std::process::ExitStatus, String) {
         self.signal("TERM");
         let status = self.child.wait().unwrap();
         let mut stderr = String::new();

@@ -9,7 +9,7 @@ use sondera_guard::{ToolOutcome, classify_tool_call, observation_for, reclassify
 
 /// The default event size limit of the harness (`--max-event-bytes`):
 /// nothing larger reaches the detectors.
-pub const MAX_EVENT_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_EVENT_BYTES: usize = 1024 * 1024;
 
 const CONTEXT: ShellContext<'static> = ShellContext {
     working_dir: "/workspace/project",
@@ -18,7 +18,7 @@ const CONTEXT: ShellContext<'static> = ShellContext {
 };
 
 /// The shell analyser on any text; whatever it could not read is said to be so.
-pub fn shell(data: &[u8]) {
+pub(crate) fn shell(data: &[u8]) {
     let command = String::from_utf8_lossy(data);
     let analysis = analyze(&command, &CONTEXT);
     if analysis.unparsable.is_some() {
@@ -35,7 +35,7 @@ pub fn shell(data: &[u8]) {
 /// Tool-call classification, the observation of its result (returned or
 /// raised) and content scanning: the first line is the tool's name, the rest
 /// its arguments (JSON when it parses, else a string), also its result.
-pub fn classify(data: &[u8]) {
+pub(crate) fn classify(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let (tool, rest) = text.split_once('\n').unwrap_or((&text, ""));
     let arguments: Value =

@@ -6,7 +6,7 @@ use serde_json::json;
 use sondera_model::{Agent, Event, FileOperationKind, Payload, PromptRole};
 
 /// Token classes, each as the unit repeated to fill the text.
-pub const CLASSES: &[(&str, &str)] = &[
+pub(crate) const CLASSES: &[(&str, &str)] = &[
     ("digits and dots", "1."),
     ("address dots", "0.0.0."),
     ("digits and spaces", "1 2 "),
@@ -38,7 +38,7 @@ pub const CLASSES: &[(&str, &str)] = &[
 ];
 
 #[derive(Debug, Clone, Copy)]
-pub enum Carrier {
+pub(crate) enum Carrier {
     Prompt,
     ToolArguments,
     ToolOutput,
@@ -47,7 +47,7 @@ pub enum Carrier {
     ShellCommand,
 }
 
-pub const CARRIERS: [Carrier; 6] = [
+pub(crate) const CARRIERS: [Carrier; 6] = [
     Carrier::Prompt,
     Carrier::ToolArguments,
     Carrier::ToolOutput,
@@ -57,7 +57,7 @@ pub const CARRIERS: [Carrier; 6] = [
 ];
 
 /// The events of one probe: what sets it up, then the step measured last.
-pub fn probe(carrier: Carrier, text: String, trajectory: &str) -> Vec<Event> {
+pub(crate) fn probe(carrier: Carrier, text: String, trajectory: &str) -> Vec<Event> {
     let agent = Agent::new("linearity", "google-adk");
     let event = |payload| Event::new(trajectory, &agent, payload);
     let call = |tool: &str, arguments| Payload::ToolCall {
@@ -117,7 +117,7 @@ pub fn probe(carrier: Carrier, text: String, trajectory: &str) -> Vec<Event> {
     events
 }
 
-pub fn repeated(unit: &str, size: usize) -> String {
+pub(crate) fn repeated(unit: &str, size: usize) -> String {
     let mut text = unit.repeat(size / unit.len() + 1);
     let mut end = size;
     while !text.is_char_boundary(end) {

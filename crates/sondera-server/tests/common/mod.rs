@@ -14,13 +14,13 @@ use sondera_store::{MemoryStore, TrajectoryStore};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Agent tokens of two tenants.
-pub const ACME: &str = "acme-token";
-pub const GLOBEX: &str = "globex-token";
+pub(crate) const ACME: &str = "acme-token";
+pub(crate) const GLOBEX: &str = "globex-token";
 /// Operator tokens of the same tenants, recorded as `ana` and `gus`.
-pub const ACME_OPS: &str = "acme-operator-token";
-pub const GLOBEX_OPS: &str = "globex-operator-token";
+pub(crate) const ACME_OPS: &str = "acme-operator-token";
+pub(crate) const GLOBEX_OPS: &str = "globex-operator-token";
 
-pub struct Running {
+pub(crate) struct Running {
     pub grpc: SocketAddr,
     pub http: SocketAddr,
     pub governance: Arc<sondera_server::Governance>,
@@ -30,7 +30,7 @@ pub struct Running {
 
 impl Running {
     /// Stops the server and waits for it to drain.
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -38,11 +38,11 @@ impl Running {
     }
 }
 
-pub fn builtin() -> PolicyLoader {
+pub(crate) fn builtin() -> PolicyLoader {
     Arc::new(PolicyEngine::builtin)
 }
 
-pub fn two_tenants() -> Access {
+pub(crate) fn two_tenants() -> Access {
     let mut tokens = Tokens::default();
     tokens.add(&format!("acme={}", hash_token(ACME))).unwrap();
     tokens
@@ -63,12 +63,12 @@ pub fn two_tenants() -> Access {
     Access::Tokens(tokens)
 }
 
-pub fn builder(store: Arc<dyn TrajectoryStore>, loader: PolicyLoader) -> ServerBuilder {
+pub(crate) fn builder(store: Arc<dyn TrajectoryStore>, loader: PolicyLoader) -> ServerBuilder {
     let any = SocketAddr::from(([127, 0, 0, 1], 0));
     Server::builder(store, loader).grpc_addr(any).http_addr(any)
 }
 
-pub async fn start(builder: ServerBuilder) -> Running {
+pub(crate) async fn start(builder: ServerBuilder) -> Running {
     let server = builder.bind().await.unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let (grpc, http) = (server.grpc_addr(), server.http_addr());
@@ -86,14 +86,14 @@ pub async fn start(builder: ServerBuilder) -> Running {
 }
 
 /// A store the server tests run against, with what keeps it alive.
-pub struct Backend {
+pub(crate) struct Backend {
     pub name: &'static str,
     pub store: Arc<dyn TrajectoryStore>,
     _dir: Option<tempfile::TempDir>,
 }
 
 /// Every store backend: memory, SQLite in a data directory, PostgreSQL.
-pub async fn each_store() -> Vec<Backend> {
+pub(crate) async fn each_store() -> Vec<Backend> {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = sondera_store::SqliteStore::open_dir(dir.path()).unwrap();
     let postgres = sondera_store::PostgresStore::connect(&sondera_testkit::postgres_database())
@@ -119,16 +119,16 @@ pub async fn each_store() -> Vec<Backend> {
 }
 
 /// A server with two tenants over `backend`.
-pub async fn start_on(backend: &Backend) -> Running {
+pub(crate) async fn start_on(backend: &Backend) -> Running {
     start(builder(backend.store.clone(), builtin()).access(two_tenants())).await
 }
 
 /// A server with two tenants over a memory store.
-pub async fn start_default() -> Running {
+pub(crate) async fn start_default() -> Running {
     start(builder(Arc::new(MemoryStore::new()), builtin()).access(two_tenants())).await
 }
 
-pub fn config(addr: SocketAddr, token: Option<&str>) -> RemoteConfig {
+pub(crate) fn config(addr: SocketAddr, token: Option<&str>) -> RemoteConfig {
     let mut config = RemoteConfig::resolve_from(
         Some(addr.to_string()),
         token.map(String::from),
@@ -140,11 +140,11 @@ pub fn config(addr: SocketAddr, token: Option<&str>) -> RemoteConfig {
     config
 }
 
-pub fn connection(addr: SocketAddr, token: Option<&str>) -> Connection {
+pub(crate) fn connection(addr: SocketAddr, token: Option<&str>) -> Connection {
     Connection::lazy(&config(addr, token)).unwrap()
 }
 
-pub fn harness(addr: SocketAddr, token: Option<&str>) -> RemoteHarness {
+pub(crate) fn harness(addr: SocketAddr, token: Option<&str>) -> RemoteHarness {
     RemoteHarness::new(
         &config(addr, token),
         Some(Agent::new("coder", "google-adk")),
@@ -152,7 +152,7 @@ pub fn harness(addr: SocketAddr, token: Option<&str>) -> RemoteHarness {
     .unwrap()
 }
 
-pub fn shell(command: &str) -> Payload {
+pub(crate) fn shell(command: &str) -> Payload {
     Payload::ShellCommand {
         call_id: format!("c-{}", command.len()),
         command: command.into(),
@@ -161,20 +161,20 @@ pub fn shell(command: &str) -> Payload {
 }
 
 /// A response: status code, headers (lower-cased names) and body.
-pub struct HttpResponse {
+pub(crate) struct HttpResponse {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
 }
 
 impl HttpResponse {
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
     }
 }
 
 /// One HTTP/1.1 request on a fresh connection.
-pub async fn http(
+pub(crate) async fn http(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -198,7 +198,7 @@ pub async fn http(
 
 /// One request written exactly as given (head, blank line, body) on a
 /// fresh connection, as a browser or an attacker may write it.
-pub async fn send(addr: SocketAddr, request: &str) -> HttpResponse {
+pub(crate) async fn send(addr: SocketAddr, request: &str) -> HttpResponse {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
