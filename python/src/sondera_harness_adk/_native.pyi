@@ -1,39 +1,96 @@
 """Type stubs of the native extension (the Rust crates, through PyO3)."""
 
 from collections.abc import Awaitable
-from typing import Any, Self
+from typing import Any, Self, final
+
+__all__ = [
+    "Actor",
+    "ActorType",
+    "Adjudicated",
+    "Agent",
+    "AgentCard",
+    "Causality",
+    "Completed",
+    "Decision",
+    "Event",
+    "ExecutionAttribution",
+    "Failed",
+    "FileOpType",
+    "FileOperation",
+    "FileOperationResult",
+    "HarnessError",
+    "Mode",
+    "NativeHarness",
+    "PolicyMetadata",
+    "Prompt",
+    "PromptRole",
+    "ReActAgentCard",
+    "ReActSubAgentDescriptor",
+    "Ready",
+    "Resumed",
+    "ShellCommand",
+    "ShellCommandOutput",
+    "Snapshot",
+    "Started",
+    "Suspended",
+    "Terminated",
+    "Thought",
+    "Tool",
+    "ToolCall",
+    "ToolOutput",
+    "WebFetch",
+    "WebFetchOutput",
+    "action_shape",
+    "admit_provider_call_id",
+    "classify_tool_call",
+    "describe_shape",
+    "normalize_tool_name",
+    "observation_for",
+    "shape_covers",
+]
 
 class HarnessError(Exception): ...
 
+@final
+class Ready:
+    def __await__(self) -> Self: ...
+    def __iter__(self) -> Self: ...
+    def __next__(self) -> Any: ...
+
 class _StringEnum:
-    def __init__(self, value: str | Self) -> None: ...
+    def __new__(cls, value: str | Self) -> Self: ...
     @property
     def value(self) -> str: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@final
 class Decision(_StringEnum):
     ALLOW: Decision
     DENY: Decision
     ESCALATE: Decision
 
+@final
 class Mode(_StringEnum):
     GOVERN: Mode
     MONITOR: Mode
     STEER: Mode
 
+@final
 class ActorType(_StringEnum):
     HUMAN: ActorType
     AGENT: ActorType
     SYSTEM: ActorType
     POLICY: ActorType
 
+@final
 class FileOpType(_StringEnum):
     READ: FileOpType
     WRITE: FileOpType
     EDIT: FileOpType
     DELETE: FileOpType
 
+@final
 class PromptRole(_StringEnum):
     USER: PromptRole
     SYSTEM: PromptRole
@@ -41,12 +98,13 @@ class PromptRole(_StringEnum):
 
 class _Wire:
     def to_dict(self) -> dict[str, Any]: ...
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
 
+@final
 class Actor(_Wire):
-    def __init__(self, id: str, actor_type: ActorType | str) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Actor: ...
+    def __new__(cls, id: str, actor_type: ActorType | str) -> Self: ...
     @staticmethod
     def human(id: str) -> Actor: ...
     @staticmethod
@@ -60,14 +118,17 @@ class Actor(_Wire):
     @property
     def actor_type(self) -> ActorType: ...
 
+@final
 class Causality(_Wire):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Causality: ...
+    def __new__(
+        cls,
         *,
         correlation_id: str | None = None,
         causation_id: str | None = None,
         parent_id: str | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def correlation_id(self) -> str | None: ...
     @property
@@ -75,18 +136,24 @@ class Causality(_Wire):
     @property
     def parent_id(self) -> str | None: ...
 
+@final
 class ExecutionAttribution(_Wire):
-    def __init__(self, *, agent_name: str, agent_path: list[str] | None = None) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> ExecutionAttribution: ...
+    def __new__(cls, *, agent_name: str, agent_path: list[str] | None = None) -> Self: ...
     @property
     def agent_name(self) -> str: ...
     @property
     def agent_path(self) -> list[str]: ...
 
+@final
 class Tool(_Wire):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Tool: ...
+    def __new__(
+        cls,
         name: str,
-        description: str = "",
+        description: str = ...,
         parameters: Any | None = None,
         *,
         parameters_json_schema: Any | None = None,
@@ -94,7 +161,7 @@ class Tool(_Wire):
         response_json_schema: Any | None = None,
         source: str | None = None,
         annotations: Any | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def name(self) -> str: ...
     @property
@@ -112,9 +179,12 @@ class Tool(_Wire):
     @property
     def annotations(self) -> Any: ...
 
+@final
 class ReActSubAgentDescriptor(_Wire):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> ReActSubAgentDescriptor: ...
+    def __new__(
+        cls,
         *,
         name: str,
         parent_path: list[str] | None = None,
@@ -122,7 +192,7 @@ class ReActSubAgentDescriptor(_Wire):
         model: str | None = None,
         collaboration_mode: str | None = None,
         owned_tool_names: list[str] | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def name(self) -> str: ...
     @property
@@ -136,15 +206,18 @@ class ReActSubAgentDescriptor(_Wire):
     @property
     def owned_tool_names(self) -> list[str]: ...
 
+@final
 class ReActAgentCard(_Wire):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> ReActAgentCard: ...
+    def __new__(
+        cls,
         *,
         model: str | None = None,
         system_instruction: str | None = None,
         tools: list[Tool] | None = None,
         sub_agents: list[ReActSubAgentDescriptor] | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def model(self) -> str | None: ...
     @property
@@ -154,7 +227,10 @@ class ReActAgentCard(_Wire):
     @property
     def sub_agents(self) -> list[ReActSubAgentDescriptor]: ...
 
+@final
 class AgentCard(_Wire):
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> AgentCard: ...
     @staticmethod
     def react(card: ReActAgentCard) -> AgentCard: ...
     @property
@@ -162,15 +238,18 @@ class AgentCard(_Wire):
     @property
     def react_card(self) -> ReActAgentCard: ...
 
+@final
 class Agent(_Wire):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Agent: ...
+    def __new__(
+        cls,
         id: str,
         provider: str,
         *,
         platform: str | None = None,
         card: AgentCard | ReActAgentCard | dict[str, Any] | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def id(self) -> str: ...
     @property
@@ -180,16 +259,19 @@ class Agent(_Wire):
     @property
     def card(self) -> AgentCard | None: ...
 
+@final
 class PolicyMetadata(_Wire):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> PolicyMetadata: ...
+    def __new__(
+        cls,
         *,
         policy_id: str,
         description: str | None = None,
         escalate: bool = False,
         escalate_arg: str | None = None,
         metadata: dict[str, str] | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def policy_id(self) -> str: ...
     @property
@@ -201,9 +283,12 @@ class PolicyMetadata(_Wire):
     @property
     def metadata(self) -> dict[str, str]: ...
 
+@final
 class Adjudicated(_Wire):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Adjudicated: ...
+    def __new__(
+        cls,
         decision: Decision | str,
         *,
         mode: Mode | str | None = None,
@@ -211,7 +296,7 @@ class Adjudicated(_Wire):
         metadata: list[PolicyMetadata] | None = None,
         guardrails: Any | None = None,
         steering: str | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @staticmethod
     def allow() -> Adjudicated: ...
     @staticmethod
@@ -244,10 +329,13 @@ class _Payload(_Wire):
     @property
     def event_type(self) -> str: ...
 
+@final
 class ToolCall(_Payload):
-    def __init__(
-        self, tool: str, arguments: Any | None = None, *, call_id: str | None = None
-    ) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> ToolCall: ...
+    def __new__(
+        cls, tool: str, arguments: Any | None = None, *, call_id: str | None = None
+    ) -> Self: ...
     @property
     def call_id(self) -> str: ...
     @property
@@ -255,10 +343,13 @@ class ToolCall(_Payload):
     @property
     def arguments(self) -> Any: ...
 
+@final
 class ShellCommand(_Payload):
-    def __init__(
-        self, command: str, *, working_dir: str | None = None, call_id: str | None = None
-    ) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> ShellCommand: ...
+    def __new__(
+        cls, command: str, *, working_dir: str | None = None, call_id: str | None = None
+    ) -> Self: ...
     @property
     def call_id(self) -> str: ...
     @property
@@ -266,16 +357,19 @@ class ShellCommand(_Payload):
     @property
     def working_dir(self) -> str | None: ...
 
+@final
 class WebFetch(_Payload):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> WebFetch: ...
+    def __new__(
+        cls,
         url: str,
-        prompt: str = "",
+        prompt: str = ...,
         *,
         method: str | None = None,
         body: str | None = None,
         call_id: str | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def call_id(self) -> str: ...
     @property
@@ -287,16 +381,19 @@ class WebFetch(_Payload):
     @property
     def body(self) -> str | None: ...
 
+@final
 class FileOperation(_Payload):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> FileOperation: ...
+    def __new__(
+        cls,
         operation: FileOpType | str,
         path: str,
         *,
         content: str | None = None,
         old_content: str | None = None,
         call_id: str | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @staticmethod
     def read(path: str) -> FileOperation: ...
     @staticmethod
@@ -316,8 +413,11 @@ class FileOperation(_Payload):
     @property
     def old_content(self) -> str | None: ...
 
+@final
 class Prompt(_Payload):
-    def __init__(self, content: str, role: PromptRole | str | None = None) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Prompt: ...
+    def __new__(cls, content: str, role: PromptRole | str | None = None) -> Self: ...
     @staticmethod
     def user(content: str) -> Prompt: ...
     @staticmethod
@@ -329,17 +429,23 @@ class Prompt(_Payload):
     @property
     def role(self) -> PromptRole: ...
 
+@final
 class Thought(_Payload):
-    def __init__(self, thought: str) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Thought: ...
+    def __new__(cls, thought: str) -> Self: ...
     @property
     def thought(self) -> str: ...
     @property
     def content(self) -> str: ...
 
+@final
 class ToolOutput(_Payload):
-    def __init__(
-        self, call_id: str, success: bool, output: Any | None = None, *, error: str | None = None
-    ) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> ToolOutput: ...
+    def __new__(
+        cls, call_id: str, success: bool, output: Any | None = None, *, error: str | None = None
+    ) -> Self: ...
     @staticmethod
     def from_success(call_id: str, output: Any) -> ToolOutput: ...
     @staticmethod
@@ -353,10 +459,13 @@ class ToolOutput(_Payload):
     @property
     def error(self) -> str | None: ...
 
+@final
 class ShellCommandOutput(_Payload):
-    def __init__(
-        self, call_id: str, exit_code: int, stdout: str = "", stderr: str = ""
-    ) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> ShellCommandOutput: ...
+    def __new__(
+        cls, call_id: str, exit_code: int, stdout: str = ..., stderr: str = ...
+    ) -> Self: ...
     @property
     def call_id(self) -> str: ...
     @property
@@ -366,8 +475,11 @@ class ShellCommandOutput(_Payload):
     @property
     def stderr(self) -> str: ...
 
+@final
 class WebFetchOutput(_Payload):
-    def __init__(self, call_id: str, url: str, code: int, result: str = "") -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> WebFetchOutput: ...
+    def __new__(cls, call_id: str, url: str, code: int, result: str = ...) -> Self: ...
     @property
     def call_id(self) -> str: ...
     @property
@@ -377,15 +489,18 @@ class WebFetchOutput(_Payload):
     @property
     def result(self) -> str: ...
 
+@final
 class FileOperationResult(_Payload):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> FileOperationResult: ...
+    def __new__(
+        cls,
         call_id: str,
         success: bool,
         *,
         content: str | None = None,
         error: str | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @staticmethod
     def from_success(call_id: str) -> FileOperationResult: ...
     @staticmethod
@@ -399,10 +514,13 @@ class FileOperationResult(_Payload):
     @property
     def error(self) -> str | None: ...
 
+@final
 class Started(_Payload):
-    def __init__(
-        self, agent: Agent, *, task: str | None = None, session_id: str | None = None
-    ) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Started: ...
+    def __new__(
+        cls, agent: Agent, *, task: str | None = None, session_id: str | None = None
+    ) -> Self: ...
     @property
     def agent(self) -> Agent: ...
     @property
@@ -410,42 +528,60 @@ class Started(_Payload):
     @property
     def session_id(self) -> str | None: ...
 
+@final
 class Completed(_Payload):
-    def __init__(self, *, summary: str | None = None) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Completed: ...
+    def __new__(cls, *, summary: str | None = None) -> Self: ...
     @property
     def summary(self) -> str | None: ...
 
+@final
 class Failed(_Payload):
-    def __init__(self, reason: str) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Failed: ...
+    def __new__(cls, reason: str) -> Self: ...
     @property
     def reason(self) -> str: ...
 
+@final
 class Terminated(_Payload):
-    def __init__(self, reason: str, terminated_by: Actor | str) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Terminated: ...
+    def __new__(cls, reason: str, terminated_by: Actor | str) -> Self: ...
     @property
     def reason(self) -> str: ...
     @property
     def terminated_by(self) -> Actor: ...
 
+@final
 class Suspended(_Payload):
-    def __init__(self, reason: str) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Suspended: ...
+    def __new__(cls, reason: str) -> Self: ...
     @property
     def reason(self) -> str: ...
 
+@final
 class Resumed(_Payload):
-    def __init__(self, resumed_by: Actor | str) -> None: ...
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Resumed: ...
+    def __new__(cls, resumed_by: Actor | str) -> Self: ...
     @property
     def resumed_by(self) -> Actor: ...
 
+@final
 class Snapshot(_Payload):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Snapshot: ...
+    def __new__(
+        cls,
         *,
         working_dir: str | None = None,
         git_branch: str | None = None,
         open_files: list[str] | None = None,
         variables: dict[str, Any] | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def working_dir(self) -> str | None: ...
     @property
@@ -476,9 +612,12 @@ _AnyPayload = (
     | Snapshot
 )
 
+@final
 class Event(_Wire):
-    def __init__(
-        self,
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Event: ...
+    def __new__(
+        cls,
         agent: Agent | dict[str, Any],
         trajectory_id: str,
         event: _AnyPayload | dict[str, Any],
@@ -490,7 +629,7 @@ class Event(_Wire):
         event_id: str | None = None,
         timestamp: str | None = None,
         raw: Any | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def event_id(self) -> str: ...
     @property
@@ -517,6 +656,7 @@ class Event(_Wire):
     @staticmethod
     def from_json(json_str: str) -> Event: ...
 
+@final
 class NativeHarness:
     @staticmethod
     def local(
