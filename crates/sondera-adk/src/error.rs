@@ -25,6 +25,7 @@ impl fmt::Display for LeaseList {
 /// step it was raised for: the plugin never lets a step through because it
 /// could not judge it.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PluginError {
     #[error("the Sondera plugin is closing and accepts no new invocations")]
     Closed,
@@ -115,6 +116,7 @@ impl From<PluginError> for adk_core::AdkError {
 
 /// Why [`crate::SonderaHarnessPlugin::close`] did not finish.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CloseError {
     #[error("cannot close while invocations hold leases: {0}; let them finish, then close again")]
     LeasesActive(LeaseList),

@@ -199,8 +199,8 @@ impl Governor {
         Ok(scope)
     }
 
-    /// Judges `payload` as a step of `agent_name` in `scope`'s trajectory.
-    async fn judge(
+    /// Adjudicates `payload` as a step of `agent_name` in `scope`'s trajectory.
+    async fn adjudicate_step(
         &self,
         scope: &SessionScope,
         agent_name: &str,
@@ -271,7 +271,7 @@ impl Governor {
         };
         let actor = Actor::human(ctx.user_id());
         let verdict = self
-            .judge(
+            .adjudicate_step(
                 &scope,
                 ctx.agent_name(),
                 "the user message",
@@ -323,7 +323,7 @@ impl Governor {
             content: text.clone(),
         };
         let verdict = self
-            .judge(&scope, agent, "the model input", prompt, None, None)
+            .adjudicate_step(&scope, agent, "the model input", prompt, None, None)
             .await?;
         scope.with_invocation(invocation, |s| *s.last_prompt(role) = Some(text))?;
         if verdict.is_allowed() {
@@ -368,7 +368,7 @@ impl Governor {
                 content: text.clone(),
             };
             let verdict = self
-                .judge(&scope, agent, "the model response", prompt, None, None)
+                .adjudicate_step(&scope, agent, "the model response", prompt, None, None)
                 .await?;
             let seen = if verdict.is_allowed() {
                 text
@@ -422,7 +422,7 @@ impl Governor {
             }
             let action = classify(TRANSFER_TOOL, args, provider_call_id.as_deref());
             let verdict = self
-                .judge(scope, agent, "the hand-off", action, None, provider_call_id)
+                .adjudicate_step(scope, agent, "the hand-off", action, None, provider_call_id)
                 .await?;
             if !verdict.is_allowed() {
                 return Ok(Some(verdict));
@@ -536,7 +536,7 @@ impl Governor {
         };
         let observation = observation_for(&action, ToolOutcome::Returned(&result));
         let verdict = self
-            .judge(
+            .adjudicate_step(
                 &scope,
                 agent,
                 "the tool result",
@@ -683,7 +683,7 @@ impl Governor {
             Adjudicated::deny(request.verdict.mode, reason)
         };
         decision.policies = request.verdict.policies.clone();
-        self.judge(
+        self.adjudicate_step(
             scope,
             &request.agent,
             "the escalation decision",

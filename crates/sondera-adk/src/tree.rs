@@ -53,6 +53,7 @@ impl Workflow {
 
 /// Why an agent tree cannot be governed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TreeError {
     #[error(
         "two agents are named `{name}`: at {first} and at {second}; agent names must be unique in a tree"

@@ -14,6 +14,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// What kind of destination a host is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr)]
 #[strum(serialize_all = "snake_case")]
+#[non_exhaustive]
 pub enum HostClass {
     /// This machine: `localhost`, 127.0.0.0/8, `::1`, and the unspecified
     /// addresses (`0.0.0.0` connects to the local host on Linux).

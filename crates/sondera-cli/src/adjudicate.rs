@@ -33,7 +33,7 @@ pub(crate) fn run(args: AdjudicateArgs) -> anyhow::Result<ExitCode> {
             std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?,
         ),
     };
-    let tally = crate::block_on(judge_lines(&adjudicator, input, &args))??;
+    let tally = crate::block_on(adjudicate_lines(&adjudicator, input, &args))??;
     Ok(match tally {
         Tally { failed: 1.., .. } => ExitCode::from(2),
         Tally { blocked: 1.., .. } => ExitCode::from(1),
@@ -41,7 +41,7 @@ pub(crate) fn run(args: AdjudicateArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-async fn judge_lines(
+async fn adjudicate_lines(
     adjudicator: &Adjudicator,
     input: Box<dyn Read>,
     args: &AdjudicateArgs,
@@ -66,7 +66,7 @@ async fn judge_lines(
         if text.trim().is_empty() {
             continue;
         }
-        let outcome = judge(
+        let outcome = adjudicate_line(
             adjudicator,
             text.trim_end(),
             truncated,
@@ -103,7 +103,7 @@ fn skip_rest_of_line(reader: &mut impl BufRead) -> std::io::Result<()> {
     }
 }
 
-async fn judge(
+async fn adjudicate_line(
     adjudicator: &Adjudicator,
     text: &str,
     truncated: bool,

@@ -23,14 +23,14 @@
 //! (peer - peer_setup) / N is one step's cost. The kinds: `shell_small`
 //! (`npm test`), `shell_ls`, `shell_rm`, `shell_exfil`, `file_read`, `file_write`.
 //! Hash seeds differ per process, so take N = 1000; judging alone (without
-//! the store's write) is `--toggle-collect='*judge_step*'` on `peer`, over N:
+//! the store's write) is `--toggle-collect='*adjudicate_step*'` on `peer`, over N:
 //!
 //! ```sh
 //! for kind in shell_small shell_ls shell_rm shell_exfil file_read file_write; do
 //!   for path in peer peer_setup; do
 //!     valgrind --tool=callgrind --callgrind-out-file=/dev/null $BIN $path $kind 1000 2>&1 | grep refs
 //!   done
-//!   valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect='*judge_step*' \
+//!   valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect='*adjudicate_step*' \
 //!     $BIN peer $kind 1000 2>&1 | grep refs
 //! done
 //! ```

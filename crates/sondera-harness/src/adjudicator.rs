@@ -1,5 +1,6 @@
-//! The embedded governance core: judges any event of any trajectory and
-//! records it, keeping each trajectory's state.
+//! The adjudicator: adjudicates any event of any trajectory (classify,
+//! compute the facts, let the engine decide, record the step) and keeps
+//! each trajectory's state. Harnesses and the service adjudicate through it.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -230,10 +231,10 @@ impl Adjudicator {
         let event = as_judged(event, &cursor.state);
         let event = event.as_ref();
         let (verdict, governed) = match deadline {
-            None => judge_step(&engine, &mut cursor.state, event),
+            None => adjudicate_step(&engine, &mut cursor.state, event),
             Some(deadline) => {
                 let started = std::time::Instant::now();
-                let judged = off_the_runtime(|| judge_step(&engine, &mut cursor.state, event));
+                let judged = off_the_runtime(|| adjudicate_step(&engine, &mut cursor.state, event));
                 if std::time::Instant::now() > deadline {
                     // The cursor's state took the step: the caller drops it
                     // (on error) and the next event reloads the store's.
@@ -301,7 +302,7 @@ pub(crate) fn as_judged<'e>(event: &'e Event, state: &TrajectoryState) -> Cow<'e
 /// commands untrusted content suggested). Returns the verdict and whether
 /// policies govern the payload; lifecycle events are allowed and leave the
 /// state alone. An event the policies cannot evaluate is denied, naming why.
-pub(crate) fn judge_step(
+pub(crate) fn adjudicate_step(
     engine: &PolicyEngine,
     state: &mut TrajectoryState,
     event: &Event,

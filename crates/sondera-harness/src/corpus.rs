@@ -291,13 +291,13 @@ impl Case {
             task: None,
             session_id: None,
         };
-        crate::adjudicator::judge_step(engine, &mut state, &event(started));
+        crate::adjudicator::adjudicate_step(engine, &mut state, &event(started));
         let mut payloads = self.payloads();
         let (_, last) = payloads.pop()?;
         for (_, payload) in payloads {
             let event = event(payload);
             let judged = crate::adjudicator::as_judged(&event, &state).into_owned();
-            crate::adjudicator::judge_step(engine, &mut state, &judged);
+            crate::adjudicator::adjudicate_step(engine, &mut state, &judged);
         }
         let last = crate::adjudicator::as_judged(&event(last), &state).into_owned();
         Some((state, last))

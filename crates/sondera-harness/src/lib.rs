@@ -47,6 +47,7 @@ use sondera_store::{StoreError, TrajectoryStatus};
 /// Why a harness call failed. Every error from a gate must block the step it
 /// was judging: nothing is ever allowed because the harness failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HarnessError {
     #[error(
         "this scope already has trajectory {trajectory_id}; take a new scope for another trajectory"

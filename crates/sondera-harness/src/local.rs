@@ -62,6 +62,7 @@ pub struct LocalHarnessBuilder {
 
 /// Why a [`LocalHarness`] could not be built.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LocalHarnessError {
     #[error(transparent)]
     Policies(#[from] PolicyLoadErrors),
@@ -174,7 +175,7 @@ impl LocalHarness {
 
 #[async_trait]
 impl Backend for Arc<Adjudicator> {
-    async fn judge(&self, event: Event) -> Result<Adjudicated, HarnessError> {
+    async fn adjudicate_one(&self, event: Event) -> Result<Adjudicated, HarnessError> {
         self.adjudicate(&event).await
     }
 

@@ -240,7 +240,10 @@ impl RemoteHarness {
 impl Connection {
     /// Judges events in order in one call; the first refusal is returned as
     /// the error, the events before it stay recorded.
-    pub async fn judge_batch(&self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
+    pub async fn adjudicate_batch(
+        &self,
+        events: Vec<Event>,
+    ) -> Result<Vec<Adjudicated>, HarnessError> {
         let request = v1::AdjudicateBatchRequest {
             events: events.into_iter().map(Into::into).collect(),
         };
@@ -420,11 +423,11 @@ impl Backend for Connection {
             .collect()
     }
 
-    async fn judge_all(&self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
-        self.judge_batch(events).await
+    async fn adjudicate_all(&self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
+        self.adjudicate_batch(events).await
     }
 
-    async fn judge(&self, event: Event) -> Result<Adjudicated, HarnessError> {
+    async fn adjudicate_one(&self, event: Event) -> Result<Adjudicated, HarnessError> {
         let mut client = self.client();
         let wire = self
             .call(client.adjudicate(self.request(v1::Event::from(event))))

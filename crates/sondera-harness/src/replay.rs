@@ -17,7 +17,7 @@ use sondera_store::{
     PageRequest, StoreError, Tenants, TrajectoryDetail, TrajectoryFilter, TrajectoryStore,
 };
 
-use crate::adjudicator::{as_judged, judge_step};
+use crate::adjudicator::{adjudicate_step, as_judged};
 
 /// Which recorded trajectories to replay.
 #[derive(Debug, Clone, Default)]
@@ -101,7 +101,7 @@ fn replay_one(candidate: &PolicyEngine, detail: &TrajectoryDetail, report: &mut 
     let mut state = TrajectoryState::default();
     for stored in &detail.events {
         let event = as_judged(&stored.event, &state);
-        let (verdict, governed) = judge_step(candidate, &mut state, &event);
+        let (verdict, governed) = adjudicate_step(candidate, &mut state, &event);
         if !governed {
             continue;
         }

@@ -16,14 +16,14 @@ use crate::{Harness, HarnessError};
 #[async_trait]
 pub trait Backend: Send + Sync {
     /// Judges and records one event.
-    async fn judge(&self, event: Event) -> Result<Adjudicated, HarnessError>;
+    async fn adjudicate_one(&self, event: Event) -> Result<Adjudicated, HarnessError>;
 
     /// Judges events in order, stopping at the first error; the events
     /// before it stay recorded.
-    async fn judge_all(&self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
+    async fn adjudicate_all(&self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
         let mut verdicts = Vec::with_capacity(events.len());
         for event in events {
-            verdicts.push(self.judge(event).await?);
+            verdicts.push(self.adjudicate_one(event).await?);
         }
         Ok(verdicts)
     }
@@ -109,14 +109,14 @@ impl<B: Backend + Clone + 'static> Harness for ScopedHarness<B> {
 
     async fn adjudicate(&mut self, event: Event) -> Result<Adjudicated, HarnessError> {
         self.scope.check(&event)?;
-        self.backend.judge(event).await
+        self.backend.adjudicate_one(event).await
     }
 
     async fn adjudicates(&mut self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
         for event in &events {
             self.scope.check(event)?;
         }
-        self.backend.judge_all(events).await
+        self.backend.adjudicate_all(events).await
     }
 
     async fn grant(&mut self, grant: Grant) -> Result<(), HarnessError> {
@@ -277,7 +277,9 @@ impl Scope {
             task: None,
             session_id,
         };
-        backend.judge(self.lifecycle_event(started, None)?).await?;
+        backend
+            .adjudicate_one(self.lifecycle_event(started, None)?)
+            .await?;
         Ok(trajectory_id)
     }
 
@@ -303,7 +305,7 @@ impl Scope {
             resumed_by: system.clone(),
         };
         backend
-            .judge(self.lifecycle_event(resumed, Some(system))?)
+            .adjudicate_one(self.lifecycle_event(resumed, Some(system))?)
             .await?;
         Ok(())
     }
@@ -314,7 +316,9 @@ impl Scope {
         backend: &dyn Backend,
         payload: Payload,
     ) -> Result<(), HarnessError> {
-        backend.judge(self.lifecycle_event(payload, None)?).await?;
+        backend
+            .adjudicate_one(self.lifecycle_event(payload, None)?)
+            .await?;
         self.trajectory_id = None;
         self.session_grants.clear();
         Ok(())

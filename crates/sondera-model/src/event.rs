@@ -99,6 +99,7 @@ pub struct ExecutionAttribution {
 
 /// Why a JSON text is not an [`Event`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EventDecodeError {
     #[error("event is {size} bytes, larger than the {limit}-byte limit")]
     TooLarge { size: usize, limit: usize },

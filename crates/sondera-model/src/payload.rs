@@ -8,6 +8,9 @@ use crate::{Actor, Adjudicated, Agent, AgentCard};
 /// What happened in one step of a trajectory, tagged by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+// Deliberately exhaustive: the wire conversion, the store and the policy
+// engine match every payload, so a new kind fails to compile wherever it is
+// not yet handled instead of falling into a default arm.
 pub enum Payload {
     // Actions: what the agent wants to do.
     /// A call of a tool that is not classified as a narrower action.

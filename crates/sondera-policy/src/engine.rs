@@ -12,7 +12,7 @@ use sondera_model::{
 use crate::args::ArgType;
 use crate::error::{EvaluationError, PolicyError, PolicyLoadErrors};
 use crate::load::{self, BUILTIN_PACKS, LoadedPolicy, Source};
-use crate::prefilter::{Candidates, Condition, Judgement, Prefilter};
+use crate::prefilter::{Candidates, Condition, Prefilter, Screening};
 use crate::request::{self, ActionName, CedarRequest, Environment, Names, Workspace};
 use sondera_guard::net::HostAllowlist;
 
@@ -526,12 +526,12 @@ impl PolicyEngine {
     /// Applies the policies of the request's action slice to a built request.
     pub fn decide(&self, request: &CedarRequest) -> Adjudicated {
         let slice = &self.slices[request.action.index()];
-        let candidates = match slice.prefilter.judge(&slice.enforced, &request.facts) {
-            Judgement::Known(matched) if !slice.has_shadows() => {
+        let candidates = match slice.prefilter.screen(&slice.enforced, &request.facts) {
+            Screening::Known(matched) if !slice.has_shadows() => {
                 return self.apply_mode(self.verdict(Answer::of_matched(matched)));
             }
-            Judgement::Known(_) => Candidates::All(&slice.enforced),
-            Judgement::Evaluate(candidates) => candidates,
+            Screening::Known(_) => Candidates::All(&slice.enforced),
+            Screening::Evaluate(candidates) => candidates,
         };
         self.decide_with(slice, &candidates, request, slice.needs_action_entities)
     }
@@ -542,8 +542,8 @@ impl PolicyEngine {
         let slice = &self.slices[request.action.index()];
         slice.has_shadows()
             || matches!(
-                slice.prefilter.judge(&slice.enforced, &request.facts),
-                Judgement::Evaluate(_)
+                slice.prefilter.screen(&slice.enforced, &request.facts),
+                Screening::Evaluate(_)
             )
     }
 

@@ -104,6 +104,7 @@ pub(crate) fn from_diagnostic(
 /// Why an event could not be adjudicated. Every one of these fails the step
 /// closed: the harness turns it into a deny naming the cause.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EvaluationError {
     /// A tool's arguments do not have the types its declaration gives.
     #[error(transparent)]

@@ -49,6 +49,7 @@ pub struct Imported {
 
 /// Why a file could not be read as rules at all.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ImportError {
     /// The file is not JSON.
     #[error("not valid JSON: {0}")]

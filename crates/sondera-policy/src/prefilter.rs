@@ -404,7 +404,7 @@ impl std::ops::Deref for Candidates<'_> {
 }
 
 /// What the prefilter makes of a request.
-pub(crate) enum Judgement<'a> {
+pub(crate) enum Screening<'a> {
     /// Every policy's outcome is known and none can error: these matched.
     Known(Vec<&'a Policy>),
     /// Cedar evaluates these.
@@ -419,7 +419,7 @@ impl Prefilter {
     /// Which policies of `all` (the slice's enforced set, whose members were
     /// added here in order) the request could make match or fail; when the
     /// outcome of each is known exactly, which match.
-    pub(crate) fn judge<'a>(&'a self, all: &'a PolicySet, facts: &RequestFacts) -> Judgement<'a> {
+    pub(crate) fn screen<'a>(&'a self, all: &'a PolicySet, facts: &RequestFacts) -> Screening<'a> {
         let facts = Facts { facts };
         let mut mask = vec![0u64; self.members.len().div_ceil(64)];
         let mut every = true;
@@ -440,12 +440,12 @@ impl Prefilter {
         }
         // Checked last, and only when it decides: it walks every fact.
         if exact && facts.facts.is_plain() {
-            return Judgement::Known(matched);
+            return Screening::Known(matched);
         }
         if every {
-            return Judgement::Evaluate(Candidates::All(all));
+            return Screening::Evaluate(Candidates::All(all));
         }
-        Judgement::Evaluate(
+        Screening::Evaluate(
             self.subset(mask)
                 .map_or(Candidates::All(all), Candidates::Subset),
         )
@@ -655,12 +655,12 @@ mod tests {
         (prefilter, set)
     }
 
-    fn matched(judgement: &Judgement<'_>) -> Option<Vec<String>> {
+    fn matched(judgement: &Screening<'_>) -> Option<Vec<String>> {
         match judgement {
-            Judgement::Known(policies) => {
+            Screening::Known(policies) => {
                 Some(policies.iter().map(|p| p.id().to_string()).collect())
             }
-            Judgement::Evaluate(_) => None,
+            Screening::Evaluate(_) => None,
         }
     }
 
@@ -673,7 +673,7 @@ mod tests {
         ]);
         let request = request(vec![("risks", Fact::strings(["fork_bomb"]))]);
         assert_eq!(
-            matched(&filter.judge(&set, &request)),
+            matched(&filter.screen(&set, &request)),
             Some(vec!["p0".to_string(), "p1".to_string()])
         );
 
@@ -682,14 +682,14 @@ mod tests {
             r#"forbid (principal, action, resource) when { context.command like "*rm*" };"#,
         ]);
         assert_eq!(
-            matched(&filter.judge(&set, &request)),
+            matched(&filter.screen(&set, &request)),
             None,
             "`like` is Cedar's to read"
         );
 
         let (filter, set) = prefilter(&[r#"permit (principal == A::"a", action, resource);"#]);
         assert_eq!(
-            matched(&filter.judge(&set, &request)),
+            matched(&filter.screen(&set, &request)),
             None,
             "a scope is Cedar's to read"
         );
@@ -697,7 +697,7 @@ mod tests {
         let (filter, set) = prefilter(&["permit (principal, action, resource);"]);
         let typed = request_with_opaque();
         assert_eq!(
-            matched(&filter.judge(&set, &typed)),
+            matched(&filter.screen(&set, &typed)),
             None,
             "a value only Cedar builds may fail to build"
         );

@@ -11,6 +11,7 @@ use crate::v1;
 /// Why a wire message is not a valid model value, naming the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{field}` {problem}")]
+#[non_exhaustive]
 pub struct DecodeError {
     /// Dotted path from the decoded message to the offending field.
     pub field: String,

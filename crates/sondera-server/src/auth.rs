@@ -14,6 +14,7 @@ use crate::error::ServiceError;
 
 /// Why a token entry could not be configured.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TokenConfigError {
     #[error(
         "token entry `{entry}` is not `TENANT=sha256:HEX [role=agent|operator] [name=NAME]`; make one with `sondera token hash --tenant TENANT`"

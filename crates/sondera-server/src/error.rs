@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use sondera_store::StoreError;
 
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServiceError {
     #[error("{0}")]
     InvalidArgument(String),

@@ -2,8 +2,9 @@
 //! against, whatever language or host it runs on.
 //!
 //! A [`Server`] wraps one [`Adjudicator`] (policy engine plus trajectory
-//! store) in [`Governance`], the protocol-free core: judge an event for a
-//! tenant, query that tenant's records, follow the live stream. Two
+//! store) in [`Governance`], the service's protocol-free layer: adjudicate
+//! an event for a tenant, query that tenant's records, follow the live
+//! stream. Two
 //! front ends share it: gRPC (`sondera.harness.v1.HarnessService`, tonic)
 //! and JSON over HTTP under `/v1` (axum) with Server-Sent Events, an OpenAPI
 //! document, `/healthz` and Prometheus `/metrics`. Both authenticate with

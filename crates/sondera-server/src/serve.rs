@@ -34,6 +34,7 @@ pub struct TlsFiles {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServerError {
     #[error("the policies do not load:\n{0}")]
     Policies(#[from] PolicyLoadErrors),

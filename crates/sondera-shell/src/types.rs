@@ -191,6 +191,7 @@ fn distinct<T: Eq + std::hash::Hash + Clone>(items: impl Iterator<Item = T>) -> 
 /// A kind of risk a command carries, by its name in policies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr)]
 #[strum(serialize_all = "snake_case")]
+#[non_exhaustive]
 pub enum RiskKind {
     /// `rm -r`, `find -delete`, ... on a target outside the workspace.
     DeleteOutsideWorkspace,

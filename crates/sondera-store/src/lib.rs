@@ -50,6 +50,7 @@ use sondera_model::{Agent, Grant};
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     #[error("database error: {0}")]
     Database(#[from] rusqlite::Error),
