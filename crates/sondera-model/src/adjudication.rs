@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 crate::wire_enum! {
     /// The outcome of adjudicating one step.
     pub enum Decision: "decision" {
+        /// The step goes ahead.
         Allow,
+        /// The step is refused.
         Deny,
         /// A human should decide before the step goes ahead.
         Escalate,
@@ -15,6 +17,7 @@ crate::wire_enum! {
 }
 
 impl Decision {
+    /// Whether the step may go ahead.
     pub fn is_allow(self) -> bool {
         self == Self::Allow
     }
@@ -38,7 +41,9 @@ crate::wire_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyMetadata {
+    /// The policy's `@id`.
     pub policy_id: String,
+    /// The policy's `@description`, if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The policy asks for a human decision rather than a hard deny.
@@ -58,7 +63,9 @@ pub struct PolicyMetadata {
 pub struct Adjudicated {
     /// The decision to apply. In monitor mode this is always `allow`.
     pub decision: Decision,
+    /// The mode the decision was made in.
     pub mode: Mode,
+    /// Why, in words the agent and a person can read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The policies that determined the decision.
@@ -101,6 +108,7 @@ impl Adjudicated {
         }
     }
 
+    /// Whether the step may go ahead.
     pub fn is_allowed(&self) -> bool {
         self.decision.is_allow()
     }
@@ -111,6 +119,7 @@ impl Adjudicated {
         self.would_be.unwrap_or(self.decision)
     }
 
+    /// The `@id` of each policy that determined the decision.
     pub fn policy_ids(&self) -> impl Iterator<Item = &str> {
         self.policies.iter().map(|p| p.policy_id.as_str())
     }

@@ -10,6 +10,7 @@ pub struct Agent {
     pub id: String,
     /// Who runs the agent, e.g. `google-adk`.
     pub provider: String,
+    /// Where the agent runs (a product or deployment name), if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
     /// What the agent is made of; usually sent once, with `started`.
@@ -18,6 +19,7 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// An agent with no platform and no card.
     pub fn new(id: impl Into<String>, provider: impl Into<String>) -> Self {
         Self {
             id: id.into(),
@@ -27,12 +29,14 @@ impl Agent {
         }
     }
 
+    /// The agent, running on `platform`.
     #[must_use]
     pub fn with_platform(mut self, platform: impl Into<String>) -> Self {
         self.platform = Some(platform.into());
         self
     }
 
+    /// The agent, made of `card`.
     #[must_use]
     pub fn with_card(mut self, card: AgentCard) -> Self {
         self.card = Some(card);
@@ -65,12 +69,15 @@ impl Agent {
 pub enum AgentCard {
     /// A reason-act (tool-calling LLM) agent, possibly with sub-agents.
     React {
+        /// The model the agent calls, if known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// The root agent's instruction to its model.
         system_instruction: String,
         /// Every tool in the agent tree, each listed once.
         #[serde(default)]
         tools: Vec<Tool>,
+        /// The sub-agents below the root, in tree order.
         #[serde(default)]
         sub_agents: Vec<SubAgent>,
     },
@@ -94,7 +101,9 @@ impl AgentCard {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Tool {
+    /// The tool's name, as the agent calls it.
     pub name: String,
+    /// What the tool does, as its declaration says.
     #[serde(default)]
     pub description: String,
     /// Parameters in the provider's own declaration format.
@@ -103,8 +112,10 @@ pub struct Tool {
     /// Parameters as JSON Schema, when the declaration gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters_json_schema: Option<serde_json::Value>,
+    /// What the tool returns, in the provider's declaration format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<serde_json::Value>,
+    /// What the tool returns, as JSON Schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_json_schema: Option<serde_json::Value>,
     /// Where the tool comes from (a toolset, an MCP server, ...).
@@ -122,14 +133,19 @@ pub struct Tool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubAgent {
+    /// The sub-agent's name.
     pub name: String,
     /// Names from the root agent down to this agent's parent.
     pub parent_path: Vec<String>,
+    /// What it does, as its declaration says.
     #[serde(default)]
     pub description: String,
+    /// The model it calls, if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// How it receives control from its parent.
     pub collaboration_mode: CollaborationMode,
+    /// The tools that only it calls.
     #[serde(default)]
     pub owned_tool_names: Vec<String>,
 }
@@ -140,8 +156,12 @@ pub struct SubAgent {
 pub enum CollaborationMode {
     /// An LLM parent transfers the conversation to it.
     Transfer,
+    /// A workflow parent runs it after the previous one.
     Sequential,
+    /// A workflow parent runs it beside its siblings.
     Parallel,
+    /// A workflow parent runs it again and again until told to stop.
     Loop,
+    /// Its parent hands it control in its own way.
     Custom,
 }

@@ -24,8 +24,10 @@ pub enum Adapter {
 }
 
 impl Adapter {
+    /// Every adapter, in the order of their counters.
     pub const ALL: [Adapter; 3] = [Adapter::Adk, Adapter::Server, Adapter::Cli];
 
+    /// The adapter's name in metrics.
     pub fn label(self) -> &'static str {
         match self {
             Self::Adk => "adk",
@@ -44,10 +46,17 @@ static REJECTED: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU
 /// Why a provider call id was not admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderCallIdRejection {
+    /// The id is the empty string.
     Empty,
+    /// The id is white space only.
     Whitespace,
+    /// The id holds a NUL byte.
     ContainsNul,
-    TooLong { bytes: usize },
+    /// The id is longer than ids may be.
+    TooLong {
+        /// Its length in bytes.
+        bytes: usize,
+    },
 }
 
 impl std::fmt::Display for ProviderCallIdRejection {

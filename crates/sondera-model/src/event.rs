@@ -8,16 +8,21 @@ use crate::{Agent, Payload};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Event {
+    /// This event's id, unique in its trajectory.
     #[schemars(regex(pattern = ID_PATTERN))]
     pub event_id: String,
+    /// The trajectory the event is a step of.
     #[schemars(regex(pattern = ID_PATTERN))]
     pub trajectory_id: String,
     /// The root agent: the principal of every policy decision.
     pub agent: Agent,
     /// When the step happened, RFC 3339 in UTC.
     pub timestamp: DateTime<Utc>,
+    /// What happened.
     pub payload: Payload,
+    /// Who produced the event.
     pub actor: Actor,
+    /// How the event relates to others, for tracing.
     #[serde(default, skip_serializing_if = "Causality::is_empty")]
     pub causality: Causality,
     /// The agent of the tree that executed this step, when it is not the root.
@@ -32,20 +37,28 @@ pub struct Event {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Actor {
+    /// What kind of producer it is.
     pub kind: ActorKind,
+    /// Its id (a user id, an agent name, a policy id).
     pub id: String,
 }
 
+/// What kind of producer an [`Actor`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActorKind {
+    /// A person.
     Human,
+    /// An agent.
     Agent,
+    /// The harness or the platform it runs on.
     System,
+    /// A policy of the harness.
     Policy,
 }
 
 impl Actor {
+    /// An actor of `kind` named `id`.
     pub fn new(kind: ActorKind, id: impl Into<String>) -> Self {
         Self {
             kind,
@@ -53,14 +66,17 @@ impl Actor {
         }
     }
 
+    /// The agent `id`.
     pub fn agent(id: impl Into<String>) -> Self {
         Self::new(ActorKind::Agent, id)
     }
 
+    /// The person `id`.
     pub fn human(id: impl Into<String>) -> Self {
         Self::new(ActorKind::Human, id)
     }
 
+    /// The system component `id`.
     pub fn system(id: impl Into<String>) -> Self {
         Self::new(ActorKind::System, id)
     }
@@ -82,6 +98,7 @@ pub struct Causality {
 }
 
 impl Causality {
+    /// No link to another event is set.
     pub fn is_empty(&self) -> bool {
         self.correlation_id.is_none() && self.causation_id.is_none() && self.parent_id.is_none()
     }
@@ -92,6 +109,7 @@ impl Causality {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecutionAttribution {
+    /// The name of the agent that executed the step.
     pub agent_name: String,
     /// Agent names from the root down to and including `agent_name`.
     pub agent_path: Vec<String>,
@@ -101,30 +119,58 @@ pub struct ExecutionAttribution {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EventDecodeError {
+    /// The text is longer than events may be.
     #[error("event is {size} bytes, larger than the {limit}-byte limit")]
-    TooLarge { size: usize, limit: usize },
+    TooLarge {
+        /// The text's length in bytes.
+        size: usize,
+        /// The longest an event may be.
+        limit: usize,
+    },
+    /// The text is not JSON.
     #[error("malformed JSON at line {line}, column {column}: {message}")]
     Syntax {
+        /// Where, from 1.
         line: usize,
+        /// Where in the line, from 1.
         column: usize,
+        /// What the JSON reader found.
         message: String,
     },
+    /// The JSON is not an event: a field is missing, unknown or mistyped.
     #[error("not a valid event (line {line}, column {column}): {message}")]
     Invalid {
+        /// Where, from 1.
         line: usize,
+        /// Where in the line, from 1.
         column: usize,
+        /// What is wrong.
         message: String,
     },
+    /// A field that names something is empty.
     #[error("event field `{field}` must not be empty")]
-    EmptyField { field: &'static str },
+    EmptyField {
+        /// The field's path.
+        field: &'static str,
+    },
+    /// An id is `.` or `..`.
     #[error(
         "event field `{field}` must not be `.` or `..`: it names a path segment of the HTTP API, where those two mean something else"
     )]
-    DotSegment { field: &'static str },
+    DotSegment {
+        /// The field's path.
+        field: &'static str,
+    },
+    /// A free-form JSON field nests deeper than readers accept.
     #[error(
         "event field `{field}` nests more than {limit} levels deep, past what every reader of events accepts; flatten it"
     )]
-    TooDeep { field: &'static str, limit: usize },
+    TooDeep {
+        /// The field's path.
+        field: &'static str,
+        /// The deepest nesting accepted.
+        limit: usize,
+    },
 }
 
 impl Event {
@@ -147,24 +193,28 @@ impl Event {
         }
     }
 
+    /// The event, produced by `actor`.
     #[must_use]
     pub fn with_actor(mut self, actor: Actor) -> Self {
         self.actor = actor;
         self
     }
 
+    /// The event, executed by the agent `execution` names.
     #[must_use]
     pub fn with_execution(mut self, execution: ExecutionAttribution) -> Self {
         self.execution = Some(execution);
         self
     }
 
+    /// The event, with the provider's tool-call id.
     #[must_use]
     pub fn with_provider_call_id(mut self, id: Option<String>) -> Self {
         self.provider_call_id = id;
         self
     }
 
+    /// The event, linked to others by `causality`.
     #[must_use]
     pub fn with_causality(mut self, causality: Causality) -> Self {
         self.causality = causality;
@@ -237,6 +287,7 @@ impl Event {
         Ok(())
     }
 
+    /// The event in its JSON wire format.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("events serialize to JSON")
     }

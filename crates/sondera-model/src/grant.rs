@@ -21,6 +21,7 @@ crate::wire_enum! {
 crate::wire_enum! {
     /// A person's answer to an escalated step.
     pub enum Approval: "approval" {
+        /// The step is refused.
         Deny,
         /// This step only.
         Once,
@@ -41,6 +42,7 @@ impl Approval {
         }
     }
 
+    /// Whether the answer lets the step go ahead.
     pub fn is_approved(self) -> bool {
         self != Self::Deny
     }
@@ -64,9 +66,12 @@ impl Approval {
 )]
 #[serde(deny_unknown_fields)]
 pub struct CommandShape {
+    /// The program's name, without directories.
     pub program: String,
+    /// Its subcommand (`push` of `git push`), when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subcommand: Option<String>,
+    /// It ran with elevated privileges.
     #[serde(default)]
     pub privileged: bool,
 }
@@ -78,17 +83,26 @@ pub struct CommandShape {
 pub enum ActionShape {
     /// Every simple command of the command line, sorted and without repeats.
     Shell {
+        /// One shape per simple command.
         commands: Vec<CommandShape>,
     },
+    /// A file operation on a path.
     File {
+        /// What the operation does.
         operation: FileOperationKind,
+        /// The path, normalised.
         path: String,
     },
+    /// A web fetch from a host.
     Web {
+        /// The host, normalised.
         host: String,
     },
+    /// A call of a tool on a target.
     Tool {
+        /// The tool's name.
         tool: String,
+        /// What the call acts on (its identifying argument), or empty.
         target: String,
     },
 }
@@ -138,13 +152,18 @@ impl std::fmt::Display for ActionShape {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Grant {
+    /// What the grant covers.
     pub shape: ActionShape,
+    /// How long it holds.
     pub scope: GrantScope,
+    /// Who granted it.
     pub granted_by: Actor,
+    /// When, to the second.
     pub granted_at: DateTime<Utc>,
 }
 
 impl Grant {
+    /// A grant made now.
     pub fn new(shape: ActionShape, scope: GrantScope, granted_by: Actor) -> Self {
         Self {
             shape,

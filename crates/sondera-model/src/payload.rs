@@ -15,20 +15,31 @@ pub enum Payload {
     // Actions: what the agent wants to do.
     /// A call of a tool that is not classified as a narrower action.
     ToolCall {
+        /// The id that ties the call to its output.
         call_id: String,
+        /// The tool's name.
         tool: String,
+        /// The arguments, as the agent gave them.
         #[serde(default)]
         arguments: serde_json::Value,
     },
+    /// A shell command the agent wants to run.
     ShellCommand {
+        /// The id that ties the call to its output.
         call_id: String,
+        /// The command line.
         command: String,
+        /// The directory it runs in; the workspace root when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         working_dir: Option<String>,
     },
+    /// A web page the agent wants to fetch.
     WebFetch {
+        /// The id that ties the call to its output.
         call_id: String,
+        /// The URL.
         url: String,
+        /// What the agent wants from the page.
         #[serde(default)]
         prompt: String,
         /// The HTTP method, when the tool lets the agent choose it.
@@ -38,83 +49,127 @@ pub enum Payload {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         body: Option<String>,
     },
+    /// A file the agent wants to read, write, edit or delete.
     FileOperation {
+        /// The id that ties the call to its output.
         call_id: String,
+        /// What the operation does.
         operation: FileOperationKind,
+        /// The file's path.
         path: String,
+        /// What is written.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content: Option<String>,
+        /// What an edit replaces.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         old_content: Option<String>,
     },
 
     // Observations: what the agent receives.
+    /// A prompt the agent receives.
     Prompt {
+        /// Who it speaks as.
         role: PromptRole,
+        /// Its text.
         content: String,
     },
+    /// The agent's own reasoning.
     Thought {
+        /// Its text.
         content: String,
     },
+    /// What a tool call returned.
     ToolOutput {
+        /// The call it answers.
         call_id: String,
+        /// The tool returned rather than raised.
         success: bool,
+        /// What it returned.
         #[serde(default)]
         output: serde_json::Value,
+        /// The error it raised.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// What a shell command printed.
     ShellCommandOutput {
+        /// The call it answers.
         call_id: String,
+        /// The command's exit status.
         #[serde(deserialize_with = "crate::whole_number::i64")]
         exit_code: i64,
+        /// What it printed on standard output.
         #[serde(default)]
         stdout: String,
+        /// What it printed on standard error.
         #[serde(default)]
         stderr: String,
     },
+    /// What a web fetch returned.
     WebFetchOutput {
+        /// The call it answers.
         call_id: String,
+        /// The URL fetched, after redirects.
         url: String,
         /// HTTP status; 0 when the fetch itself failed.
         #[serde(deserialize_with = "crate::whole_number::u16")]
         code: u16,
+        /// The page's text.
         #[serde(default)]
         result: String,
     },
+    /// What a file operation returned.
     FileOperationResult {
+        /// The call it answers.
         call_id: String,
+        /// The operation succeeded.
         success: bool,
+        /// What a read returned.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content: Option<String>,
+        /// The error it failed with.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
 
     // Control: the trajectory's lifecycle.
+    /// The trajectory starts.
     Started {
+        /// The agent, with its card.
         agent: Agent,
+        /// What the user asked for, if known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         task: Option<String>,
         /// The session (conversation) the trajectory belongs to.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session_id: Option<String>,
     },
+    /// The trajectory ended as it should.
     Completed {
+        /// What it achieved.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         summary: Option<String>,
     },
+    /// The trajectory ended with an error.
     Failed {
+        /// What went wrong.
         reason: String,
     },
+    /// Someone stopped the trajectory.
     Terminated {
+        /// Why.
         reason: String,
+        /// Who stopped it.
         terminated_by: Actor,
     },
+    /// The trajectory paused.
     Suspended {
+        /// Why.
         reason: String,
     },
+    /// The trajectory goes on after a pause.
     Resumed {
+        /// Who resumed it.
         resumed_by: Actor,
     },
     /// A verdict recorded as a step of its own (for instance a human's
@@ -122,13 +177,18 @@ pub enum Payload {
     Adjudicated(Adjudicated),
 
     // State.
+    /// What the agent's surroundings looked like.
     Snapshot {
+        /// The working directory.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         working_dir: Option<String>,
+        /// The files open in the agent's editor.
         #[serde(default)]
         open_files: Vec<String>,
+        /// The git branch checked out.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         git_branch: Option<String>,
+        /// Anything else the integration records.
         #[serde(default)]
         variables: BTreeMap<String, serde_json::Value>,
     },
@@ -137,9 +197,13 @@ pub enum Payload {
 crate::wire_enum! {
     /// The four kinds of payload.
     pub enum PayloadCategory: "payload category" {
+        /// What the agent wants to do.
         Action,
+        /// What the agent receives.
         Observation,
+        /// The trajectory's lifecycle.
         Control,
+        /// A snapshot of the agent's surroundings.
         State,
     }
 }
@@ -147,8 +211,11 @@ crate::wire_enum! {
 crate::wire_enum! {
     /// Who a prompt speaks as.
     pub enum PromptRole: "prompt role" {
+        /// The person the agent works for.
         User,
+        /// The agent's instructions.
         System,
+        /// The agent itself, earlier in the conversation.
         Assistant,
     }
 }
@@ -156,9 +223,13 @@ crate::wire_enum! {
 crate::wire_enum! {
     /// What a file operation does to its path.
     pub enum FileOperationKind: "file operation" {
+        /// Reads the file.
         Read,
+        /// Writes the whole file.
         Write,
+        /// Replaces part of the file.
         Edit,
+        /// Deletes the file.
         Delete,
     }
 }
@@ -190,6 +261,7 @@ impl Payload {
         }
     }
 
+    /// Which of the four kinds the payload is.
     pub fn category(&self) -> PayloadCategory {
         match self {
             Self::ToolCall { .. }

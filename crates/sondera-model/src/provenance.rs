@@ -88,6 +88,7 @@ impl From<ValueOrigin> for CompactOrigin {
 /// An observation values came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
+    /// The observation's number in the trajectory, from 1.
     pub number: u32,
     /// The call the observation answered.
     pub call_id: String,
@@ -100,8 +101,15 @@ pub struct Source {
 /// Who brought a value in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sighting {
+    /// A prompt of the user's.
     User,
-    Observation { source: u32, flagged: bool },
+    /// An observation of a tool's.
+    Observation {
+        /// The observation's number (see [`Source::number`]).
+        source: u32,
+        /// The injection detector flagged it.
+        flagged: bool,
+    },
 }
 
 impl Provenance {

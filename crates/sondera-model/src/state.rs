@@ -26,7 +26,9 @@ pub const MAX_UNTRUSTED_COMMANDS: usize = 32;
 pub struct TrajectoryState {
     /// Steps adjudicated by policy (actions and observations).
     pub step_count: u64,
+    /// Steps denied.
     pub denial_count: u64,
+    /// Steps escalated.
     pub escalation_count: u64,
     /// Credentials have entered the trajectory (a credential file was read,
     /// or an output revealed a credential).
@@ -51,6 +53,7 @@ pub struct TrajectoryState {
 /// result can be judged with what was asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingCall {
+    /// The call's id.
     pub call_id: String,
     /// The tool name for generic calls, the command for shell calls, the URL
     /// for web fetches, the path for file operations.
