@@ -15,7 +15,7 @@ use sondera_adk::{
     EscalationMode, SonderaHarnessPluginBuilder, Yolo,
 };
 use sondera_model::{Actor, ActorKind, Decision, Grant, GrantScope, Payload};
-use sondera_store::{MemoryStore, StoredEvent, TrajectoryStore};
+use sondera_store::{Grants, MemoryStore, StoredEvent};
 use support::*;
 
 #[derive(Default)]

@@ -10,7 +10,7 @@ use adk_core::SingleAgentLoader;
 use adk_server::ServerConfig;
 use serde_json::json;
 use sondera_adk::CloseError;
-use sondera_store::{TrajectoryStatus, TrajectoryStore};
+use sondera_store::{Records, TrajectoryStatus};
 use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

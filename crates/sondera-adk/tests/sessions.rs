@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 use sondera_adk::{CloseError, SonderaHarnessPlugin};
 use sondera_harness::Harness;
-use sondera_store::{TrajectoryStatus, TrajectoryStore};
+use sondera_store::{Records, TrajectoryStatus, TrajectoryStore};
 use support::*;
 
 fn echo(sondera: &SonderaHarnessPlugin) -> Arc<dyn adk_core::Agent> {

@@ -8,7 +8,7 @@ use clap::Subcommand;
 use sondera_harness::remote::Connection;
 use sondera_model::{Approval, Payload};
 use sondera_store::{
-    ApprovalFilter, ApprovalRecord, ApprovalState, ApprovalStatus, PageRequest, TrajectoryStore,
+    ApprovalFilter, ApprovalRecord, ApprovalState, ApprovalStatus, PageRequest, Records,
 };
 
 use crate::{ServerArgs, block_on};

@@ -474,7 +474,7 @@ impl RecordsArgs {
     }
 
     /// The store of recorded trajectories, for commands that read them.
-    fn open_recorded(&self) -> anyhow::Result<std::sync::Arc<dyn sondera_store::TrajectoryStore>> {
+    fn open_recorded(&self) -> anyhow::Result<std::sync::Arc<dyn sondera_store::Records>> {
         if self.remote.server.is_some() {
             let connection = self.remote.connection()?;
             return Ok(std::sync::Arc::new(sondera_harness::RemoteRecords::new(

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use sondera_harness::{Harness, RemoteConfig, RemoteHarness, RemoteRecords};
 use sondera_model::{Agent, Payload};
-use sondera_store::TrajectoryStore;
+use sondera_store::Records;
 
 const CLIENTS: usize = 8;
 

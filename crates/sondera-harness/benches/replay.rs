@@ -16,7 +16,7 @@ use sondera_harness::classify_tool_call;
 use sondera_harness::replay::{ReplayScope, replay};
 use sondera_model::{Adjudicated, Agent, Event, Mode, Payload, TrajectoryState};
 use sondera_policy::{PolicyEngine, Workspace};
-use sondera_store::{SqliteStore, StepRecord, TrajectoryStatus, TrajectoryStore};
+use sondera_store::{EventLog, SqliteStore, StepRecord, TrajectoryStatus};
 
 const PER_TRAJECTORY: usize = 100;
 const COMMANDS: &[&str] = &[

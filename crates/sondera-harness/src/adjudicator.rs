@@ -10,7 +10,9 @@ use parking_lot::{Mutex, RwLock};
 use sondera_guard::content;
 use sondera_model::{Adjudicated, Event, Payload, TrajectoryState};
 use sondera_policy::PolicyEngine;
-use sondera_store::{StepRecord, StoreError, TenantId, TrajectoryStatus, TrajectoryStore};
+use sondera_store::{
+    EventLog, StepRecord, StoreError, TenantId, TrajectoryStatus, TrajectoryStore,
+};
 
 use crate::HarnessError;
 
@@ -66,17 +68,31 @@ const CONFLICT_RETRIES: usize = 16;
 pub struct Adjudicator {
     engine: RwLock<Arc<PolicyEngine>>,
     store: Arc<dyn TrajectoryStore>,
+    /// Where steps are appended: the store itself, or a decorator of its
+    /// appends (see [`Adjudicator::appending_through`]).
+    log: Arc<dyn EventLog>,
     /// Keyed by tenant, then trajectory id: ids are unique per tenant.
     trajectories: Mutex<HashMap<TenantId, HashMap<String, Slot>>>,
 }
 
 impl Adjudicator {
+    /// An adjudicator deciding by `engine` and recording in `store`.
     pub fn new(engine: PolicyEngine, store: Arc<dyn TrajectoryStore>) -> Self {
         Self {
             engine: RwLock::new(Arc::new(engine)),
+            log: store.clone(),
             store,
             trajectories: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The adjudicator, appending its steps through `log` (a decorator of
+    /// the store's appends: instrumentation, injected failures) while it
+    /// reads from the store. `log` must append to the same store.
+    #[must_use]
+    pub fn appending_through(mut self, log: Arc<dyn EventLog>) -> Self {
+        self.log = log;
+        self
     }
 
     /// The policies in force.
@@ -244,7 +260,7 @@ impl Adjudicator {
             }
         };
         let status = cursor.status.after(&event.payload);
-        self.store
+        self.log
             .append(StepRecord {
                 tenant,
                 event,

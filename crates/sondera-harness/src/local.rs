@@ -4,7 +4,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use sondera_model::{Adjudicated, Agent, Event, Grant, Mode};
 use sondera_policy::{PolicyEngine, PolicyLoadErrors, Workspace};
-use sondera_store::{MemoryStore, SqliteStore, StoreError, TenantId, TrajectoryStore};
+use sondera_store::{EventLog, MemoryStore, SqliteStore, StoreError, TenantId, TrajectoryStore};
 
 use crate::scope::{Backend, ScopedHarness};
 use crate::{Adjudicator, HarnessError};
@@ -57,6 +57,7 @@ pub struct LocalHarnessBuilder {
     mode: Mode,
     workspace: Option<Workspace>,
     store: StoreChoice,
+    log: Option<Arc<dyn EventLog>>,
     agent: Option<Agent>,
 }
 
@@ -120,6 +121,14 @@ impl LocalHarnessBuilder {
         self
     }
 
+    /// Appends steps through `log`, a decorator of the store's appends
+    /// (see [`Adjudicator::appending_through`]).
+    #[must_use]
+    pub fn appending_through(mut self, log: Arc<dyn EventLog>) -> Self {
+        self.log = Some(log);
+        self
+    }
+
     /// The agent `initialize` uses when it is given none.
     #[must_use]
     pub fn agent(mut self, agent: Agent) -> Self {
@@ -144,8 +153,12 @@ impl LocalHarnessBuilder {
             StoreChoice::DataDir(dir) => Arc::new(SqliteStore::open_dir(dir)?),
             StoreChoice::Store(store) => store,
         };
+        let mut adjudicator = Adjudicator::new(engine, store);
+        if let Some(log) = self.log {
+            adjudicator = adjudicator.appending_through(log);
+        }
         Ok(LocalHarness::with_adjudicator(
-            Arc::new(Adjudicator::new(engine, store)),
+            Arc::new(adjudicator),
             self.agent,
         ))
     }
@@ -159,6 +172,7 @@ impl LocalHarness {
             mode: Mode::Govern,
             workspace: None,
             store: StoreChoice::Memory,
+            log: None,
             agent: None,
         }
     }

@@ -1,14 +1,14 @@
-//! A harness server's records read through the [`TrajectoryStore`]
+//! A harness server's records read through the [`Records`]
 //! interface, so every tool that reads a store (listing, replay) works
 //! against a server unchanged. Writing goes through adjudication only.
 
 use async_trait::async_trait;
-use sondera_model::{Agent, Grant};
+use sondera_model::Agent;
 use sondera_proto::v1;
 use sondera_store::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, ApprovalFilter, ApprovalRecord,
-    Page, PageRequest, StepRecord, StoreError, StoredEvent, TenantId, Tenants, TimeWindow,
-    TrajectoryDetail, TrajectoryFilter, TrajectoryStore, TrajectorySummary,
+    Page, PageRequest, Records, StoreError, StoredEvent, TenantId, Tenants, TimeWindow,
+    TrajectoryDetail, TrajectoryFilter, TrajectorySummary,
 };
 
 use crate::HarnessError;
@@ -106,96 +106,7 @@ impl RemoteRecords {
 }
 
 #[async_trait]
-impl TrajectoryStore for RemoteRecords {
-    async fn append(&self, _step: StepRecord<'_>) -> Result<(), StoreError> {
-        Err(StoreError::ReadOnly(
-            "a server's records change only through adjudication".into(),
-        ))
-    }
-
-    async fn put_grant(
-        &self,
-        _tenant: &TenantId,
-        _agent_id: &str,
-        _grant: &Grant,
-    ) -> Result<(), StoreError> {
-        Err(StoreError::ReadOnly(
-            "grants reach a server through its harness, not its records".into(),
-        ))
-    }
-
-    async fn grants(&self, _tenant: &TenantId, _agent_id: &str) -> Result<Vec<Grant>, StoreError> {
-        Err(StoreError::ReadOnly(
-            "a server's grants are read through its harness, not its records".into(),
-        ))
-    }
-
-    async fn open_approval(
-        &self,
-        _approval: &ApprovalRecord,
-    ) -> Result<ApprovalRecord, StoreError> {
-        Err(StoreError::ReadOnly(
-            "approvals are asked for through a server's harness, not its records".into(),
-        ))
-    }
-
-    async fn approval(
-        &self,
-        _tenant: &TenantId,
-        id: &str,
-    ) -> Result<Option<ApprovalRecord>, StoreError> {
-        match self
-            .connection
-            .approval(id, std::time::Duration::ZERO)
-            .await
-        {
-            Ok(approval) => Ok(Some(approval)),
-            Err(HarnessError::Remote { code, .. }) if code == "NotFound" => Ok(None),
-            Err(e) => Err(remote(e)),
-        }
-    }
-
-    async fn list_approvals(
-        &self,
-        _tenants: Tenants<'_>,
-        filter: &ApprovalFilter,
-        page: &PageRequest,
-    ) -> Result<Page<ApprovalRecord>, StoreError> {
-        let c = &self.connection;
-        let request = v1::ListApprovalsRequest {
-            status: filter
-                .status
-                .map_or(0, |s| v1::ApprovalStatus::from(s) as i32),
-            agent_id: filter.agent_id.clone(),
-            trajectory_id: filter.trajectory_id.clone(),
-            page_size: page_size(page),
-            page_token: page.cursor.clone().unwrap_or_default(),
-        };
-        let wire = c
-            .call(c.client().list_approvals(c.request(request)))
-            .await
-            .map_err(remote)?;
-        decoded_page(wire.approvals, wire.next_page_token, |a| {
-            sondera_proto::approval_from_wire(a, &TenantId::default())
-        })
-    }
-
-    async fn settle_approval(&self, _settled: &ApprovalRecord) -> Result<bool, StoreError> {
-        Err(StoreError::ReadOnly(
-            "approvals are decided on a server with `sondera approvals approve|deny`".into(),
-        ))
-    }
-
-    async fn overdue_approvals(
-        &self,
-        _now: chrono::DateTime<chrono::Utc>,
-        _limit: usize,
-    ) -> Result<Vec<ApprovalRecord>, StoreError> {
-        Err(StoreError::ReadOnly(
-            "a server expires its own approvals".into(),
-        ))
-    }
-
+impl Records for RemoteRecords {
     async fn trajectory(
         &self,
         _tenant: &TenantId,
@@ -308,5 +219,46 @@ impl TrajectoryStore for RemoteRecords {
             .await
             .map_err(remote)?;
         Ok(wire.into())
+    }
+
+    async fn approval(
+        &self,
+        _tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        match self
+            .connection
+            .approval(id, std::time::Duration::ZERO)
+            .await
+        {
+            Ok(approval) => Ok(Some(approval)),
+            Err(HarnessError::Remote { code, .. }) if code == "NotFound" => Ok(None),
+            Err(e) => Err(remote(e)),
+        }
+    }
+
+    async fn list_approvals(
+        &self,
+        _tenants: Tenants<'_>,
+        filter: &ApprovalFilter,
+        page: &PageRequest,
+    ) -> Result<Page<ApprovalRecord>, StoreError> {
+        let c = &self.connection;
+        let request = v1::ListApprovalsRequest {
+            status: filter
+                .status
+                .map_or(0, |s| v1::ApprovalStatus::from(s) as i32),
+            agent_id: filter.agent_id.clone(),
+            trajectory_id: filter.trajectory_id.clone(),
+            page_size: page_size(page),
+            page_token: page.cursor.clone().unwrap_or_default(),
+        };
+        let wire = c
+            .call(c.client().list_approvals(c.request(request)))
+            .await
+            .map_err(remote)?;
+        decoded_page(wire.approvals, wire.next_page_token, |a| {
+            sondera_proto::approval_from_wire(a, &TenantId::default())
+        })
     }
 }

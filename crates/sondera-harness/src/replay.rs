@@ -14,7 +14,7 @@ use serde::Serialize;
 use sondera_model::{Decision, TrajectoryState};
 use sondera_policy::PolicyEngine;
 use sondera_store::{
-    PageRequest, StoreError, Tenants, TrajectoryDetail, TrajectoryFilter, TrajectoryStore,
+    PageRequest, Records, StoreError, Tenants, TrajectoryDetail, TrajectoryFilter,
 };
 
 use crate::adjudicator::{adjudicate_step, as_judged};
@@ -65,7 +65,7 @@ impl ReplayReport {
 /// `progress` is told the number of events re-judged so far after each
 /// trajectory.
 pub async fn replay(
-    store: &dyn TrajectoryStore,
+    store: &dyn Records,
     candidate: &PolicyEngine,
     scope: &ReplayScope,
     mut progress: impl FnMut(u64),

@@ -305,11 +305,21 @@ impl AppendHook for Unplugged {
 
 #[tokio::test]
 async fn store_failures_fail_closed_and_keep_the_id_for_cleanup() {
-    let flaky = Arc::new(HookedStore::new(
-        Arc::new(SqliteStore::in_memory().unwrap()),
+    let store: Arc<dyn TrajectoryStore> = Arc::new(SqliteStore::in_memory().unwrap());
+    let flaky = Arc::new(HookedLog::new(
+        store.clone(),
         Unplugged(AtomicBool::new(true)),
     ));
-    let mut h = harness_with(flaky.clone());
+    let through_flaky = || {
+        LocalHarness::builder()
+            .engine(engine())
+            .store(store.clone())
+            .appending_through(flaky.clone())
+            .agent(agent())
+            .build()
+            .unwrap()
+    };
+    let mut h = through_flaky();
     let err = h.initialize(None, None).await.unwrap_err();
     assert!(matches!(err, HarnessError::Store(_)), "{err}");
     let published = h
@@ -323,7 +333,7 @@ async fn store_failures_fail_closed_and_keep_the_id_for_cleanup() {
         matches!(h.adjudicate(shell(&h, "ls")).await, Err(HarnessError::UnknownTrajectory(ref id)) if *id == published)
     );
 
-    let mut h = harness_with(flaky.clone());
+    let mut h = through_flaky();
     h.initialize(None, None).await.unwrap();
     flaky.hook().0.store(true, Ordering::SeqCst);
     assert!(

@@ -12,7 +12,7 @@ use hyper_util::service::TowerToHyperService;
 use sondera_harness::Adjudicator;
 use sondera_policy::PolicyLoadErrors;
 use sondera_proto::v1::harness_service_server::HarnessServiceServer;
-use sondera_store::{HookedStore, TrajectoryStore};
+use sondera_store::{HookedLog, TrajectoryStore};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
@@ -158,8 +158,11 @@ impl ServerBuilder {
         let tls = self.tls.as_ref().map(tls_config).transpose()?;
         let engine = (self.loader)()?;
         let metrics = Arc::new(Metrics::default());
-        let store = Arc::new(HookedStore::new(self.store, WriteTimer(metrics.clone())));
-        let adjudicator = Arc::new(Adjudicator::new(engine, store));
+        let timed = Arc::new(HookedLog::new(
+            self.store.clone(),
+            WriteTimer(metrics.clone()),
+        ));
+        let adjudicator = Arc::new(Adjudicator::new(engine, self.store).appending_through(timed));
         let governance = Arc::new(Governance::new(adjudicator, metrics, self.limits.clone()));
         let bind = |addr: SocketAddr| async move {
             TcpListener::bind(addr)

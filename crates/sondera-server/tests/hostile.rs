@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use sondera_model::{Actor, Grant, GrantScope};
 use sondera_server::Limits;
-use sondera_store::MemoryStore;
+use sondera_store::{MemoryStore, Records};
 
 /// A grant body as a page would forge it, naming someone else as granter.
 fn forged_grant() -> String {
@@ -302,7 +302,7 @@ async fn judging_is_bounded_by_the_request_timeout_and_starves_nothing() {
 async fn a_large_trajectory_is_read_in_pages_a_default_client_accepts() {
     use sondera_harness::Harness;
     use sondera_proto::v1;
-    use sondera_store::TrajectoryStore;
+
     let server = start_default().await;
     let mut agent = harness(server.grpc, Some(ACME));
     let id = agent.initialize(None, None).await.unwrap();

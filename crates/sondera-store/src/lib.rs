@@ -36,7 +36,7 @@ mod sqlite;
 mod tenant;
 mod types;
 
-pub use hooked::{AppendHook, HookedStore};
+pub use hooked::{AppendHook, HookedLog};
 pub use memory::{DEFAULT_EVENT_BUDGET, MemoryStore};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
@@ -75,8 +75,6 @@ pub enum StoreError {
     Corrupt { what: String, message: String },
     #[error("invalid page cursor `{0}`")]
     InvalidCursor(String),
-    #[error("this store is read-only: {0}")]
-    ReadOnly(String),
     #[error("the remote store failed: {0}")]
     Remote(String),
 }
@@ -123,38 +121,40 @@ pub async fn connect(location: &str) -> Result<std::sync::Arc<dyn TrajectoryStor
     Ok(std::sync::Arc::new(SqliteStore::open_dir(location)?))
 }
 
-/// Where trajectories are kept.
+/// The event log: where adjudication appends each step. A decorator of
+/// appends (instrumentation, injected failures) implements this alone.
 #[async_trait]
-pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
+pub trait EventLog: Send + Sync + std::fmt::Debug {
     /// Appends one step atomically: the event, its verdict (if it was
     /// adjudicated) and the trajectory's new status and state. A `started`
     /// event creates the trajectory and records its agent.
     async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError>;
+}
 
+/// What was recorded, for reading: trajectories and their events, agents,
+/// verdicts, counts and approvals. A remote reader implements this alone.
+#[async_trait]
+pub trait Records: Send + Sync + std::fmt::Debug {
     /// A trajectory's summary, including the state needed to resume it.
     async fn trajectory(
         &self,
         tenant: &TenantId,
         id: &str,
     ) -> Result<Option<TrajectorySummary>, StoreError>;
-
     /// A trajectory with its events in order.
     async fn trajectory_with_events(
         &self,
         tenant: &TenantId,
         id: &str,
     ) -> Result<Option<TrajectoryDetail>, StoreError>;
-
     /// The agent `id` as `tenant` last recorded it.
     async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError>;
-
     /// Agents in (tenant, id) order.
     async fn list_agents(
         &self,
         tenants: Tenants<'_>,
         page: &PageRequest,
     ) -> Result<Page<AgentRecord>, StoreError>;
-
     /// Trajectories, newest first.
     async fn list_trajectories(
         &self,
@@ -162,7 +162,6 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
         filter: &TrajectoryFilter,
         page: &PageRequest,
     ) -> Result<Page<TrajectorySummary>, StoreError>;
-
     /// Adjudications that denied or escalated, newest first.
     async fn list_adjudications(
         &self,
@@ -170,14 +169,30 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
         filter: &AdjudicationFilter,
         page: &PageRequest,
     ) -> Result<Page<AdjudicationRecord>, StoreError>;
-
     /// Counts over `window`.
     async fn analytics(
         &self,
         tenants: Tenants<'_>,
         window: &TimeWindow,
     ) -> Result<Analytics, StoreError>;
+    /// One approval by id.
+    async fn approval(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<ApprovalRecord>, StoreError>;
+    /// Approvals, newest first.
+    async fn list_approvals(
+        &self,
+        tenants: Tenants<'_>,
+        filter: &ApprovalFilter,
+        page: &PageRequest,
+    ) -> Result<Page<ApprovalRecord>, StoreError>;
+}
 
+/// Standing approvals ("always" grants) per agent.
+#[async_trait]
+pub trait Grants: Send + Sync + std::fmt::Debug {
     /// Records a standing approval for `agent_id`, replacing any earlier one
     /// of the same shape.
     async fn put_grant(
@@ -186,34 +201,21 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
         agent_id: &str,
         grant: &Grant,
     ) -> Result<(), StoreError>;
-
     /// The standing approvals recorded for `agent_id`, oldest first.
     async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError>;
+}
 
+/// The approval queue: escalations waiting for a person, settled once.
+#[async_trait]
+pub trait Approvals: Send + Sync + std::fmt::Debug {
     /// Keeps `approval` (pending) unless its tenant already has one for the
     /// same event; returns the one kept, so asking twice opens one approval.
     async fn open_approval(&self, approval: &ApprovalRecord) -> Result<ApprovalRecord, StoreError>;
-
-    async fn approval(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-    ) -> Result<Option<ApprovalRecord>, StoreError>;
-
-    /// Approvals, newest first.
-    async fn list_approvals(
-        &self,
-        tenants: Tenants<'_>,
-        filter: &ApprovalFilter,
-        page: &PageRequest,
-    ) -> Result<Page<ApprovalRecord>, StoreError>;
-
     /// Moves a pending approval to `settled.state`, atomically: a decision
     /// only before `expires_at` (by its `decided_at`), an expiry only from
     /// then on. `false` when the approval had already left `pending` or
     /// the time was wrong for it; the first of two racing settlements wins.
     async fn settle_approval(&self, settled: &ApprovalRecord) -> Result<bool, StoreError>;
-
     /// Pending approvals of every tenant whose deadline is at or before
     /// `now`, soonest first, at most `limit`.
     async fn overdue_approvals(
@@ -222,3 +224,10 @@ pub trait TrajectoryStore: Send + Sync + std::fmt::Debug {
         limit: usize,
     ) -> Result<Vec<ApprovalRecord>, StoreError>;
 }
+
+/// A whole store: every role. Each store (memory, SQLite, PostgreSQL)
+/// implements the four roles, and this follows; callers that need only one
+/// role take that role.
+pub trait TrajectoryStore: EventLog + Records + Grants + Approvals {}
+
+impl<T: EventLog + Records + Grants + Approvals + ?Sized> TrajectoryStore for T {}

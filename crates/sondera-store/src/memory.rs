@@ -8,9 +8,9 @@ use sondera_model::{Adjudicated, Agent, Decision, Grant, Payload};
 use crate::types::{cursor_parts, cursor_time};
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, ApprovalFilter, ApprovalRecord,
-    ApprovalState, Page, PageRequest, PolicyCount, StepRecord, StoreError, StoredEvent, TenantId,
-    Tenants, TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStatus, TrajectoryStore,
-    TrajectorySummary,
+    ApprovalState, Approvals, EventLog, Grants, Page, PageRequest, PolicyCount, Records,
+    StepRecord, StoreError, StoredEvent, TenantId, Tenants, TimeWindow, TrajectoryDetail,
+    TrajectoryFilter, TrajectoryStatus, TrajectorySummary,
 };
 
 /// A store that keeps trajectories in process memory, for tests,
@@ -332,11 +332,14 @@ fn older_than(time: &DateTime<Utc>, id: &str, cursor: &str) -> bool {
 }
 
 #[async_trait]
-impl TrajectoryStore for MemoryStore {
+impl EventLog for MemoryStore {
     async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError> {
         self.inner.write().append(&step)
     }
+}
 
+#[async_trait]
+impl Records for MemoryStore {
     async fn trajectory(
         &self,
         tenant: &TenantId,
@@ -362,113 +365,6 @@ impl TrajectoryStore for MemoryStore {
                 summary: t.summary.clone(),
                 events: t.events.clone(),
             }))
-    }
-
-    async fn put_grant(
-        &self,
-        tenant: &TenantId,
-        agent_id: &str,
-        grant: &Grant,
-    ) -> Result<(), StoreError> {
-        let key = (tenant.clone(), agent_id.to_string(), grant.shape.key());
-        self.inner.write().grants.insert(key, grant.clone());
-        Ok(())
-    }
-
-    async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
-        let inner = self.inner.read();
-        let mut grants: Vec<Grant> = inner
-            .grants
-            .iter()
-            .filter(|((t, a, _), _)| t == tenant && a == agent_id)
-            .map(|(_, grant)| grant.clone())
-            .collect();
-        grants.sort_by_key(|g| g.granted_at);
-        Ok(grants)
-    }
-
-    async fn open_approval(&self, approval: &ApprovalRecord) -> Result<ApprovalRecord, StoreError> {
-        let mut inner = self.inner.write();
-        let tenant = &approval.tenant;
-        if let Some(kept) = inner
-            .approvals
-            .values()
-            .find(|a| a.tenant == *tenant && a.event_id == approval.event_id)
-        {
-            return Ok(kept.clone());
-        }
-        let key = (tenant.clone(), approval.id.clone());
-        inner.approvals.insert(key, approval.clone());
-        Ok(approval.clone())
-    }
-
-    async fn approval(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-    ) -> Result<Option<ApprovalRecord>, StoreError> {
-        let key = (tenant.clone(), id.to_string());
-        Ok(self.inner.read().approvals.get(&key).cloned())
-    }
-
-    async fn list_approvals(
-        &self,
-        tenants: Tenants<'_>,
-        filter: &ApprovalFilter,
-        page: &PageRequest,
-    ) -> Result<Page<ApprovalRecord>, StoreError> {
-        let inner = self.inner.read();
-        let mut matching: Vec<&ApprovalRecord> = inner
-            .approvals
-            .values()
-            .filter(|a| tenants.includes(&a.tenant))
-            .filter(|a| filter.status.is_none_or(|s| s == a.state.status()))
-            .filter(|a| filter.agent_id.as_ref().is_none_or(|id| *id == a.agent_id))
-            .filter(|a| {
-                filter
-                    .trajectory_id
-                    .as_ref()
-                    .is_none_or(|id| *id == a.trajectory_id)
-            })
-            .collect();
-        matching.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
-        cursor_parts(page)?;
-        Ok(page_of(
-            matching,
-            page,
-            |a| format!("{}|{}", cursor_time(&a.created_at), a.id),
-            |a, c| older_than(&a.created_at, &a.id, c),
-        ))
-    }
-
-    async fn settle_approval(&self, settled: &ApprovalRecord) -> Result<bool, StoreError> {
-        let mut inner = self.inner.write();
-        let key = (settled.tenant.clone(), settled.id.clone());
-        let Some(current) = inner.approvals.get_mut(&key) else {
-            return Ok(false);
-        };
-        if current.state != ApprovalState::Pending || !settled.state.in_time(current.expires_at) {
-            return Ok(false);
-        }
-        current.state = settled.state.clone();
-        Ok(true)
-    }
-
-    async fn overdue_approvals(
-        &self,
-        now: DateTime<Utc>,
-        limit: usize,
-    ) -> Result<Vec<ApprovalRecord>, StoreError> {
-        let inner = self.inner.read();
-        let mut overdue: Vec<ApprovalRecord> = inner
-            .approvals
-            .values()
-            .filter(|a| a.state == ApprovalState::Pending && a.expires_at <= now)
-            .cloned()
-            .collect();
-        overdue.sort_by_key(|a| a.expires_at);
-        overdue.truncate(limit);
-        Ok(overdue)
     }
 
     async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {
@@ -602,6 +498,119 @@ impl TrajectoryStore for MemoryStore {
         analytics.top_denying_policies = most_first(by_policy);
         analytics.shadow_matches = most_first(by_shadow);
         Ok(analytics)
+    }
+
+    async fn approval(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        let key = (tenant.clone(), id.to_string());
+        Ok(self.inner.read().approvals.get(&key).cloned())
+    }
+
+    async fn list_approvals(
+        &self,
+        tenants: Tenants<'_>,
+        filter: &ApprovalFilter,
+        page: &PageRequest,
+    ) -> Result<Page<ApprovalRecord>, StoreError> {
+        let inner = self.inner.read();
+        let mut matching: Vec<&ApprovalRecord> = inner
+            .approvals
+            .values()
+            .filter(|a| tenants.includes(&a.tenant))
+            .filter(|a| filter.status.is_none_or(|s| s == a.state.status()))
+            .filter(|a| filter.agent_id.as_ref().is_none_or(|id| *id == a.agent_id))
+            .filter(|a| {
+                filter
+                    .trajectory_id
+                    .as_ref()
+                    .is_none_or(|id| *id == a.trajectory_id)
+            })
+            .collect();
+        matching.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
+        cursor_parts(page)?;
+        Ok(page_of(
+            matching,
+            page,
+            |a| format!("{}|{}", cursor_time(&a.created_at), a.id),
+            |a, c| older_than(&a.created_at, &a.id, c),
+        ))
+    }
+}
+
+#[async_trait]
+impl Grants for MemoryStore {
+    async fn put_grant(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        grant: &Grant,
+    ) -> Result<(), StoreError> {
+        let key = (tenant.clone(), agent_id.to_string(), grant.shape.key());
+        self.inner.write().grants.insert(key, grant.clone());
+        Ok(())
+    }
+
+    async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+        let inner = self.inner.read();
+        let mut grants: Vec<Grant> = inner
+            .grants
+            .iter()
+            .filter(|((t, a, _), _)| t == tenant && a == agent_id)
+            .map(|(_, grant)| grant.clone())
+            .collect();
+        grants.sort_by_key(|g| g.granted_at);
+        Ok(grants)
+    }
+}
+
+#[async_trait]
+impl Approvals for MemoryStore {
+    async fn open_approval(&self, approval: &ApprovalRecord) -> Result<ApprovalRecord, StoreError> {
+        let mut inner = self.inner.write();
+        let tenant = &approval.tenant;
+        if let Some(kept) = inner
+            .approvals
+            .values()
+            .find(|a| a.tenant == *tenant && a.event_id == approval.event_id)
+        {
+            return Ok(kept.clone());
+        }
+        let key = (tenant.clone(), approval.id.clone());
+        inner.approvals.insert(key, approval.clone());
+        Ok(approval.clone())
+    }
+
+    async fn settle_approval(&self, settled: &ApprovalRecord) -> Result<bool, StoreError> {
+        let mut inner = self.inner.write();
+        let key = (settled.tenant.clone(), settled.id.clone());
+        let Some(current) = inner.approvals.get_mut(&key) else {
+            return Ok(false);
+        };
+        if current.state != ApprovalState::Pending || !settled.state.in_time(current.expires_at) {
+            return Ok(false);
+        }
+        current.state = settled.state.clone();
+        Ok(true)
+    }
+
+    async fn overdue_approvals(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<ApprovalRecord>, StoreError> {
+        let inner = self.inner.read();
+        let mut overdue: Vec<ApprovalRecord> = inner
+            .approvals
+            .values()
+            .filter(|a| a.state == ApprovalState::Pending && a.expires_at <= now)
+            .cloned()
+            .collect();
+        overdue.sort_by_key(|a| a.expires_at);
+        overdue.truncate(limit);
+        Ok(overdue)
     }
 }
 

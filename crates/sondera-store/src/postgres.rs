@@ -25,9 +25,9 @@ use crate::sql::{self, Dialect};
 use crate::types::{PreparedStep, cursor_parts, paginate};
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, ApprovalFilter, ApprovalRecord,
-    Page, PageRequest, PolicyCount, StepRecord, StoreError, StoredEvent, TenantId, Tenants,
-    TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStatus, TrajectoryStore,
-    TrajectorySummary,
+    Approvals, EventLog, Grants, Page, PageRequest, PolicyCount, Records, StepRecord, StoreError,
+    StoredEvent, TenantId, Tenants, TimeWindow, TrajectoryDetail, TrajectoryFilter,
+    TrajectoryStatus, TrajectorySummary,
 };
 
 /// Steps written in one transaction at most.
@@ -385,7 +385,7 @@ fn position(page: &PageRequest) -> Result<(Option<DateTime<Utc>>, Option<String>
 }
 
 #[async_trait]
-impl TrajectoryStore for PostgresStore {
+impl EventLog for PostgresStore {
     async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError> {
         let (done, acknowledged) = oneshot::channel();
         let pending = Pending {
@@ -400,7 +400,10 @@ impl TrajectoryStore for PostgresStore {
             StoreError::Unavailable("the store's writer stopped before committing".into())
         })?
     }
+}
 
+#[async_trait]
+impl Records for PostgresStore {
     async fn trajectory(
         &self,
         tenant: &TenantId,
@@ -449,165 +452,6 @@ impl TrajectoryStore for PostgresStore {
             .collect::<Result<_, StoreError>>()?;
         tx.commit().await?;
         Ok(Some(TrajectoryDetail { summary, events }))
-    }
-
-    async fn put_grant(
-        &self,
-        tenant: &TenantId,
-        agent_id: &str,
-        grant: &Grant,
-    ) -> Result<(), StoreError> {
-        let body = serde_json::to_string(grant).map_err(|e| StoreError::Corrupt {
-            what: "grant".into(),
-            message: e.to_string(),
-        })?;
-        let client = self.client().await?;
-        let statement = client.prepare_cached(sql::UPSERT_GRANT).await?;
-        client
-            .execute(
-                &statement,
-                &[
-                    &tenant.as_str(),
-                    &agent_id,
-                    &grant.shape.key(),
-                    &grant.granted_at,
-                    &body,
-                ],
-            )
-            .await?;
-        Ok(())
-    }
-
-    async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
-        let client = self.client().await?;
-        let statement = client.prepare_cached(sql::SELECT_GRANTS).await?;
-        client
-            .query(&statement, &[&tenant.as_str(), &agent_id])
-            .await?
-            .iter()
-            .map(|row| from_json("grant", row.get(0)))
-            .collect()
-    }
-
-    async fn open_approval(&self, approval: &ApprovalRecord) -> Result<ApprovalRecord, StoreError> {
-        let tenant = approval.tenant.as_str();
-        let client = self.client().await?;
-        let insert = client.prepare_cached(sql::INSERT_APPROVAL).await?;
-        client
-            .execute(
-                &insert,
-                &[
-                    &tenant,
-                    &approval.id,
-                    &approval.event_id,
-                    &approval.agent_id,
-                    &approval.trajectory_id,
-                    &approval.created_at,
-                    &approval.expires_at,
-                    &approval.body(),
-                ],
-            )
-            .await?;
-        let select = client
-            .prepare_cached(sql::SELECT_APPROVAL_FOR_EVENT)
-            .await?;
-        let row = client
-            .query_one(&select, &[&tenant, &approval.event_id])
-            .await?;
-        from_json("approval", row.get(0))
-    }
-
-    async fn approval(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-    ) -> Result<Option<ApprovalRecord>, StoreError> {
-        let client = self.client().await?;
-        let statement = client.prepare_cached(sql::SELECT_APPROVAL).await?;
-        client
-            .query_opt(&statement, &[&tenant.as_str(), &id])
-            .await?
-            .map(|row| from_json("approval", row.get(0)))
-            .transpose()
-    }
-
-    async fn list_approvals(
-        &self,
-        tenants: Tenants<'_>,
-        filter: &ApprovalFilter,
-        page: &PageRequest,
-    ) -> Result<Page<ApprovalRecord>, StoreError> {
-        let (after_time, after_id) = position(page)?;
-        let limit = page.bounded_limit();
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
-                "SELECT body FROM approvals
-                 WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR status = $2)
-                   AND ($3::text IS NULL OR agent_id = $3) AND ($4::text IS NULL OR trajectory_id = $4)
-                   AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::text))
-                 ORDER BY created_at DESC, id DESC LIMIT $7",
-            )
-            .await?;
-        let rows = client
-            .query(
-                &statement,
-                &[
-                    &tenants.only().map(TenantId::as_str),
-                    &filter.status.map(|s| s.as_str()),
-                    &filter.agent_id,
-                    &filter.trajectory_id,
-                    &after_time,
-                    &after_id,
-                    &((limit + 1) as i64),
-                ],
-            )
-            .await?;
-        let items = rows
-            .iter()
-            .map(|row| from_json("approval", row.get(0)))
-            .collect::<Result<Vec<ApprovalRecord>, StoreError>>()?;
-        Ok(paginate(items, limit, |a| {
-            format!("{}|{}", crate::types::cursor_time(&a.created_at), a.id)
-        }))
-    }
-
-    async fn settle_approval(&self, settled: &ApprovalRecord) -> Result<bool, StoreError> {
-        let Some(at) = settled.state.settled_at() else {
-            return Ok(false);
-        };
-        let deciding = settled.state.status() == crate::ApprovalStatus::Decided;
-        let client = self.client().await?;
-        let statement = client.prepare_cached(sql::SETTLE_APPROVAL).await?;
-        let changed = client
-            .execute(
-                &statement,
-                &[
-                    &settled.state.status().as_str(),
-                    &settled.body(),
-                    &settled.tenant.as_str(),
-                    &settled.id,
-                    &at,
-                    &deciding,
-                ],
-            )
-            .await?;
-        Ok(changed == 1)
-    }
-
-    async fn overdue_approvals(
-        &self,
-        now: DateTime<Utc>,
-        limit: usize,
-    ) -> Result<Vec<ApprovalRecord>, StoreError> {
-        let client = self.client().await?;
-        let statement = client.prepare_cached(sql::SELECT_OVERDUE_APPROVALS).await?;
-        client
-            .query(&statement, &[&now, &(limit as i64)])
-            .await?
-            .iter()
-            .map(|row| from_json("approval", row.get(0)))
-            .collect()
     }
 
     async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {
@@ -824,11 +668,177 @@ impl TrajectoryStore for PostgresStore {
             shadow_matches,
         })
     }
+
+    async fn approval(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SELECT_APPROVAL).await?;
+        client
+            .query_opt(&statement, &[&tenant.as_str(), &id])
+            .await?
+            .map(|row| from_json("approval", row.get(0)))
+            .transpose()
+    }
+
+    async fn list_approvals(
+        &self,
+        tenants: Tenants<'_>,
+        filter: &ApprovalFilter,
+        page: &PageRequest,
+    ) -> Result<Page<ApprovalRecord>, StoreError> {
+        let (after_time, after_id) = position(page)?;
+        let limit = page.bounded_limit();
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT body FROM approvals
+                 WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR status = $2)
+                   AND ($3::text IS NULL OR agent_id = $3) AND ($4::text IS NULL OR trajectory_id = $4)
+                   AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::text))
+                 ORDER BY created_at DESC, id DESC LIMIT $7",
+            )
+            .await?;
+        let rows = client
+            .query(
+                &statement,
+                &[
+                    &tenants.only().map(TenantId::as_str),
+                    &filter.status.map(|s| s.as_str()),
+                    &filter.agent_id,
+                    &filter.trajectory_id,
+                    &after_time,
+                    &after_id,
+                    &((limit + 1) as i64),
+                ],
+            )
+            .await?;
+        let items = rows
+            .iter()
+            .map(|row| from_json("approval", row.get(0)))
+            .collect::<Result<Vec<ApprovalRecord>, StoreError>>()?;
+        Ok(paginate(items, limit, |a| {
+            format!("{}|{}", crate::types::cursor_time(&a.created_at), a.id)
+        }))
+    }
+}
+
+#[async_trait]
+impl Grants for PostgresStore {
+    async fn put_grant(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        grant: &Grant,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_string(grant).map_err(|e| StoreError::Corrupt {
+            what: "grant".into(),
+            message: e.to_string(),
+        })?;
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::UPSERT_GRANT).await?;
+        client
+            .execute(
+                &statement,
+                &[
+                    &tenant.as_str(),
+                    &agent_id,
+                    &grant.shape.key(),
+                    &grant.granted_at,
+                    &body,
+                ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SELECT_GRANTS).await?;
+        client
+            .query(&statement, &[&tenant.as_str(), &agent_id])
+            .await?
+            .iter()
+            .map(|row| from_json("grant", row.get(0)))
+            .collect()
+    }
+}
+
+#[async_trait]
+impl Approvals for PostgresStore {
+    async fn open_approval(&self, approval: &ApprovalRecord) -> Result<ApprovalRecord, StoreError> {
+        let tenant = approval.tenant.as_str();
+        let client = self.client().await?;
+        let insert = client.prepare_cached(sql::INSERT_APPROVAL).await?;
+        client
+            .execute(
+                &insert,
+                &[
+                    &tenant,
+                    &approval.id,
+                    &approval.event_id,
+                    &approval.agent_id,
+                    &approval.trajectory_id,
+                    &approval.created_at,
+                    &approval.expires_at,
+                    &approval.body(),
+                ],
+            )
+            .await?;
+        let select = client
+            .prepare_cached(sql::SELECT_APPROVAL_FOR_EVENT)
+            .await?;
+        let row = client
+            .query_one(&select, &[&tenant, &approval.event_id])
+            .await?;
+        from_json("approval", row.get(0))
+    }
+
+    async fn settle_approval(&self, settled: &ApprovalRecord) -> Result<bool, StoreError> {
+        let Some(at) = settled.state.settled_at() else {
+            return Ok(false);
+        };
+        let deciding = settled.state.status() == crate::ApprovalStatus::Decided;
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SETTLE_APPROVAL).await?;
+        let changed = client
+            .execute(
+                &statement,
+                &[
+                    &settled.state.status().as_str(),
+                    &settled.body(),
+                    &settled.tenant.as_str(),
+                    &settled.id,
+                    &at,
+                    &deciding,
+                ],
+            )
+            .await?;
+        Ok(changed == 1)
+    }
+
+    async fn overdue_approvals(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<ApprovalRecord>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SELECT_OVERDUE_APPROVALS).await?;
+        client
+            .query(&statement, &[&now, &(limit as i64)])
+            .await?
+            .iter()
+            .map(|row| from_json("approval", row.get(0)))
+            .collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::{TenantId, TrajectoryStore};
+    use crate::Records;
+    use crate::TenantId;
 
     /// A database at version 2 (ids unique across tenants) keeps its records
     /// when the keys gain the tenant.

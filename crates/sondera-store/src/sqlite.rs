@@ -10,9 +10,9 @@ use sondera_model::{Agent, Decision, Event, Grant};
 
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, ApprovalFilter, ApprovalRecord,
-    Page, PageRequest, PolicyCount, StepRecord, StoreError, StoredEvent, TenantId, Tenants,
-    TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStatus, TrajectoryStore,
-    TrajectorySummary,
+    Approvals, EventLog, Grants, Page, PageRequest, PolicyCount, Records, StepRecord, StoreError,
+    StoredEvent, TenantId, Tenants, TimeWindow, TrajectoryDetail, TrajectoryFilter,
+    TrajectoryStatus, TrajectorySummary,
 };
 
 /// The embedded store: SQLite in one file (WAL journal, a commit is synced
@@ -628,7 +628,7 @@ impl SqliteStore {
 }
 
 #[async_trait]
-impl TrajectoryStore for SqliteStore {
+impl EventLog for SqliteStore {
     async fn append(&self, step: StepRecord<'_>) -> Result<(), StoreError> {
         let (done, acknowledged) = tokio::sync::oneshot::channel();
         let pending = Pending {
@@ -642,7 +642,10 @@ impl TrajectoryStore for SqliteStore {
             StoreError::Unavailable("the store's writer stopped before committing".into())
         })?
     }
+}
 
+#[async_trait]
+impl Records for SqliteStore {
     async fn trajectory(
         &self,
         tenant: &TenantId,
@@ -666,54 +669,47 @@ impl TrajectoryStore for SqliteStore {
         Ok(Some(TrajectoryDetail { summary, events }))
     }
 
-    async fn put_grant(
+    async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {
+        let conn = self.reader.lock();
+        let body: Option<String> = conn
+            .prepare_cached(sql::SELECT_AGENT)?
+            .query_row([tenant.as_str(), id], |r| r.get(0))
+            .optional()?;
+        body.map(|b| from_json("agent", &b)).transpose()
+    }
+
+    async fn list_agents(
         &self,
-        tenant: &TenantId,
-        agent_id: &str,
-        grant: &Grant,
-    ) -> Result<(), StoreError> {
-        let body = serde_json::to_string(grant).map_err(|e| corrupt("grant", e))?;
-        // A grant is rare and small: written on the reading connection, which
-        // waits for the writer's lock like any other writer.
-        let conn = self.reader.lock();
-        conn.prepare_cached(sql::UPSERT_GRANT)?.execute(params![
-            tenant.as_str(),
-            agent_id,
-            grant.shape.key(),
-            timestamp(&grant.granted_at),
-            body
-        ])?;
-        Ok(())
+        tenants: Tenants<'_>,
+        page: &PageRequest,
+    ) -> Result<Page<AgentRecord>, StoreError> {
+        self.list_agents_sync(tenants, page)
     }
 
-    async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
-        let conn = self.reader.lock();
-        let mut statement = conn.prepare_cached(sql::SELECT_GRANTS)?;
-        let bodies = statement
-            .query_map([tenant.as_str(), agent_id], |r| r.get::<_, String>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
-        bodies.iter().map(|b| from_json("grant", b)).collect()
+    async fn list_trajectories(
+        &self,
+        tenants: Tenants<'_>,
+        filter: &TrajectoryFilter,
+        page: &PageRequest,
+    ) -> Result<Page<TrajectorySummary>, StoreError> {
+        self.list_trajectories_sync(tenants, filter, page)
     }
 
-    async fn open_approval(&self, approval: &ApprovalRecord) -> Result<ApprovalRecord, StoreError> {
-        let tenant = approval.tenant.as_str();
-        // Approvals are rare and small: written on the reading connection,
-        // like grants.
-        let conn = self.reader.lock();
-        conn.prepare_cached(sql::INSERT_APPROVAL)?.execute(params![
-            tenant,
-            approval.id,
-            approval.event_id,
-            approval.agent_id,
-            approval.trajectory_id,
-            timestamp(&approval.created_at),
-            timestamp(&approval.expires_at),
-            approval.body(),
-        ])?;
-        let body: String = conn
-            .prepare_cached(sql::SELECT_APPROVAL_FOR_EVENT)?
-            .query_row([tenant, approval.event_id.as_str()], |r| r.get(0))?;
-        from_json("approval", &body)
+    async fn list_adjudications(
+        &self,
+        tenants: Tenants<'_>,
+        filter: &AdjudicationFilter,
+        page: &PageRequest,
+    ) -> Result<Page<AdjudicationRecord>, StoreError> {
+        self.list_adjudications_sync(tenants, filter, page)
+    }
+
+    async fn analytics(
+        &self,
+        tenants: Tenants<'_>,
+        window: &TimeWindow,
+    ) -> Result<Analytics, StoreError> {
+        self.analytics_sync(tenants, window)
     }
 
     async fn approval(
@@ -767,6 +763,62 @@ impl TrajectoryStore for SqliteStore {
             format!("{}|{}", timestamp(&a.created_at), a.id)
         }))
     }
+}
+
+#[async_trait]
+impl Grants for SqliteStore {
+    async fn put_grant(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        grant: &Grant,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_string(grant).map_err(|e| corrupt("grant", e))?;
+        // A grant is rare and small: written on the reading connection, which
+        // waits for the writer's lock like any other writer.
+        let conn = self.reader.lock();
+        conn.prepare_cached(sql::UPSERT_GRANT)?.execute(params![
+            tenant.as_str(),
+            agent_id,
+            grant.shape.key(),
+            timestamp(&grant.granted_at),
+            body
+        ])?;
+        Ok(())
+    }
+
+    async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError> {
+        let conn = self.reader.lock();
+        let mut statement = conn.prepare_cached(sql::SELECT_GRANTS)?;
+        let bodies = statement
+            .query_map([tenant.as_str(), agent_id], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        bodies.iter().map(|b| from_json("grant", b)).collect()
+    }
+}
+
+#[async_trait]
+impl Approvals for SqliteStore {
+    async fn open_approval(&self, approval: &ApprovalRecord) -> Result<ApprovalRecord, StoreError> {
+        let tenant = approval.tenant.as_str();
+        // Approvals are rare and small: written on the reading connection,
+        // like grants.
+        let conn = self.reader.lock();
+        conn.prepare_cached(sql::INSERT_APPROVAL)?.execute(params![
+            tenant,
+            approval.id,
+            approval.event_id,
+            approval.agent_id,
+            approval.trajectory_id,
+            timestamp(&approval.created_at),
+            timestamp(&approval.expires_at),
+            approval.body(),
+        ])?;
+        let body: String = conn
+            .prepare_cached(sql::SELECT_APPROVAL_FOR_EVENT)?
+            .query_row([tenant, approval.event_id.as_str()], |r| r.get(0))?;
+        from_json("approval", &body)
+    }
 
     async fn settle_approval(&self, settled: &ApprovalRecord) -> Result<bool, StoreError> {
         let Some(at) = settled.state.settled_at() else {
@@ -798,49 +850,6 @@ impl TrajectoryStore for SqliteStore {
             })?
             .collect::<Result<Vec<_>, _>>()?;
         bodies.iter().map(|b| from_json("approval", b)).collect()
-    }
-
-    async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Option<Agent>, StoreError> {
-        let conn = self.reader.lock();
-        let body: Option<String> = conn
-            .prepare_cached(sql::SELECT_AGENT)?
-            .query_row([tenant.as_str(), id], |r| r.get(0))
-            .optional()?;
-        body.map(|b| from_json("agent", &b)).transpose()
-    }
-
-    async fn list_agents(
-        &self,
-        tenants: Tenants<'_>,
-        page: &PageRequest,
-    ) -> Result<Page<AgentRecord>, StoreError> {
-        self.list_agents_sync(tenants, page)
-    }
-
-    async fn list_trajectories(
-        &self,
-        tenants: Tenants<'_>,
-        filter: &TrajectoryFilter,
-        page: &PageRequest,
-    ) -> Result<Page<TrajectorySummary>, StoreError> {
-        self.list_trajectories_sync(tenants, filter, page)
-    }
-
-    async fn list_adjudications(
-        &self,
-        tenants: Tenants<'_>,
-        filter: &AdjudicationFilter,
-        page: &PageRequest,
-    ) -> Result<Page<AdjudicationRecord>, StoreError> {
-        self.list_adjudications_sync(tenants, filter, page)
-    }
-
-    async fn analytics(
-        &self,
-        tenants: Tenants<'_>,
-        window: &TimeWindow,
-    ) -> Result<Analytics, StoreError> {
-        self.analytics_sync(tenants, window)
     }
 }
 

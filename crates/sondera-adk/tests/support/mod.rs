@@ -17,11 +17,12 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use sondera_adk::{SessionKey, SonderaHarnessPlugin, SonderaHarnessPluginBuilder};
-use sondera_harness::{Harness, LocalHarness};
+use sondera_harness::{Harness, LocalHarness, LocalHarnessBuilder};
 use sondera_model::{Payload, PayloadCategory, PromptRole};
 use sondera_policy::Workspace;
 use sondera_store::{
-    AppendHook, HookedStore, MemoryStore, StepRecord, StoreError, StoredEvent, TrajectoryStore,
+    AppendHook, EventLog, HookedLog, MemoryStore, Records, StepRecord, StoreError, StoredEvent,
+    TrajectoryStore,
 };
 
 pub(crate) const APP: &str = "fixture-app";
@@ -294,6 +295,22 @@ when { context.content like "*launch codes*" };
 
 /// A local harness over `store`, judging with the fixture's policies.
 pub(crate) fn harness(store: Arc<dyn TrajectoryStore>) -> LocalHarness {
+    built(store, |builder| builder)
+}
+
+/// A harness over `store` that appends its steps through `log`.
+pub(crate) fn harness_appending_through(
+    store: Arc<dyn TrajectoryStore>,
+    log: Arc<dyn EventLog>,
+) -> LocalHarness {
+    built(store, |builder| builder.appending_through(log))
+}
+
+/// A harness over `store` with the fixture's policies, as `finish` sets it up.
+fn built(
+    store: Arc<dyn TrajectoryStore>,
+    finish: impl FnOnce(LocalHarnessBuilder) -> LocalHarnessBuilder,
+) -> LocalHarness {
     let (dirs, _keep) = policy_dirs();
     let mut builder = LocalHarness::builder()
         .workspace(Workspace::new(WORKSPACE, HOME))
@@ -301,7 +318,7 @@ pub(crate) fn harness(store: Arc<dyn TrajectoryStore>) -> LocalHarness {
     for dir in dirs {
         builder = builder.policy_dir(dir);
     }
-    builder.build().unwrap()
+    finish(builder).build().unwrap()
 }
 
 pub(crate) struct Fixture {
@@ -352,9 +369,14 @@ impl Fixture {
         build: impl FnOnce(&SonderaHarnessPlugin) -> Arc<dyn AdkAgent>,
     ) -> Self {
         let switch = Switch::default();
-        let hooked: Arc<dyn TrajectoryStore> =
-            Arc::new(HookedStore::new(store.clone(), switch.clone()));
-        Self::judged_by(harness(hooked), store, switch, configure, build)
+        let hooked = Arc::new(HookedLog::new(store.clone(), switch.clone()));
+        Self::judged_by(
+            harness_appending_through(store.clone(), hooked),
+            store,
+            switch,
+            configure,
+            build,
+        )
     }
 
     /// A plugin over `harness`, whose records `store` holds.
