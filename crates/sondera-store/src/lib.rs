@@ -23,6 +23,7 @@
 //! an event budget past which ended trajectories are forgotten. The two SQL
 //! stores share their statements and their migration runner (`sql`), so
 //! they cannot drift apart.
+#![warn(missing_docs)]
 
 mod hooked;
 mod memory;
@@ -52,29 +53,55 @@ use sondera_model::{Agent, Grant};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
+    /// SQLite refused an operation.
     #[error("database error: {0}")]
     Database(#[from] rusqlite::Error),
+    /// PostgreSQL refused an operation.
     #[cfg(feature = "postgres")]
     #[error("database error: {}", postgres::describe(.0))]
     Postgres(#[from] tokio_postgres::Error),
+    /// The database cannot be reached now; the operation may succeed later.
     #[error("the database is unavailable: {0}")]
     Unavailable(String),
+    /// The store could not be opened.
     #[error("cannot open the store at {path}: {message}")]
-    Open { path: String, message: String },
+    Open {
+        /// Where the store was looked for.
+        path: String,
+        /// Why it could not be opened, and what to do.
+        message: String,
+    },
+    /// Another writer appended at the same position first.
     #[error(
         "trajectory {trajectory_id} already has an event at position {seq}: another writer appended first"
     )]
-    Conflict { trajectory_id: String, seq: u64 },
+    Conflict {
+        /// The trajectory written to.
+        trajectory_id: String,
+        /// The position taken.
+        seq: u64,
+    },
+    /// An event with this id is already recorded.
     #[error("event {0} is already recorded")]
     DuplicateEvent(String),
+    /// A trajectory with this id is already recorded.
     #[error("trajectory {0} is already recorded")]
     DuplicateTrajectory(String),
+    /// No trajectory with this id is recorded.
     #[error("trajectory {0} is not recorded")]
     UnknownTrajectory(String),
+    /// What was read back is not what could have been written.
     #[error("stored data is corrupt ({what}): {message}")]
-    Corrupt { what: String, message: String },
+    Corrupt {
+        /// What was being read.
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A page cursor this store did not issue.
     #[error("invalid page cursor `{0}`")]
     InvalidCursor(String),
+    /// A remote store (a harness server's records) failed.
     #[error("the remote store failed: {0}")]
     Remote(String),
 }

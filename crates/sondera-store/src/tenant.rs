@@ -44,10 +44,12 @@ impl TenantId {
         Self(Arc::from(DEFAULT_TENANT))
     }
 
+    /// The tenant's name.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 
+    /// Whether this is the default tenant (a single-tenant deployment's).
     pub fn is_default(&self) -> bool {
         &*self.0 == DEFAULT_TENANT
     }
@@ -115,7 +117,9 @@ impl AsRef<str> for TenantId {
 /// such at the call site, every tenant's (an operator's local data directory).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tenants<'a> {
+    /// One tenant's.
     Only(&'a TenantId),
+    /// Every tenant's.
     All,
 }
 

@@ -15,15 +15,21 @@ sondera_model::wire_enum! {
     pub enum TrajectoryStatus: "status" {
         /// Known but not started.
         Pending,
+        /// Started, with steps being adjudicated.
         Running,
+        /// Ended as it should.
         Completed,
+        /// Ended with an error.
         Failed,
+        /// Stopped by someone.
         Terminated,
+        /// Paused; it may resume.
         Suspended,
     }
 }
 
 impl TrajectoryStatus {
+    /// The status named `s`, if it is one.
     pub fn parse(s: &str) -> Option<Self> {
         sondera_model::variant_named(s)
     }
@@ -40,6 +46,7 @@ impl TrajectoryStatus {
         }
     }
 
+    /// Whether the trajectory has ended (completed, failed or terminated).
     pub fn is_terminal(self) -> bool {
         matches!(self, Self::Completed | Self::Failed | Self::Terminated)
     }
@@ -51,9 +58,11 @@ pub struct StepRecord<'a> {
     /// Who owns the trajectory. Only a `started` step sets it; later steps
     /// must name the same tenant, which callers check before judging.
     pub tenant: &'a TenantId,
+    /// The event.
     pub event: &'a Event,
     /// Position of the event in its trajectory, from 0 (the `started` event).
     pub seq: u64,
+    /// Its verdict, when it was adjudicated.
     pub adjudication: Option<&'a Adjudicated>,
     /// The trajectory's status after this step.
     pub status: TrajectoryStatus,
@@ -122,69 +131,101 @@ impl PreparedStep {
 /// A trajectory without its events.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrajectorySummary {
+    /// The trajectory's id.
     pub id: String,
+    /// Whose it is.
     #[serde(default, skip_serializing_if = "TenantId::is_default")]
     pub tenant: TenantId,
+    /// The root agent's id.
     pub agent_id: String,
+    /// The session (conversation) it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// Where it is in its life.
     pub status: TrajectoryStatus,
+    /// When its first event was recorded.
     pub created_at: DateTime<Utc>,
+    /// When its last event was recorded.
     pub updated_at: DateTime<Utc>,
     /// Events recorded, so the next one goes at this position.
     pub event_count: u64,
+    /// The facts it has accumulated, to resume from.
     pub state: TrajectoryState,
 }
 
 /// An event as stored, with its verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredEvent {
+    /// Its position in the trajectory, from 0.
     pub seq: u64,
+    /// The event.
     pub event: Event,
+    /// Its verdict, when it was adjudicated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adjudication: Option<Adjudicated>,
 }
 
+/// A trajectory with its events.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrajectoryDetail {
+    /// The trajectory.
     pub summary: TrajectorySummary,
+    /// Its events, in order.
     pub events: Vec<StoredEvent>,
 }
 
+/// An agent and what is recorded of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentRecord {
+    /// The agent as last recorded.
     pub agent: Agent,
+    /// Whose it is.
     #[serde(default, skip_serializing_if = "TenantId::is_default")]
     pub tenant: TenantId,
+    /// When it was first recorded.
     pub first_seen: DateTime<Utc>,
+    /// When it was last recorded.
     pub last_seen: DateTime<Utc>,
+    /// How many trajectories it has.
     pub trajectory_count: u64,
 }
 
 /// A deny or escalate verdict with where it happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AdjudicationRecord {
+    /// The event judged.
     pub event_id: String,
+    /// Its trajectory.
     pub trajectory_id: String,
+    /// The root agent's id.
     pub agent_id: String,
+    /// Its position in the trajectory.
     pub seq: u64,
+    /// When it happened.
     pub timestamp: DateTime<Utc>,
     /// The payload kind that was judged (`shell_command`, ...).
     pub kind: String,
+    /// The verdict.
     pub adjudication: Adjudicated,
 }
 
 /// An escalated step waiting for a person, or what became of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRecord {
+    /// The approval's id.
     pub id: String,
+    /// Whose it is.
     #[serde(default, skip_serializing_if = "TenantId::is_default")]
     pub tenant: TenantId,
     /// The escalated step: its event, trajectory, position and agent.
     pub event_id: String,
+    /// The trajectory of the escalated step.
     pub trajectory_id: String,
+    /// The step's position in it.
     pub seq: u64,
+    /// The root agent's id.
     pub agent_id: String,
+    /// The session the trajectory belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// The step as it was judged.
@@ -195,9 +236,11 @@ pub struct ApprovalRecord {
     pub shape: Option<ActionShape>,
     /// The escalate verdict: the policies that asked for a person, and why.
     pub verdict: Adjudicated,
+    /// When it was opened.
     pub created_at: DateTime<Utc>,
     /// After this the step is denied, whatever is decided later.
     pub expires_at: DateTime<Utc>,
+    /// Where it is: pending, decided or expired.
     #[serde(flatten)]
     pub state: ApprovalState,
 }
@@ -206,16 +249,23 @@ pub struct ApprovalRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ApprovalState {
+    /// Waiting for a person.
     Pending,
+    /// A person decided.
     Decided {
+        /// What they decided.
         approval: Approval,
+        /// Who decided.
         decided_by: Actor,
+        /// Why, in their words.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// When.
         decided_at: DateTime<Utc>,
     },
     /// Nobody decided in time: the step was denied.
     Expired {
+        /// When it expired.
         expired_at: DateTime<Utc>,
     },
 }
@@ -223,13 +273,17 @@ pub enum ApprovalState {
 sondera_model::wire_enum! {
     /// The three states an approval can be in, for filtering.
     pub enum ApprovalStatus: "approval status" {
+        /// Waiting for a person.
         Pending,
+        /// A person decided.
         Decided,
+        /// Nobody decided in time.
         Expired,
     }
 }
 
 impl ApprovalState {
+    /// Which of the three states it is in.
     pub fn status(&self) -> ApprovalStatus {
         match self {
             Self::Pending => ApprovalStatus::Pending,
@@ -269,23 +323,34 @@ impl ApprovalRecord {
     }
 }
 
+/// Which approvals a listing returns; each set field narrows it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApprovalFilter {
+    /// Only approvals in this state.
     pub status: Option<ApprovalStatus>,
+    /// Only this agent's.
     pub agent_id: Option<String>,
+    /// Only this trajectory's.
     pub trajectory_id: Option<String>,
 }
 
+/// Which trajectories a listing returns; each set field narrows it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrajectoryFilter {
+    /// Only this agent's.
     pub agent_id: Option<String>,
+    /// Only trajectories in this state.
     pub status: Option<TrajectoryStatus>,
+    /// Only this session's.
     pub session_id: Option<String>,
 }
 
+/// Which verdicts a listing returns; each set field narrows it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AdjudicationFilter {
+    /// Only this agent's.
     pub agent_id: Option<String>,
+    /// Only this trajectory's.
     pub trajectory_id: Option<String>,
     /// Only this decision; by default both deny and escalate.
     pub decision: Option<Decision>,
@@ -294,13 +359,17 @@ pub struct AdjudicationFilter {
 /// Keyset pagination: pass the previous page's `next` cursor to continue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageRequest {
+    /// The most items a page holds (at most [`PageRequest::MAX_LIMIT`]).
     pub limit: usize,
+    /// Where the previous page ended; `None` for the first page.
     pub cursor: Option<String>,
 }
 
 impl PageRequest {
+    /// The most items any page holds.
     pub const MAX_LIMIT: usize = 1000;
 
+    /// The first page of at most `limit` items.
     pub fn first(limit: usize) -> Self {
         Self {
             limit,
@@ -308,6 +377,7 @@ impl PageRequest {
         }
     }
 
+    /// The page after `cursor`, of at most `limit` items.
     pub fn after(limit: usize, cursor: impl Into<String>) -> Self {
         Self {
             limit,
@@ -326,8 +396,10 @@ impl Default for PageRequest {
     }
 }
 
+/// One page of a listing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Page<T> {
+    /// Its items, in the listing's order.
     pub items: Vec<T>,
     /// The cursor of the next page; `None` on the last page.
     pub next: Option<String>,
@@ -336,18 +408,24 @@ pub struct Page<T> {
 /// A half-open time window `[since, until)`; an open end is unbounded.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TimeWindow {
+    /// The window's start, inclusive.
     pub since: Option<DateTime<Utc>>,
+    /// The window's end, exclusive.
     pub until: Option<DateTime<Utc>>,
 }
 
+/// Counts over a time window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Analytics {
     /// Trajectories created in the window.
     pub trajectories: u64,
     /// Events recorded in the window.
     pub events: u64,
+    /// Verdicts that allowed.
     pub allowed: u64,
+    /// Verdicts that denied.
     pub denied: u64,
+    /// Verdicts that escalated.
     pub escalated: u64,
     /// Policies that denied or escalated, most often first (at most
     /// [`POLICY_COUNTS`]).
@@ -358,9 +436,12 @@ pub struct Analytics {
     pub shadow_matches: Vec<PolicyCount>,
 }
 
+/// How often a policy decided.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PolicyCount {
+    /// The policy's `@id`.
     pub policy_id: String,
+    /// How many verdicts it decided.
     pub count: u64,
 }
 
