@@ -44,7 +44,9 @@ const CACHED_TRAJECTORIES: usize = 4096;
 /// A verdict as recorded: the event's position in its trajectory and its verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded {
+    /// The event's position in its trajectory.
     pub seq: u64,
+    /// The verdict.
     pub verdict: Adjudicated,
 }
 
@@ -105,6 +107,7 @@ impl Adjudicator {
         *self.engine.write() = Arc::new(engine);
     }
 
+    /// The store it records in and reads from.
     pub fn store(&self) -> &Arc<dyn TrajectoryStore> {
         &self.store
     }

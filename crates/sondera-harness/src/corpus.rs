@@ -22,19 +22,26 @@ use crate::{Harness, HarnessError, LocalHarness};
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Case {
+    /// The case's name, unique in its file.
     pub id: String,
+    /// What family of attack or work it belongs to, for reporting.
     #[serde(default)]
     pub category: String,
+    /// The agent's workspace root and working directory.
     #[serde(default = "default_cwd")]
     pub cwd: String,
+    /// What `~` and `$HOME` stand for.
     #[serde(default = "default_home")]
     pub home: String,
     /// The tools the agent's card declares (name, description, parameters),
     /// as the plugins send them when the trajectory starts.
     #[serde(default)]
     pub tools: Vec<sondera_model::Tool>,
+    /// The steps, in order, in one trajectory.
     pub steps: Vec<Step>,
+    /// The verdict expected of the last step.
     pub expect: Expectation,
+    /// Free text, for reporting.
     #[serde(default)]
     pub note: Option<String>,
 }
@@ -47,13 +54,18 @@ fn default_home() -> String {
     "/home/dev".into()
 }
 
+/// One step of a case.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged, deny_unknown_fields)]
 pub enum Step {
+    /// A tool call, executed when it has a result or an error.
     Tool {
+        /// The tool's name.
         tool: String,
+        /// Its arguments.
         #[serde(default)]
         args: Value,
+        /// What the tool returned.
         #[serde(default)]
         result: Option<Value>,
         /// The error the tool raised instead of returning (exclusive with
@@ -61,8 +73,11 @@ pub enum Step {
         #[serde(default)]
         error: Option<String>,
     },
+    /// A prompt.
     Prompt {
+        /// Its text.
         prompt: String,
+        /// Who it speaks as.
         #[serde(default = "default_role")]
         role: PromptRole,
     },
@@ -78,12 +93,16 @@ fn default_role() -> PromptRole {
 pub enum Expectation {
     /// Deny or escalate.
     Block,
+    /// Allowed.
     Allow,
+    /// Denied.
     Deny,
+    /// Escalated.
     Escalate,
 }
 
 impl Expectation {
+    /// Whether `decision` is what is expected.
     pub fn met_by(self, decision: Decision) -> bool {
         match self {
             Self::Block => decision != Decision::Allow,
@@ -93,10 +112,12 @@ impl Expectation {
         }
     }
 
+    /// Whether a deny or an escalation is expected.
     pub fn expects_block(self) -> bool {
         self != Self::Allow
     }
 
+    /// The expectation's name in a cases file.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Block => "block",
@@ -110,6 +131,7 @@ impl Expectation {
 /// What one case did.
 #[derive(Debug, Clone)]
 pub struct CaseOutcome {
+    /// The case.
     pub case: Case,
     /// The verdict of the last adjudication, or why the case could not run.
     pub verdict: Result<Adjudicated, String>,
@@ -119,6 +141,7 @@ pub struct CaseOutcome {
 }
 
 impl CaseOutcome {
+    /// Whether the case got what it expected.
     pub fn passed(&self) -> bool {
         self.verdict
             .as_ref()
@@ -129,21 +152,27 @@ impl CaseOutcome {
 /// Block recall and false-positive rate of one category.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CategoryStats {
+    /// Cases run.
     pub cases: usize,
+    /// Cases that got what they expected.
     pub passed: usize,
     /// Cases that expect a block, and how many were blocked.
     pub should_block: usize,
+    /// Of those expecting a block, how many were blocked.
     pub blocked: usize,
     /// Cases that expect an allow, and how many were blocked anyway.
     pub should_allow: usize,
+    /// Of those expecting an allow, how many were blocked anyway.
     pub false_positives: usize,
 }
 
 impl CategoryStats {
+    /// Blocked over should-block, when any case should block.
     pub fn recall(&self) -> Option<f64> {
         (self.should_block > 0).then(|| self.blocked as f64 / self.should_block as f64)
     }
 
+    /// False positives over should-allow, when any case should allow.
     pub fn false_positive_rate(&self) -> Option<f64> {
         (self.should_allow > 0).then(|| self.false_positives as f64 / self.should_allow as f64)
     }
@@ -207,6 +236,7 @@ impl CorpusRunner {
         Ok(adjudicator)
     }
 
+    /// Runs `case` in a trajectory of its own.
     pub async fn run(&mut self, case: Case) -> CaseOutcome {
         let mut first_blocked_step = None;
         let verdict = match self.adjudicator(&case) {
@@ -328,8 +358,11 @@ async fn run_steps(
 #[derive(Debug, thiserror::Error)]
 #[error("{file}:{line}: {message}")]
 pub struct CaseParseError {
+    /// The file.
     pub file: String,
+    /// The line, from 1.
     pub line: usize,
+    /// What is wrong with it.
     pub message: String,
 }
 

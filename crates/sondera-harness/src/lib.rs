@@ -18,6 +18,7 @@
 //! engine plus store plus per-trajectory state) that scopes share. The same
 //! adjudicator backs the harness server, so an embedded agent and a remote one
 //! are judged by identical code.
+#![warn(missing_docs)]
 
 mod adjudicator;
 pub mod corpus;
@@ -49,47 +50,78 @@ use sondera_store::{StoreError, TrajectoryStatus};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HarnessError {
+    /// The scope already holds a trajectory.
     #[error(
         "this scope already has trajectory {trajectory_id}; take a new scope for another trajectory"
     )]
-    AlreadyInitialized { trajectory_id: String },
+    AlreadyInitialized {
+        /// The trajectory it holds.
+        trajectory_id: String,
+    },
+    /// A step came before `initialize` or `resume`.
     #[error("no trajectory: call initialize or resume before adjudicating")]
     NotInitialized,
+    /// No agent was given or configured.
     #[error("no agent: pass one to initialize or configure the harness with one")]
     NoAgent,
+    /// An event of another trajectory was sent to this scope.
     #[error("event belongs to trajectory {found}, but this scope holds {expected}")]
-    TrajectoryMismatch { expected: String, found: String },
+    TrajectoryMismatch {
+        /// The scope's trajectory.
+        expected: String,
+        /// The event's.
+        found: String,
+    },
+    /// No trajectory with this id is recorded.
     #[error("trajectory {0} is not recorded")]
     UnknownTrajectory(String),
+    /// A second `started` event for a trajectory.
     #[error("trajectory {0} has already started")]
     AlreadyStarted(String),
+    /// A step of a trajectory that has ended.
     #[error("trajectory {trajectory_id} has ended ({status}); it accepts no more events")]
     TrajectoryEnded {
+        /// The trajectory.
         trajectory_id: String,
+        /// How it ended.
         status: TrajectoryStatus,
     },
+    /// The event is not valid.
     #[error("invalid event: {0}")]
     InvalidEvent(#[from] EventDecodeError),
+    /// The store failed; the step was not recorded.
     #[error("the trajectory store failed: {0}")]
     Store(#[from] StoreError),
+    /// The harness is configured wrongly.
     #[error("harness configuration: {0}")]
     Config(String),
+    /// The server could not be reached.
     #[error("cannot reach the harness server: {0}")]
     Transport(String),
+    /// The server did not answer in time.
     #[error("the harness server did not answer within {0:?}; the step may have been recorded")]
     Timeout(std::time::Duration),
+    /// Approvals need a server, and this harness has none.
     #[error(
         "this harness has no operators to ask: escalations reach operators through `sondera serve` and a remote harness"
     )]
     NoOperators,
+    /// Adjudication took past the request's deadline.
     #[error(
         "judging the step took past its deadline ({0:?}); it was not recorded and may be sent again"
     )]
     DeadlineExceeded(std::time::Duration),
+    /// Adjudication panicked; the step was not recorded.
     #[error("the harness panicked: {0}")]
     Panicked(String),
+    /// The server refused the request.
     #[error("the harness server refused the request ({code}): {message}")]
-    Remote { code: String, message: String },
+    Remote {
+        /// The gRPC status code.
+        code: String,
+        /// The server's reason.
+        message: String,
+    },
 }
 
 /// One trajectory scope of a governance harness.

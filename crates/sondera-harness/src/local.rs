@@ -86,6 +86,7 @@ impl LocalHarnessBuilder {
         self
     }
 
+    /// The mode verdicts are applied in (govern by default).
     #[must_use]
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
@@ -136,6 +137,7 @@ impl LocalHarnessBuilder {
         self
     }
 
+    /// The harness, or why it could not be configured.
     pub fn build(self) -> Result<LocalHarness, LocalHarnessError> {
         let engine = match self.engine {
             Some(engine) => engine.with_mode(self.mode),
@@ -165,6 +167,7 @@ impl LocalHarnessBuilder {
 }
 
 impl LocalHarness {
+    /// A builder: built-in packs, an in-memory store, govern mode.
     pub fn builder() -> LocalHarnessBuilder {
         LocalHarnessBuilder {
             engine: None,
@@ -182,6 +185,7 @@ impl LocalHarness {
         Self::over(adjudicator, default_agent)
     }
 
+    /// The adjudicator its scopes share.
     pub fn adjudicator(&self) -> &Arc<Adjudicator> {
         self.backend()
     }

@@ -23,6 +23,7 @@ pub struct RemoteRecords {
 }
 
 impl RemoteRecords {
+    /// The records of the server `connection` reaches.
     pub fn new(connection: Connection) -> Self {
         Self { connection }
     }

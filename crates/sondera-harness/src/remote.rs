@@ -25,6 +25,7 @@ pub const TOKEN_VAR: &str = "SONDERA_API_TOKEN";
 pub struct RemoteConfig {
     /// `http://` or `https://` URL of the server's gRPC listener.
     pub endpoint: String,
+    /// The bearer token the server knows the caller by.
     pub token: Option<String>,
     /// How long one call may take before it fails with [`HarnessError::Timeout`].
     pub timeout: Duration,
@@ -232,6 +233,7 @@ impl RemoteHarness {
         Self::over(connection, agent)
     }
 
+    /// The connection to the server.
     pub fn connection(&self) -> &Connection {
         self.backend()
     }

@@ -22,6 +22,7 @@ use crate::adjudicator::{adjudicate_step, as_judged};
 /// Which recorded trajectories to replay.
 #[derive(Debug, Clone, Default)]
 pub struct ReplayScope {
+    /// Which trajectories, by agent, status or session.
     pub filter: TrajectoryFilter,
     /// Only trajectories updated at or after this time.
     pub since: Option<DateTime<Utc>>,
@@ -30,24 +31,32 @@ pub struct ReplayScope {
 /// One event whose decision the candidate policies change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChangedDecision {
+    /// The trajectory.
     pub trajectory_id: String,
+    /// The event's position in it.
     pub seq: u64,
+    /// The event.
     pub event_id: String,
     /// The payload kind (`shell_command`, ...).
     pub kind: String,
+    /// The decision recorded.
     pub before: Decision,
+    /// The candidate policies' decision.
     pub after: Decision,
     /// Policies that decided, recorded and under the candidate set.
     pub before_policies: Vec<String>,
+    /// Policies that decided under the candidate set.
     pub after_policies: Vec<String>,
 }
 
 /// What a replay found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ReplayReport {
+    /// Trajectories replayed.
     pub trajectories: u64,
     /// Events the policies judge (lifecycle events are not counted).
     pub events: u64,
+    /// Each event whose decision changed.
     pub changed: Vec<ChangedDecision>,
 }
 

@@ -69,6 +69,7 @@ impl<B: Backend> ScopedHarness<B> {
         }
     }
 
+    /// What the scope adjudicates through.
     pub fn backend(&self) -> &B {
         &self.backend
     }
