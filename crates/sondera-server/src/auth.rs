@@ -16,18 +16,39 @@ use crate::error::ServiceError;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TokenConfigError {
+    /// The entry does not have the entry's form.
     #[error(
         "token entry `{entry}` is not `TENANT=sha256:HEX [role=agent|operator] [name=NAME]`; make one with `sondera token hash --tenant TENANT`"
     )]
-    Malformed { entry: String },
+    Malformed {
+        /// The entry as configured.
+        entry: String,
+    },
+    /// The tenant is not a valid tenant name.
     #[error("in a token entry: {0}")]
     BadTenant(#[from] sondera_store::InvalidTenant),
+    /// The hash is not 64 hex digits.
     #[error("token hash for tenant `{tenant}` is not 64 hex digits")]
-    BadHash { tenant: String },
+    BadHash {
+        /// The entry's tenant.
+        tenant: String,
+    },
+    /// A `role=` or `name=` field is wrong.
     #[error("token for tenant `{tenant}`: {problem}")]
-    BadField { tenant: String, problem: String },
+    BadField {
+        /// The entry's tenant.
+        tenant: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// Two entries share a hash, so one token would be two callers.
     #[error("the same token hash is configured for tenants `{first}` and `{second}`")]
-    Duplicate { first: String, second: String },
+    Duplicate {
+        /// One entry's tenant.
+        first: String,
+        /// The other's.
+        second: String,
+    },
 }
 
 sondera_model::named_enum! {
@@ -44,7 +65,9 @@ sondera_model::named_enum! {
 /// Who is calling: what a token grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
+    /// Whose records the caller reaches.
     pub tenant: TenantId,
+    /// What the caller may do.
     pub role: Role,
     /// Who decisions made with this token are recorded as.
     pub name: String,
@@ -79,6 +102,7 @@ pub enum Access {
     /// No authentication: every caller is the default tenant's operator.
     /// Only allowed when every listener is on a loopback address.
     LoopbackOnly,
+    /// Bearer tokens, each granting one tenant and one role.
     Tokens(Tokens),
 }
 
@@ -152,10 +176,12 @@ impl Tokens {
         Ok(())
     }
 
+    /// Whether no token is configured.
     pub fn is_empty(&self) -> bool {
         self.callers.is_empty()
     }
 
+    /// How many tokens are configured.
     pub fn len(&self) -> usize {
         self.callers.len()
     }
@@ -190,6 +216,7 @@ pub enum TokenReload {
 }
 
 impl AccessControl {
+    /// Access as configured, reloaded by `loader` on SIGHUP when given.
     pub fn new(access: Access, loader: Option<TokenLoader>) -> Self {
         Self {
             current: RwLock::new(Arc::new(access)),
@@ -203,6 +230,7 @@ impl AccessControl {
         access.caller(authorization)
     }
 
+    /// Whether the server runs without tokens, on loopback only.
     pub fn is_loopback_only(&self) -> bool {
         matches!(**self.current.read(), Access::LoopbackOnly)
     }

@@ -5,9 +5,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use sondera_store::StoreError;
 
+/// Why the service refused or failed a request; each maps to one gRPC code
+/// and one HTTP status.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServiceError {
+    /// The request is malformed; the message names the field.
     #[error("{0}")]
     InvalidArgument(String),
     /// A request or event over a configured limit; the message names the limit.
@@ -16,28 +19,39 @@ pub enum ServiceError {
     /// A body that is not JSON.
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// What the request names does not exist (for the caller's tenant).
     #[error("{0}")]
     NotFound(String),
+    /// What the request creates exists already.
     #[error("{0}")]
     AlreadyExists(String),
+    /// The request does not fit the state it meets (an ended trajectory).
     #[error("{0}")]
     FailedPrecondition(String),
     /// Another writer appended to the trajectory first, again and again.
     #[error("{0}")]
     Aborted(String),
+    /// No valid bearer token.
     #[error("missing or invalid bearer token: send `authorization: Bearer <token>`")]
     Unauthenticated,
     /// The token is valid but its role may not do this.
     #[error("{0}")]
     PermissionDenied(String),
+    /// The request took longer than its deadline.
     #[error(
         "the request took longer than the {0:?} limit (--request-timeout); a step still being judged then is not recorded and may be sent again, but one already being written may still have been recorded"
     )]
     Timeout(std::time::Duration),
+    /// A live subscriber fell too far behind and was dropped.
     #[error("subscriber fell {missed} events behind and was dropped; reconnect to follow again")]
-    SlowSubscriber { missed: u64 },
+    SlowSubscriber {
+        /// How many events it missed.
+        missed: u64,
+    },
+    /// The store cannot be reached now; the request may succeed later.
     #[error("the trajectory store is unavailable: {0}")]
     Unavailable(String),
+    /// Something failed that the caller cannot fix.
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -63,6 +77,7 @@ impl From<sondera_proto::DecodeError> for ServiceError {
 }
 
 impl ServiceError {
+    /// The gRPC status code it is answered with.
     pub fn code(&self) -> tonic::Code {
         use tonic::Code;
         match self {
@@ -82,6 +97,7 @@ impl ServiceError {
         }
     }
 
+    /// The HTTP status it is answered with.
     pub fn http_status(&self) -> StatusCode {
         match self {
             Self::InvalidArgument(_) => StatusCode::BAD_REQUEST,

@@ -24,16 +24,22 @@ use crate::metrics::{LatencySummary, Metrics, TenantLatency};
 /// What live subscribers see, with the tenant it belongs to.
 #[derive(Debug, Clone)]
 pub struct LiveEvent {
+    /// Whose it is.
     pub tenant: TenantId,
+    /// What happened.
     pub item: LiveItem,
 }
 
+/// What a live subscriber is told.
 #[derive(Debug, Clone)]
 pub enum LiveItem {
     /// An event recorded with its verdict.
     Recorded {
+        /// The event's position in its trajectory.
         seq: u64,
+        /// The event.
         event: Event,
+        /// Its verdict.
         verdict: Adjudicated,
     },
     /// An approval opened or settled.
@@ -59,7 +65,9 @@ impl LiveItem {
 /// Which live events a subscriber wants, within its tenant.
 #[derive(Debug, Clone, Default)]
 pub struct StreamFilter {
+    /// Only this agent's.
     pub agent_id: Option<String>,
+    /// Only this trajectory's.
     pub trajectory_id: Option<String>,
 }
 
@@ -138,6 +146,7 @@ pub struct Governance {
 }
 
 impl Governance {
+    /// The service over `adjudicator`, counting in `metrics`, bounded by `limits`.
     pub fn new(adjudicator: Arc<Adjudicator>, metrics: Arc<Metrics>, limits: Limits) -> Self {
         let (live, _) = broadcast::channel(limits.stream_buffer.max(1));
         Self {
@@ -157,10 +166,12 @@ impl Governance {
         self.closing.send_replace(true);
     }
 
+    /// The limits requests are held to.
     pub fn limits(&self) -> &Limits {
         &self.limits
     }
 
+    /// The service's counters.
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
     }
@@ -280,6 +291,7 @@ impl Governance {
         Ok(results)
     }
 
+    /// The tenant's agents.
     pub async fn list_agents(
         &self,
         tenant: &TenantId,
@@ -288,6 +300,7 @@ impl Governance {
         Ok(self.store().list_agents(tenant.into(), page).await?)
     }
 
+    /// One of the tenant's agents.
     pub async fn agent(&self, tenant: &TenantId, id: &str) -> Result<Agent, ServiceError> {
         self.store()
             .agent(tenant, id)
@@ -326,6 +339,7 @@ impl Governance {
         Ok(self.store().put_grant(tenant, agent_id, &grant).await?)
     }
 
+    /// The standing approvals of one of the tenant's agents.
     pub async fn grants(
         &self,
         tenant: &TenantId,
@@ -334,6 +348,7 @@ impl Governance {
         Ok(self.store().grants(tenant, agent_id).await?)
     }
 
+    /// The tenant's trajectories, newest first.
     pub async fn list_trajectories(
         &self,
         tenant: &TenantId,
@@ -368,6 +383,7 @@ impl Governance {
         detail.ok_or_else(not_found)
     }
 
+    /// The tenant's deny and escalate verdicts, newest first.
     pub async fn list_adjudications(
         &self,
         tenant: &TenantId,
@@ -380,6 +396,7 @@ impl Governance {
             .await?)
     }
 
+    /// Counts over the tenant's records in a time window.
     pub async fn analytics(
         &self,
         tenant: &TenantId,

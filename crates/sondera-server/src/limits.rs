@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::error::ServiceError;
 
+/// How much one request may carry and one peer may hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// Largest event accepted, in bytes of its encoding (protobuf or JSON).
@@ -56,6 +57,7 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// Refuses an event of `size` bytes past the limit.
     pub fn check_event(&self, size: usize) -> Result<(), ServiceError> {
         if size > self.max_event_bytes {
             return Err(ServiceError::TooLarge(format!(
@@ -78,6 +80,7 @@ impl Limits {
         Ok(())
     }
 
+    /// Refuses a batch of `events` past the limit.
     pub fn check_batch(&self, events: usize) -> Result<(), ServiceError> {
         if events > self.max_batch_events {
             return Err(ServiceError::TooLarge(format!(

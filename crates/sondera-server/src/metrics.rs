@@ -103,6 +103,7 @@ impl Drop for ActiveStream {
 }
 
 impl Metrics {
+    /// Counts one adjudication and its latency.
     pub fn adjudicated(&self, decision: Decision, kind: &'static str, elapsed: Duration) {
         self.adjudications
             .get_or_create(&Adjudication {
@@ -113,15 +114,18 @@ impl Metrics {
         self.adjudication_latency.observe(elapsed.as_secs_f64());
     }
 
+    /// Times one append to the store.
     pub fn store_write(&self, elapsed: Duration) {
         self.store_write_latency.observe(elapsed.as_secs_f64());
     }
 
+    /// Counts a live stream for as long as the returned guard lives.
     pub fn stream_opened(&self) -> ActiveStream {
         self.active_streams.inc();
         ActiveStream(self.active_streams.clone())
     }
 
+    /// Counts a failed policy or token reload.
     pub fn reload_failed(&self) {
         self.policy_reloads_failed.inc();
     }
@@ -148,9 +152,13 @@ pub(crate) struct TenantLatency {
 /// each the upper bound of the bucket it falls in (`None` past the last).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LatencySummary {
+    /// How many adjudications.
     pub count: u64,
+    /// The median latency.
     pub p50_seconds: Option<f64>,
+    /// The 90th percentile.
     pub p90_seconds: Option<f64>,
+    /// The 99th percentile.
     pub p99_seconds: Option<f64>,
 }
 

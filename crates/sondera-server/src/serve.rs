@@ -29,26 +29,44 @@ use crate::reload::{self, PolicyLoader};
 /// A certificate chain and its private key, PEM files.
 #[derive(Debug, Clone)]
 pub struct TlsFiles {
+    /// The certificate chain.
     pub cert: PathBuf,
+    /// The private key.
     pub key: PathBuf,
 }
 
+/// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServerError {
+    /// The policies do not load.
     #[error("the policies do not load:\n{0}")]
     Policies(#[from] PolicyLoadErrors),
+    /// A listener could not be opened.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address.
         addr: SocketAddr,
+        /// Why.
         source: std::io::Error,
     },
+    /// A listener off loopback with no tokens configured.
     #[error(
         "refusing to listen on {addr} without authentication: configure tokens (--token TENANT=sha256:HEX) or listen on a loopback address"
     )]
-    Unauthenticated { addr: SocketAddr },
+    Unauthenticated {
+        /// The address.
+        addr: SocketAddr,
+    },
+    /// A certificate or key could not be read.
     #[error("TLS: {path}: {message}")]
-    Tls { path: String, message: String },
+    Tls {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The gRPC server failed.
     #[error("the gRPC server failed: {0}")]
     Grpc(#[from] tonic::transport::Error),
 }
@@ -117,6 +135,7 @@ impl ServerBuilder {
         self
     }
 
+    /// The limits requests are held to.
     #[must_use]
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
@@ -261,18 +280,21 @@ impl Server {
         }
     }
 
+    /// Where the gRPC listener is bound.
     pub fn grpc_addr(&self) -> SocketAddr {
         self.grpc
             .local_addr()
             .expect("a bound listener has an address")
     }
 
+    /// Where the HTTP listener is bound.
     pub fn http_addr(&self) -> SocketAddr {
         self.http
             .local_addr()
             .expect("a bound listener has an address")
     }
 
+    /// The service both listeners share.
     pub fn governance(&self) -> &Arc<Governance> {
         &self.governance
     }
