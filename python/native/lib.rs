@@ -2,17 +2,16 @@
 //! Python extension module, so the Python ADK plugin judges with the same
 //! code as everything else.
 //!
-//! - [`model`]: the event model as Python classes over the Rust types, with
+//! - `model`: the event model as Python classes over the Rust types, with
 //!   the JSON wire format as `to_dict` / `from_dict` / `to_json`.
-//! - classification: [`classify_tool_call`], [`observation_for`],
-//!   [`action_shape`] and [`admit_provider_call_id`], the functions the
+//! - classification: `classify_tool_call`, `observation_for`,
+//!   `action_shape` and `admit_provider_call_id`, the functions the
 //!   adk-rust plugin uses.
-//! - [`harness`]: `NativeHarness`, one trajectory scope of the embedded
+//! - `harness`: `NativeHarness`, one trajectory scope of the embedded
 //!   harness or of the gRPC client, with awaitable methods.
 //!
 //! The Python package wraps this module; it is not a public interface of
 //! its own.
-#![warn(missing_docs)]
 
 mod awaitable;
 mod convert;

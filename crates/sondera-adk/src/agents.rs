@@ -48,24 +48,28 @@ impl GovernedLlmAgentBuilder {
         }
     }
 
+    /// What the agent does, for the model that may transfer to it.
     #[must_use]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = description.into();
         self
     }
 
+    /// The agent's instruction to its model.
     #[must_use]
     pub fn instruction(mut self, instruction: impl Into<String>) -> Self {
         self.instruction = instruction.into();
         self
     }
 
+    /// The model the agent calls.
     #[must_use]
     pub fn model(mut self, model: Arc<dyn Llm>) -> Self {
         self.model = Some(model);
         self
     }
 
+    /// A tool the agent may call.
     #[must_use]
     pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
         self.tools.push(tool);
@@ -89,6 +93,7 @@ impl GovernedLlmAgentBuilder {
         self
     }
 
+    /// The agent, registered with the plugin, or why it cannot be.
     pub fn build(self) -> Result<Arc<dyn AdkAgent>, AdkError> {
         let model = self
             .model

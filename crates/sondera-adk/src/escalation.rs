@@ -38,17 +38,22 @@ pub enum EscalationMode {
 /// The decision and who made it; recorded in the trajectory with that actor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalDecision {
+    /// What the person decided.
     pub approval: Approval,
+    /// Who decided.
     pub decided_by: Actor,
 }
 
 /// One tool call waiting for a decision.
 #[derive(Debug, Clone)]
 pub struct ApprovalRequest {
+    /// The session the step belongs to.
     pub session: SessionKey,
     /// The agent that wants to make the call.
     pub agent: String,
+    /// The tool the step calls.
     pub tool: String,
+    /// Its arguments.
     pub arguments: Value,
     /// The model's id for this call, when it gave one.
     pub function_call_id: Option<String>,
@@ -89,6 +94,7 @@ pub struct ApprovalError(pub String);
 /// Decides escalated tool calls, typically by asking a person.
 #[async_trait]
 pub trait Approver: Send + Sync {
+    /// Asks for a decision on `request`; an error blocks the step.
     async fn decide(&self, request: &ApprovalRequest) -> Result<ApprovalDecision, ApprovalError>;
 }
 
@@ -108,6 +114,7 @@ pub struct ConfirmationApprover {
 }
 
 impl ConfirmationApprover {
+    /// An approver that asks through ADK's tool confirmation `handler`.
     pub fn new(handler: Arc<dyn ToolConfirmationHandler>) -> Self {
         Self {
             handler,

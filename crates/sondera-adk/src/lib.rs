@@ -243,6 +243,7 @@ impl SonderaHarnessPluginBuilder {
         self
     }
 
+    /// The plugin, or why it cannot be configured.
     pub fn build(self) -> Result<SonderaHarnessPlugin, PluginError> {
         let source = self.source?;
         if self.max_session_scopes == 0 {

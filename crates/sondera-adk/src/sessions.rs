@@ -34,8 +34,11 @@ pub(crate) enum HarnessSource {
 /// The identity of a session scope.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionKey {
+    /// The ADK application's name.
     pub app: String,
+    /// The user's id.
     pub user: String,
+    /// The session's id.
     pub session: String,
 }
 
@@ -152,7 +155,9 @@ impl SessionScope {
 /// A lease as reported by [`crate::SonderaHarnessPlugin::active_leases`].
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ActiveLease {
+    /// The session.
     pub session: SessionKey,
+    /// The invocation.
     pub invocation: String,
 }
 

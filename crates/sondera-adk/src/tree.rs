@@ -36,8 +36,11 @@ pub(crate) enum AgentKind {
 /// The deterministic workflow agents of ADK.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Workflow {
+    /// Runs its sub-agents one after another.
     Sequential,
+    /// Runs its sub-agents side by side.
     Parallel,
+    /// Runs its sub-agents again and again until told to stop.
     Loop,
 }
 
@@ -55,26 +58,40 @@ impl Workflow {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TreeError {
+    /// Two agents share a name.
     #[error(
         "two agents are named `{name}`: at {first} and at {second}; agent names must be unique in a tree"
     )]
     DuplicateName {
+        /// The name.
         name: String,
+        /// Where the first is.
         first: String,
+        /// Where the second is.
         second: String,
     },
+    /// Two agents declare one tool differently.
     #[error(
         "tool `{tool}` is declared differently by `{first_owner}` and `{second_owner}`; give one of them another name"
     )]
     ConflictingTool {
+        /// The tool.
         tool: String,
+        /// One agent declaring it.
         first_owner: String,
+        /// The other.
         second_owner: String,
     },
+    /// An agent built outside the plugin.
     #[error(
         "agent `{name}` at {path} was not built through the Sondera plugin, so its model and tool calls would not be judged; build it with `llm_agent`, or register it with `workflow` or `custom`"
     )]
-    Unregistered { name: String, path: String },
+    Unregistered {
+        /// The agent's name.
+        name: String,
+        /// Where it is in the tree.
+        path: String,
+    },
 }
 
 /// Agents registered with one plugin, keyed by the address of their `Arc`.

@@ -20,7 +20,6 @@
 //!
 //! Everything here is a pure function of its input: nothing is read from
 //! the file system and no name is resolved.
-#![warn(missing_docs)]
 
 pub mod hosts;
 pub mod persistence;

@@ -1,6 +1,5 @@
 //! `sondera`: the command line of Sondera Harness. This crate only wires the
 //! library crates together; the work happens in them.
-#![warn(missing_docs)]
 
 mod adjudicate;
 mod approvals;

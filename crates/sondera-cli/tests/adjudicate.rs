@@ -1,3 +1,6 @@
+//! `sondera adjudicate`: events read as JSON lines, one verdict printed per
+//! event, bad lines reported while the rest are judged.
+
 mod common;
 
 use common::{sondera_with_input as sondera, stdout};

@@ -24,7 +24,6 @@
 //! its trajectory ([`content`]). Every scan is bounded in size and depth,
 //! and whatever a detector cannot read is reported as such (unparsable,
 //! dynamic), never treated as benign.
-#![warn(missing_docs)]
 
 mod classify;
 pub mod content;

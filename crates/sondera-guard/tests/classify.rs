@@ -1,3 +1,6 @@
+//! Tool classification: a call becomes the narrowest action it fits, and a
+//! result the observation that matches its call.
+
 use serde_json::{Value, json};
 use sondera_guard::{ToolOutcome, classify_tool_call, fold_tool_name, observation_for};
 use sondera_model::{FileOperationKind as Op, Payload};

@@ -18,7 +18,6 @@
 //! engine plus store plus per-trajectory state) that scopes share. The same
 //! adjudicator backs the harness server, so an embedded agent and a remote one
 //! are judged by identical code.
-#![warn(missing_docs)]
 
 mod adjudicator;
 pub mod corpus;

@@ -1,3 +1,6 @@
+//! The local harness: a trajectory's lifecycle, its order and counts under
+//! concurrent scopes, and store failures that fail closed.
+
 use std::sync::Arc;
 fn tenant(name: &str) -> TenantId {
     TenantId::new(name).unwrap()

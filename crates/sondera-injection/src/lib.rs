@@ -18,7 +18,6 @@
 //! Every feature found is reported with its span in the original text,
 //! whatever the score, so a verdict can be explained and policies can act on
 //! single features too.
-#![warn(missing_docs)]
 
 mod normalize;
 mod patterns;
@@ -69,7 +68,7 @@ pub enum Feature {
     InvisibleCharacters,
     /// Tags and bracketed labels that frame instructions.
     Markup,
-    /// Tags named for instructions ("<instructions>", "<important>").
+    /// Tags named for instructions (`<instructions>`, `<important>`).
     StrongMarkup,
     /// Written to an AI by role, name or model.
     AddressedToAgent,
@@ -361,7 +360,7 @@ fn encoded_instructions(
 
 /// The base64 and hex runs of `text` that decode to text, with where each
 /// run is: what a model that decodes them would read. At most
-/// [`MAX_ENCODED_RUNS`] runs are tried.
+/// `MAX_ENCODED_RUNS` runs are tried.
 pub fn decoded_runs(text: &str) -> Vec<(Range<usize>, String)> {
     let bytes = text.as_bytes();
     let mut decoded = Vec::new();

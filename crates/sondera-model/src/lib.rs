@@ -18,7 +18,6 @@
 //! An adjudication verdict is an [`Adjudicated`] value: the decision, the mode
 //! it was made in, and the policies that decided it.
 //! [`Adjudicated::deny_message`] renders it for the agent to read.
-#![warn(missing_docs)]
 
 mod adjudication;
 mod agent;

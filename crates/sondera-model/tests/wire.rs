@@ -1,3 +1,7 @@
+//! The wire format: every payload round-trips through JSON, names are
+//! snake_case and tagged, bad input gets typed errors with its location,
+//! and the checked-in JSON Schema is the one the types generate.
+
 use std::collections::BTreeMap;
 
 use serde_json::json;

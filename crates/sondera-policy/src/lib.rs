@@ -40,7 +40,6 @@
 //! or `@severity`, a rule repeating another's effect, scope and conditions)
 //! and reports those as warnings. [`import`] converts Claude Code and Gemini
 //! CLI permission rules into policies over the same facts.
-#![warn(missing_docs)]
 
 mod args;
 mod engine;

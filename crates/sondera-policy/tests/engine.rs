@@ -1,3 +1,6 @@
+//! The policy engine: the Cedar requests it builds from events and facts,
+//! and the verdicts the built-in and test policies reach.
+
 use cedar_policy::{Entities, Request};
 use serde_json::json;
 use sondera_model::*;

@@ -1,3 +1,5 @@
+//! Loading policies: each problem named with its file, line and column.
+
 use sondera_policy::{PolicyEngine, PolicyError};
 
 fn errors_of(files: &[(&str, &str)]) -> Vec<PolicyError> {

@@ -10,7 +10,6 @@
 //! [`DecodeError`] names the field path that is wrong (`event.payload`,
 //! `adjudicated.decision`, ...). Free-form JSON travels as `JsonValue`, which
 //! keeps integers exact (a `u64` above 2^53 survives the round trip).
-#![warn(missing_docs)]
 
 mod codec;
 mod convert;

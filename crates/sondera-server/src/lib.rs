@@ -29,7 +29,6 @@
 //! bounded broadcast buffer, and a subscriber that falls behind it is
 //! dropped with an error. Policies (and tokens) reload on SIGHUP, policies also when a watched
 //! directory changes; an invalid set is refused and the running set stays.
-#![warn(missing_docs)]
 
 mod approvals;
 mod auth;

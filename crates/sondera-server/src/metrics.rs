@@ -130,7 +130,7 @@ impl Metrics {
         self.policy_reloads_failed.inc();
     }
 
-    /// Everything, in the OpenMetrics text format ([`CONTENT_TYPE`]).
+    /// Everything, in the OpenMetrics text format.
     pub fn render(&self) -> String {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry)

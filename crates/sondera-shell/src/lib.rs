@@ -25,7 +25,6 @@
 //! 3. the facts read from that description: risks, egress, what inline
 //!    code does;
 //! 4. [`analyze`], which runs the walk, then the facts.
-#![warn(missing_docs)]
 
 mod code;
 mod egress;

@@ -1,3 +1,5 @@
+//! The shell analysis: the risks commands carry, however they are written.
+
 use sondera_shell::RiskKind;
 use sondera_shell::{RiskKind::*, ShellContext, analyze};
 

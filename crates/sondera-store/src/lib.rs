@@ -23,7 +23,6 @@
 //! an event budget past which ended trajectories are forgotten. The two SQL
 //! stores share their statements and their migration runner (`sql`), so
 //! they cannot drift apart.
-#![warn(missing_docs)]
 
 mod hooked;
 mod memory;
