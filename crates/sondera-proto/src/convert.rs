@@ -221,6 +221,83 @@ pub fn optional_enum<E: WireEnum>(value: i32, field: &str) -> Decoded<Option<E>>
     E::decode(value, field).map(Some)
 }
 
+// ---- Plain mirrors ---------------------------------------------------------
+
+/// Converts both ways between a model struct and the wire message of the same
+/// shape: the listed fields move as they are; those after `collect` are
+/// collections whose items convert (or whose container differs, a map against
+/// a list of pairs). Anything that decodes (enums, times, required messages)
+/// is written by hand below, so that its errors can name the field.
+macro_rules! mirror {
+    ($model:ty, $wire:ty { $($field:ident),* $(,)? } $(collect { $($items:ident),* $(,)? })?) => {
+        impl From<$model> for $wire {
+            fn from(value: $model) -> Self {
+                Self {
+                    $($field: value.$field,)*
+                    $($($items: value.$items.into_iter().map(Into::into).collect(),)*)?
+                }
+            }
+        }
+        impl From<$wire> for $model {
+            fn from(value: $wire) -> Self {
+                Self {
+                    $($field: value.$field,)*
+                    $($($items: value.$items.into_iter().map(Into::into).collect(),)*)?
+                }
+            }
+        }
+    };
+}
+
+mirror!(
+    model::Causality,
+    v1::Causality {
+        correlation_id,
+        causation_id,
+        parent_id
+    }
+);
+mirror!(
+    model::ExecutionAttribution,
+    v1::ExecutionAttribution {
+        agent_name,
+        agent_path
+    }
+);
+mirror!(model::PolicyMetadata, v1::PolicyMetadata {
+    policy_id, description, escalate, escalate_arg
+} collect { annotations });
+mirror!(
+    model::PendingCall,
+    v1::PendingCall {
+        call_id,
+        target,
+        kind,
+        operation
+    }
+);
+mirror!(
+    model::provenance::Source,
+    v1::ProvenanceSource {
+        number,
+        call_id,
+        tool,
+        flagged
+    }
+);
+mirror!(
+    model::CommandShape,
+    v1::CommandShape {
+        program,
+        subcommand,
+        privileged
+    }
+);
+mirror!(store::PolicyCount, v1::PolicyCount { policy_id, count });
+mirror!(store::Analytics, v1::Analytics {
+    trajectories, events, allowed, denied, escalated
+} collect { top_denying_policies, shadow_matches });
+
 // ---- Agents --------------------------------------------------------------
 
 impl From<model::Agent> for v1::Agent {
@@ -379,15 +456,8 @@ impl From<model::Event> for v1::Event {
             timestamp: Some(timestamp_to_wire(e.timestamp)),
             payload: Some(e.payload.into()),
             actor: Some(e.actor.into()),
-            causality: Some(v1::Causality {
-                correlation_id: e.causality.correlation_id,
-                causation_id: e.causality.causation_id,
-                parent_id: e.causality.parent_id,
-            }),
-            execution: e.execution.map(|x| v1::ExecutionAttribution {
-                agent_name: x.agent_name,
-                agent_path: x.agent_path,
-            }),
+            causality: Some(e.causality.into()),
+            execution: e.execution.map(Into::into),
             provider_call_id: e.provider_call_id,
         }
     }
@@ -397,7 +467,6 @@ impl TryFrom<v1::Event> for model::Event {
     type Error = DecodeError;
 
     fn try_from(e: v1::Event) -> Decoded<Self> {
-        let causality = e.causality.unwrap_or_default();
         Ok(Self {
             event_id: e.event_id,
             trajectory_id: e.trajectory_id,
@@ -405,15 +474,8 @@ impl TryFrom<v1::Event> for model::Event {
             timestamp: time_field(e.timestamp, "timestamp")?,
             payload: nested(e.payload, "payload", TryInto::try_into)?,
             actor: nested(e.actor, "actor", TryInto::try_into)?,
-            causality: model::Causality {
-                correlation_id: causality.correlation_id,
-                causation_id: causality.causation_id,
-                parent_id: causality.parent_id,
-            },
-            execution: e.execution.map(|x| model::ExecutionAttribution {
-                agent_name: x.agent_name,
-                agent_path: x.agent_path,
-            }),
+            causality: e.causality.unwrap_or_default().into(),
+            execution: e.execution.map(Into::into),
             provider_call_id: e.provider_call_id,
         })
     }
@@ -670,30 +732,6 @@ impl TryFrom<v1::Payload> for model::Payload {
 
 // ---- Verdicts ------------------------------------------------------------
 
-impl From<model::PolicyMetadata> for v1::PolicyMetadata {
-    fn from(p: model::PolicyMetadata) -> Self {
-        Self {
-            policy_id: p.policy_id,
-            description: p.description,
-            escalate: p.escalate,
-            escalate_arg: p.escalate_arg,
-            annotations: p.annotations.into_iter().collect(),
-        }
-    }
-}
-
-impl From<v1::PolicyMetadata> for model::PolicyMetadata {
-    fn from(p: v1::PolicyMetadata) -> Self {
-        Self {
-            policy_id: p.policy_id,
-            description: p.description,
-            escalate: p.escalate,
-            escalate_arg: p.escalate_arg,
-            annotations: p.annotations.into_iter().collect(),
-        }
-    }
-}
-
 impl From<model::Adjudicated> for v1::Adjudicated {
     fn from(a: model::Adjudicated) -> Self {
         Self {
@@ -739,16 +777,7 @@ impl From<model::TrajectoryState> for v1::TrajectoryState {
             escalation_count: s.escalation_count,
             secrets_seen: s.secrets_seen,
             untrusted_seen: s.untrusted_seen,
-            pending_calls: s
-                .pending_calls
-                .into_iter()
-                .map(|c| v1::PendingCall {
-                    call_id: c.call_id,
-                    target: c.target,
-                    kind: c.kind,
-                    operation: c.operation,
-                })
-                .collect(),
+            pending_calls: s.pending_calls.into_iter().map(Into::into).collect(),
             tools_used: s.tools_used.into_iter().collect(),
             untrusted_commands: s.untrusted_commands.into_iter().collect(),
             provenance: Some(s.provenance.into()),
@@ -771,16 +800,7 @@ impl From<model::provenance::Provenance> for v1::Provenance {
                     order: o.order,
                 })
                 .collect(),
-            sources: p
-                .sources
-                .into_iter()
-                .map(|s| v1::ProvenanceSource {
-                    number: s.number,
-                    call_id: s.call_id,
-                    tool: s.tool,
-                    flagged: s.flagged,
-                })
-                .collect(),
+            sources: p.sources.into_iter().map(Into::into).collect(),
             next_source: p.next_source,
             next_order: p.next_order,
             user_effects: p.user_effects.into_iter().collect(),
@@ -808,16 +828,7 @@ impl From<v1::Provenance> for model::provenance::Provenance {
                     (v.fingerprint, origin)
                 })
                 .collect(),
-            sources: p
-                .sources
-                .into_iter()
-                .map(|s| model::provenance::Source {
-                    number: s.number,
-                    call_id: s.call_id,
-                    tool: s.tool,
-                    flagged: s.flagged,
-                })
-                .collect(),
+            sources: p.sources.into_iter().map(Into::into).collect(),
             next_source: p.next_source,
             next_order: p.next_order,
             user_effects: p.user_effects.into_iter().collect(),
@@ -836,16 +847,7 @@ impl From<v1::TrajectoryState> for model::TrajectoryState {
             escalation_count: s.escalation_count,
             secrets_seen: s.secrets_seen,
             untrusted_seen: s.untrusted_seen,
-            pending_calls: s
-                .pending_calls
-                .into_iter()
-                .map(|c| model::PendingCall {
-                    call_id: c.call_id,
-                    target: c.target,
-                    kind: c.kind,
-                    operation: c.operation,
-                })
-                .collect(),
+            pending_calls: s.pending_calls.into_iter().map(Into::into).collect(),
             tools_used: s.tools_used.into_iter().collect(),
             untrusted_commands: s.untrusted_commands.into_iter().collect(),
             provenance: s.provenance.map(Into::into).unwrap_or_default(),
@@ -965,52 +967,6 @@ impl TryFrom<v1::AdjudicationRecord> for store::AdjudicationRecord {
     }
 }
 
-impl From<store::PolicyCount> for v1::PolicyCount {
-    fn from(p: store::PolicyCount) -> Self {
-        Self {
-            policy_id: p.policy_id,
-            count: p.count,
-        }
-    }
-}
-
-impl From<v1::PolicyCount> for store::PolicyCount {
-    fn from(p: v1::PolicyCount) -> Self {
-        Self {
-            policy_id: p.policy_id,
-            count: p.count,
-        }
-    }
-}
-
-impl From<store::Analytics> for v1::Analytics {
-    fn from(a: store::Analytics) -> Self {
-        Self {
-            trajectories: a.trajectories,
-            events: a.events,
-            allowed: a.allowed,
-            denied: a.denied,
-            escalated: a.escalated,
-            top_denying_policies: a.top_denying_policies.into_iter().map(Into::into).collect(),
-            shadow_matches: a.shadow_matches.into_iter().map(Into::into).collect(),
-        }
-    }
-}
-
-impl From<v1::Analytics> for store::Analytics {
-    fn from(a: v1::Analytics) -> Self {
-        Self {
-            trajectories: a.trajectories,
-            events: a.events,
-            allowed: a.allowed,
-            denied: a.denied,
-            escalated: a.escalated,
-            top_denying_policies: a.top_denying_policies.into_iter().map(Into::into).collect(),
-            shadow_matches: a.shadow_matches.into_iter().map(Into::into).collect(),
-        }
-    }
-}
-
 // ---- Standing approvals ----------------------------------------------------
 
 impl From<model::ActionShape> for v1::ActionShape {
@@ -1018,14 +974,7 @@ impl From<model::ActionShape> for v1::ActionShape {
         use v1::action_shape::Kind;
         let kind = match shape {
             model::ActionShape::Shell { commands } => Kind::Shell(v1::ShellShape {
-                commands: commands
-                    .into_iter()
-                    .map(|c| v1::CommandShape {
-                        program: c.program,
-                        subcommand: c.subcommand,
-                        privileged: c.privileged,
-                    })
-                    .collect(),
+                commands: commands.into_iter().map(Into::into).collect(),
             }),
             model::ActionShape::File { operation, path } => Kind::File(v1::FileShape {
                 operation: enum_value::<_, v1::FileOperationKind>(operation),
@@ -1046,15 +995,8 @@ impl TryFrom<v1::ActionShape> for model::ActionShape {
         Ok(match required(shape.kind, "kind")? {
             Kind::Shell(shell) => {
                 // Coverage checks look commands up in order.
-                let mut commands: Vec<model::CommandShape> = shell
-                    .commands
-                    .into_iter()
-                    .map(|c| model::CommandShape {
-                        program: c.program,
-                        subcommand: c.subcommand,
-                        privileged: c.privileged,
-                    })
-                    .collect();
+                let mut commands: Vec<model::CommandShape> =
+                    shell.commands.into_iter().map(Into::into).collect();
                 commands.sort();
                 commands.dedup();
                 model::ActionShape::Shell { commands }

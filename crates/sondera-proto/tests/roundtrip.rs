@@ -407,3 +407,22 @@ fn grants_of_every_shape_roundtrip() {
     };
     assert_eq!(Grant::try_from(missing).unwrap_err().field, "shape");
 }
+
+#[test]
+fn analytics_roundtrip_with_their_policy_counts() {
+    let count = |policy_id: &str, count| sondera_store::PolicyCount {
+        policy_id: policy_id.into(),
+        count,
+    };
+    let analytics = sondera_store::Analytics {
+        trajectories: 4,
+        events: 90,
+        allowed: 80,
+        denied: 7,
+        escalated: 3,
+        top_denying_policies: vec![count("deny-rm-home", 5), count("deny-exfil", 2)],
+        shadow_matches: vec![count("monitor-egress", 11)],
+    };
+    let wire: v1::Analytics = analytics.clone().into();
+    assert_eq!(sondera_store::Analytics::from(through_bytes(wire)), analytics);
+}
