@@ -15,12 +15,15 @@
 //! - [`places`]: where a path lies (workspace, scratch, home, system).
 //! - [`secrets`]: the files and directories that hold credentials.
 //! - [`persistence`]: the files whose writing makes something run later.
+//! - [`grammar`]: the verbs, nouns and options a command's effect is read
+//!   from when its program is not otherwise known.
 //! - [`hosts`]: hosts read as browsers read them and classified (loopback,
 //!   private, metadata, public), and the hosts in URLs and text.
 //!
 //! Everything here is a pure function of its input: nothing is read from
 //! the file system and no name is resolved.
 
+pub mod grammar;
 pub mod hosts;
 pub mod persistence;
 pub mod places;

@@ -44,6 +44,15 @@ pub enum Role {
     /// Installs packages from a registry (`pip` and `python -m pip` are
     /// recognised by their names' start).
     PackageManager,
+    /// Sends SQL or queries to a database: its arguments and input may be
+    /// statements.
+    DatabaseClient,
+    /// Keeps passwords, tokens or keys and prints one when asked.
+    CredentialStore,
+    /// Prints shell code that sets itself up (`pyenv init -`, `ssh-agent
+    /// -s`, `brew shellenv`): `eval "$(pyenv init -)"` runs what the tool
+    /// is, not unknown code.
+    ShellSetup,
 }
 
 impl Role {
@@ -64,6 +73,9 @@ impl Role {
         Role::Copier,
         Role::Printer,
         Role::PackageManager,
+        Role::DatabaseClient,
+        Role::CredentialStore,
+        Role::ShellSetup,
     ];
 
     /// The programs with this role, by the name they are run as.
@@ -96,6 +108,82 @@ impl Role {
                 "test", "[", "[[", ":", "true", "false",
             ],
             Role::PackageManager => &["npm", "yarn", "pnpm", "bun", "cargo", "gem", "uv", "poetry"],
+            Role::DatabaseClient => &[
+                "psql",
+                "mysql",
+                "mariadb",
+                "sqlite3",
+                "sqlcmd",
+                "cqlsh",
+                "clickhouse-client",
+                "clickhouse",
+                "duckdb",
+                "cockroach",
+                "mongosh",
+                "mongo",
+                "snowsql",
+                "usql",
+                "pgcli",
+                "mycli",
+                "litecli",
+                "trino",
+                "presto",
+                "spark-sql",
+                "beeline",
+                "isql",
+                "osql",
+                "vsql",
+                "impala-shell",
+                "sqlplus",
+                "bq",
+            ],
+            Role::CredentialStore => &[
+                "pass",
+                "gopass",
+                "op",
+                "bw",
+                "lpass",
+                "keyring",
+                "secret-tool",
+                "security",
+                "vault",
+                "kwallet-query",
+                "keepassxc-cli",
+                "chamber",
+                "sops",
+                "age",
+            ],
+            Role::ShellSetup => &[
+                "ssh-agent",
+                "gpg-agent",
+                "keychain",
+                "pyenv",
+                "rbenv",
+                "jenv",
+                "nodenv",
+                "goenv",
+                "plenv",
+                "direnv",
+                "brew",
+                "starship",
+                "zoxide",
+                "conda",
+                "micromamba",
+                "mamba",
+                "fnm",
+                "mise",
+                "rtx",
+                "minikube",
+                "dircolors",
+                "atuin",
+                "thefuck",
+                "opam",
+                "luarocks",
+                "register-python-argcomplete",
+                "fzf",
+                "oh-my-posh",
+                "rye",
+            ],
         }
     }
 
@@ -322,6 +410,25 @@ const SSH_VALUED_OPTIONS: &[&str] = &[
 /// shell, it runs a remote script.
 pub fn fetches(program: &str) -> bool {
     Role::HttpClient.includes(program) || Role::SocketClient.includes(program)
+}
+
+/// Whether the arguments of `program` are data it prints, compares or
+/// looks up, never a command it runs (`getent passwd dev`).
+pub fn runs_no_arguments(program: &str) -> bool {
+    Role::Printer.includes(program)
+        || Role::NameLookup.includes(program)
+        || Role::Resolver.includes(program)
+}
+
+/// Whether `program` run with `args` prints shell code that sets the
+/// program itself up: a [`Role::ShellSetup`] tool, or any program asked
+/// for its shell completion (`kubectl completion bash`, `just
+/// --completions zsh`).
+pub fn prints_own_setup(program: &str, args: &[String]) -> bool {
+    Role::ShellSetup.includes(program)
+        || args
+            .iter()
+            .any(|a| a.trim_start_matches('-').starts_with("complet") || a.contains("-completion"))
 }
 
 /// Whether `program` talks to a host named in its operands.

@@ -424,5 +424,8 @@ fn analytics_roundtrip_with_their_policy_counts() {
         shadow_matches: vec![count("monitor-egress", 11)],
     };
     let wire: v1::Analytics = analytics.clone().into();
-    assert_eq!(sondera_store::Analytics::from(through_bytes(wire)), analytics);
+    assert_eq!(
+        sondera_store::Analytics::from(through_bytes(wire)),
+        analytics
+    );
 }

@@ -47,6 +47,23 @@ fn address_file(text: &str) -> Option<&str> {
         .then(|| rest.split(',').next().unwrap_or(rest))
 }
 
+/// Another process's environment read: `/proc/PID/environ` named or
+/// redirected in, or `ps` with BSD's `e` (each command's environment);
+/// with `own`, the command's own (`/proc/self/environ`) too.
+fn reads_process_environment(i: &Invocation, own: bool) -> bool {
+    let environ = |path: &str| {
+        path.starts_with("/proc/")
+            && path.ends_with("/environ")
+            && (own || !path.starts_with("/proc/self/"))
+    };
+    i.args.iter().any(|a| environ(a))
+        || matches!(&i.stdin, Stdin::File(path) if environ(path))
+        || (i.program == "ps"
+            && i.args.iter().any(|a| {
+                !a.starts_with('-') && a.contains('e') && a.bytes().all(|b| b.is_ascii_alphabetic())
+            }))
+}
+
 pub(super) fn assess(
     i: &Invocation,
     ctx: &ShellContext<'_>,
@@ -56,15 +73,21 @@ pub(super) fn assess(
     secret_reads(i, ctx, out);
     secret_search(i, ctx, out);
     key_file_search(i, ctx, out);
-    secret_dumps(i, out);
+    crate::effects::credential_output(i, out);
     uploads(i, ctx, out);
     let p = i.program.as_str();
+    if reads_process_environment(i, false) {
+        out.push(risk(
+            RiskKind::SecretRead,
+            format!(
+                "{p} {} reads another process's environment",
+                i.args.join(" ")
+            ),
+        ));
+    }
     if matches!(p, "env" | "printenv") && i.args.iter().all(|a| a.starts_with('-'))
         || (p == "export" && i.args.iter().any(|a| a == "-p"))
-        || (p == "cat"
-            && i.args
-                .iter()
-                .any(|a| a.starts_with("/proc/") && a.ends_with("/environ")))
+        || reads_process_environment(i, true)
     {
         out.push(risk(RiskKind::EnvDump, format!("{p} {}", i.args.join(" "))));
     }
@@ -420,60 +443,6 @@ pub(super) fn secret_variables(invocations: &[Invocation], out: &mut Vec<Risk>) 
             RiskKind::SecretRead
         };
         out.push(risk(kind, format!("{} prints ${name}", i.program)));
-    }
-}
-
-/// Commands whose purpose is to print a stored secret: key exports, the
-/// keychain, secret managers, Kubernetes secrets as data.
-fn secret_dumps(i: &Invocation, out: &mut Vec<Risk>) {
-    let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
-    let has = |a: &str| args.contains(&a);
-    let shown = i.depth == 0;
-    let prints_secret = match i.program.as_str() {
-        "gpg" | "gpg2" => args.iter().any(|a| a.starts_with("--export-secret")),
-        "security" => args.iter().any(|a| {
-            matches!(
-                *a,
-                "find-generic-password" | "find-internet-password" | "dump-keychain" | "export"
-            )
-        }),
-        "secret-tool" => has("lookup") || has("search"),
-        "aws" => {
-            has("get-secret-value")
-                || (has("--with-decryption") && args.iter().any(|a| a.starts_with("get-parameter")))
-        }
-        "gcloud" => {
-            (has("secrets") && has("access"))
-                || (shown
-                    && args
-                        .iter()
-                        .any(|a| a.starts_with("print-") && a.ends_with("-token")))
-        }
-        "az" => {
-            (has("keyvault") && has("secret") && has("show")) || (shown && has("get-access-token"))
-        }
-        "kubectl" | "oc" => {
-            has("get")
-                && args
-                    .iter()
-                    .any(|a| matches!(*a, "secret" | "secrets") || a.starts_with("secret/"))
-                && args
-                    .iter()
-                    .any(|a| a.starts_with("-o") || a.starts_with("--output"))
-                || (shown && has("config") && has("view") && has("--raw"))
-        }
-        "vault" => (has("kv") && has("get")) || has("read"),
-        // Access tokens printed into the conversation; captured by `$(...)`
-        // (`TOKEN=$(gh auth token)`) they are not shown.
-        "gh" => shown && has("auth") && has("token"),
-        "op" => has("read") || (has("item") && has("get")),
-        _ => false,
-    };
-    if prints_secret {
-        out.push(risk(
-            RiskKind::SecretRead,
-            format!("{} {} prints a stored secret", i.program, i.args.join(" ")),
-        ));
     }
 }
 

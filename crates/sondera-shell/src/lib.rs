@@ -27,11 +27,13 @@
 //! 4. [`analyze`], which runs the walk, then the facts.
 
 mod code;
+mod effects;
 mod egress;
 mod embedded;
 mod interpreters;
 mod paths;
 mod risks;
+mod sql;
 mod types;
 mod walk;
 pub mod word;

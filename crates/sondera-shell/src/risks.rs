@@ -3,7 +3,7 @@
 
 use sondera_catalogue::Role;
 use sondera_catalogue::places::is_null_device;
-use sondera_catalogue::programs::fetches;
+use sondera_catalogue::programs::{fetches, names_files};
 
 use crate::paths::resolve;
 use crate::types::{Invocation, Risk, RiskKind, ShellAnalysis, ShellContext, Stdin, risk};
@@ -159,6 +159,7 @@ fn invocation_risks(
     shells(i, out);
     git(i, ctx, out);
     infra(i, out);
+    crate::effects::mass_disruption(i, out);
     history(i, ctx, out);
     packages(i, out);
     package_config_writes(i, ctx, out);
@@ -792,16 +793,43 @@ fn git(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let Some(("push", rest)) = git_subcommand(i) else {
         return;
     };
+    remote_history(rest, out);
+}
+
+/// What a `git push` with arguments `rest` does to the remote's history:
+/// forcing, mirroring, pruning or deleting refs rewrites or removes what
+/// others share; aimed at a protected branch it is denied.
+fn remote_history(rest: &[String], out: &mut Vec<Risk>) {
     let forced = rest.iter().any(|a| {
         a.as_str() == "--force"
             || a.as_str() == "-f"
             || (a.starts_with('-') && !a.starts_with("--") && a.contains('f'))
             || (a.starts_with('+') && a.len() > 1)
     });
-    if forced {
+    let deletes = rest
+        .iter()
+        .any(|a| matches!(a.as_str(), "--delete" | "-d" | "--prune"))
+        || rest.iter().any(|a| a.starts_with(':') && a.len() > 1);
+    let mirrors = rest.iter().any(|a| a == "--mirror");
+    let evidence = || format!("git push {}", rest.join(" "));
+    if !(forced || deletes || mirrors) {
+        return;
+    }
+    out.push(risk(RiskKind::ForcePush, evidence()));
+    // Operands after the remote are refspecs; their destination is after `:`.
+    let protected = rest
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .skip(1)
+        .map(|spec| {
+            let spec = spec.trim_start_matches('+');
+            spec.rsplit_once(':').map_or(spec, |(_, dest)| dest)
+        })
+        .any(sondera_catalogue::grammar::protected_branch);
+    if mirrors || protected {
         out.push(risk(
-            RiskKind::ForcePush,
-            format!("git push {}", rest.join(" ")),
+            RiskKind::ProtectedTarget,
+            format!("{}: a protected branch or every ref", evidence()),
         ));
     }
 }
@@ -838,11 +866,71 @@ fn pushes_to_new_remotes(invocations: &[Invocation], out: &mut Vec<Risk>) {
     }
 }
 
+/// Destroying infrastructure or data: what the catalogue knows of the
+/// tools it names, what the grammar says of the others, and what SQL
+/// handed to a database client does.
 fn infra(i: &Invocation, out: &mut Vec<Risk>) {
+    let evidence = match known_infra(i) {
+        Some(true) => Some(format!("{} {}", i.program, i.args.join(" "))),
+        Some(false) => None,
+        None if judged_elsewhere(&i.program) => None,
+        None => database_statements(i).or_else(|| crate::effects::destructive(i)),
+    }
+    .or_else(|| crate::effects::http_delete(i));
+    let Some(evidence) = evidence else { return };
+    if crate::effects::names_production(i) {
+        out.push(risk(
+            RiskKind::ProtectedTarget,
+            format!("{evidence}, in production"),
+        ));
+    }
+    out.push(risk(RiskKind::InfraDestroy, evidence));
+}
+
+/// Whether what `program` removes is judged by another analysis: files by
+/// the paths they reach, packages by the package analysis, shells and
+/// printers by what they run or print.
+fn judged_elsewhere(program: &str) -> bool {
+    names_files(program)
+        || Role::PackageManager.includes(program)
+        || Role::Printer.includes(program)
+        || Role::Shell.includes(program)
+        || Role::HttpClient.includes(program)
+        || matches!(program, "find" | "truncate" | "shred" | "xargs")
+}
+
+/// What SQL (or a document store's script) given to a database client in
+/// its arguments or input destroys.
+fn database_statements(i: &Invocation) -> Option<String> {
+    if !Role::DatabaseClient.includes(&i.program) {
+        return None;
+    }
+    let stdin = match &i.stdin {
+        Stdin::Text(text) => Some(text.as_str()),
+        _ => None,
+    };
+    let texts = i.args.iter().map(String::as_str).chain(stdin);
+    let mut why = None;
+    for text in texts {
+        let script = text.to_ascii_lowercase();
+        let document_store = [".dropdatabase(", ".drop(", "deletemany({})", ".remove({})"]
+            .iter()
+            .any(|k| script.contains(k));
+        why = crate::sql::destroys(text)
+            .or_else(|| document_store.then(|| "a collection or database dropped".to_string()));
+        if why.is_some() {
+            break;
+        }
+    }
+    why.map(|why| format!("{} runs {why}", i.program))
+}
+
+/// The catalogue's reading of a tool it names: `Some(destroys)` for the
+/// tools it knows, `None` for the rest.
+fn known_infra(i: &Invocation) -> Option<bool> {
     let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
     let sub = |name: &str| args.contains(&name);
-    let evidence = || format!("{} {}", i.program, i.args.join(" "));
-    let destructive = match i.program.as_str() {
+    Some(match i.program.as_str() {
         "terraform" | "tofu" | "terragrunt" => sub("destroy") || (sub("apply") && sub("-destroy")),
         "kubectl" | "oc" => sub("delete") || sub("drain"),
         "helm" => sub("uninstall") || sub("delete"),
@@ -850,18 +938,6 @@ fn infra(i: &Invocation, out: &mut Vec<Risk>) {
             a.starts_with("delete") || a.starts_with("terminate") || *a == "rb" || *a == "rm"
         }),
         "gcloud" | "az" | "doctl" => sub("delete"),
-        "psql" | "mysql" | "sqlite3" | "mariadb" | "cockroach" | "clickhouse-client"
-        | "mongosh" => {
-            let sql = i.args.join(" ").to_ascii_uppercase()
-                + &match &i.stdin {
-                    Stdin::Text(t) => t.to_ascii_uppercase(),
-                    _ => String::new(),
-                };
-            ["DROP ", "TRUNCATE ", "DROPDATABASE", ".DROP("]
-                .iter()
-                .any(|k| sql.contains(k))
-                || (sql.contains("DELETE FROM") && !sql.contains("WHERE"))
-        }
         "dropdb" | "dropuser" => true,
         "redis-cli" => sub("FLUSHALL") || sub("FLUSHDB") || sub("flushall") || sub("flushdb"),
         // Mass removal of containers and volumes; removing one named
@@ -873,11 +949,8 @@ fn infra(i: &Invocation, out: &mut Vec<Risk>) {
                 || (matches!(args.first(), Some(&"rm" | &"rmi"))
                     && i.arg_words.iter().any(|w| !w.substitutions.is_empty()))
         }
-        _ => false,
-    };
-    if destructive {
-        out.push(risk(RiskKind::InfraDestroy, evidence()));
-    }
+        _ => return None,
+    })
 }
 
 fn history(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {

@@ -68,6 +68,9 @@ pub struct Invocation {
     /// Found inside another command's arguments: it may not be a command at
     /// all, so only what a known program certainly does counts.
     pub phantom: bool,
+    /// It runs inside a command substitution (`$(...)`): what it prints
+    /// becomes a word of another command, not output anyone sees.
+    pub captured: bool,
     /// A redirection duplicates a descriptor beyond 0, 1 and 2 (`<&196`,
     /// `>&$REPLY`): one opened elsewhere in the command, often a socket.
     pub extra_descriptors: bool,
@@ -209,7 +212,8 @@ pub enum RiskKind {
     RemoteScript,
     /// `sudo`, `su`, `doas`, setuid changes: running as someone more powerful.
     PrivilegeEscalation,
-    /// `git push --force` and its spellings: shared history overwritten.
+    /// `git push --force` and its spellings, `--mirror`, deleting remote
+    /// refs: shared history overwritten or removed.
     ForcePush,
     /// `git push` to a remote added in the same command, or to a URL.
     PushToNewRemote,
@@ -218,6 +222,12 @@ pub enum RiskKind {
     ReverseShell,
     /// `terraform destroy`, `kubectl delete`, `DROP`/`TRUNCATE`, cloud deletes.
     InfraDestroy,
+    /// A destructive operation aimed at production (`--stack prod`) or at
+    /// a protected branch of a remote (`main`, `release/*`).
+    ProtectedTarget,
+    /// Stops every process of a user or of the system (`kill -9 -1`), or
+    /// removes every scheduled job (`crontab -r`).
+    MassDisruption,
     /// Clearing shell history or logs.
     HistoryTampering,
     /// A program that cannot be known statically.

@@ -69,6 +69,9 @@ pub(super) struct Walker {
     embedded_count: usize,
     /// Inline code interpreters run, for the facts layer to read.
     pub(super) inline: Vec<InlineRun>,
+    /// A command substitution is being walked: what runs prints into a
+    /// word, not to the caller.
+    capturing: bool,
 }
 
 /// Commands found inside another command's arguments (see [`embedded`]),
@@ -98,6 +101,7 @@ impl Walker {
             group: None,
             embedded_count: 0,
             inline: Vec::new(),
+            capturing: false,
         }
     }
 
@@ -126,7 +130,8 @@ impl Walker {
         }
     }
 
-    fn push(&mut self, invocation: Invocation) {
+    fn push(&mut self, mut invocation: Invocation) {
+        invocation.captured |= self.capturing;
         if self.group.is_some() {
             self.embedded_count += 1;
             if self.embedded_count > MAX_EMBEDDED {
@@ -384,9 +389,11 @@ impl Walker {
         match decoded {
             Ok(Ok(mut w)) => {
                 let before = self.active().len();
+                let outer = std::mem::replace(&mut self.capturing, true);
                 for sub in &w.substitutions {
                     self.source(sub, depth + 1);
                 }
+                self.capturing = outer;
                 if let Some(printed) = self.static_substitution(&w, before) {
                     w = printed;
                 }

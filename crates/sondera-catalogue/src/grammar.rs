@@ -1,0 +1,311 @@
+//! The words command-line grammars share: the verbs, nouns and options from
+//! which a command's effect is read when its program is not otherwise
+//! known.
+//!
+//! Command-line tools name their operations the same way whoever wrote
+//! them: a verb (`delete`, `destroy`, `print`), a noun for what it acts on
+//! (`database`, `bucket`, `token`), options that skip the confirmation
+//! (`--yes`, `--force`) or widen the reach (`--all`, `--recursive`). The
+//! words are compared as *tokens*: lower-cased pieces of a word split at
+//! anything that is not a letter or digit (`apps:destroy` is `apps`,
+//! `destroy`; `print-access-token` is `print`, `access`, `token`).
+
+/// Verbs that destroy whatever they are applied to: on their own they make
+/// an operation destructive.
+pub const DESTROY_VERBS: &[&str] = &[
+    "destroy",
+    "drop",
+    "purge",
+    "wipe",
+    "nuke",
+    "obliterate",
+    "terminate",
+    "truncate",
+    "flushall",
+    "flushdb",
+    "erase",
+    "teardown",
+    "decommission",
+    // `rb`: remove bucket (`mc rb`, `s3cmd rb`, `aws s3 rb`).
+    "rb",
+];
+
+/// Verbs that remove something: destructive when what they remove is a
+/// shared resource ([`SHARED_NOUNS`]), remote storage, or everything.
+pub const REMOVE_VERBS: &[&str] = &[
+    "delete",
+    "del",
+    "remove",
+    "rm",
+    "prune",
+    "reset",
+    "revoke",
+    "deprovision",
+    "unregister",
+];
+
+/// Nouns for resources other people or systems depend on: removing one is
+/// not undone by rebuilding the workspace.
+pub const SHARED_NOUNS: &[&str] = &[
+    "database",
+    "databases",
+    "db",
+    "dbs",
+    "bucket",
+    "buckets",
+    "cluster",
+    "clusters",
+    "project",
+    "projects",
+    "namespace",
+    "namespaces",
+    "volume",
+    "volumes",
+    "repo",
+    "repos",
+    "repository",
+    "repositories",
+    "instance",
+    "instances",
+    "table",
+    "tables",
+    "schema",
+    "schemas",
+    "keyspace",
+    "topic",
+    "topics",
+    "zone",
+    "zones",
+    "domain",
+    "domains",
+    "account",
+    "accounts",
+    "org",
+    "organization",
+    "tenant",
+    "environment",
+    "stack",
+    "stacks",
+    "app",
+    "apps",
+    "site",
+    "sites",
+    "service",
+    "services",
+    "server",
+    "servers",
+    "droplet",
+    "droplets",
+    "vm",
+    "vms",
+    "disk",
+    "disks",
+    "snapshot",
+    "snapshots",
+    "backup",
+    "backups",
+    "secret",
+    "secrets",
+    "collection",
+    "collections",
+    "index",
+    "indices",
+    "deployment",
+    "deployments",
+    "function",
+    "functions",
+    "queue",
+    "queues",
+    "kv",
+    "firestore",
+    "storage",
+    "metadata",
+    "job",
+    "jobs",
+    "linodes",
+    "workspace",
+    "workspaces",
+];
+
+/// Nouns for what exists only to be rebuilt: destroying a cache is
+/// housekeeping (`pip cache purge`).
+pub const DISPOSABLE_NOUNS: &[&str] = &[
+    "cache",
+    "caches",
+    "tmp",
+    "temp",
+    "build",
+    "builds",
+    "artifacts",
+    "dist",
+];
+
+/// Options that answer a confirmation prompt in advance.
+pub const CONFIRMATION_BYPASS: &[&str] = &[
+    "--yes",
+    "-y",
+    "--force",
+    "-f",
+    "--auto-approve",
+    "--quiet",
+    "-q",
+    "--confirm",
+    "--no-confirm",
+    "--noconfirm",
+    "--non-interactive",
+    "--noninteractive",
+    "--assume-yes",
+    "--skip-confirmation",
+];
+
+/// Tokens of options or operands that widen an operation to everything.
+pub const BREADTH_TOKENS: &[&str] = &["all", "recursive", "recurse", "prefix"];
+
+/// Tokens that name production: a destructive operation aimed at one is
+/// denied, not asked about.
+pub const PRODUCTION_TOKENS: &[&str] = &["prod", "production", "prd"];
+
+/// Branches a repository's history is shared through: rewriting or deleting
+/// one on a remote is destroying shared history.
+pub fn protected_branch(name: &str) -> bool {
+    let name = name.strip_prefix("refs/heads/").unwrap_or(name);
+    matches!(
+        name,
+        "main" | "master" | "trunk" | "develop" | "production" | "prod" | "stable"
+    ) || name.starts_with("release")
+}
+
+/// URL schemes of remote object storage: what is deleted there is shared.
+pub const REMOTE_STORAGE_SCHEMES: &[&str] =
+    &["s3://", "gs://", "az://", "r2://", "abfs://", "wasbs://"];
+
+/// Verbs that put what they act on in the command's output.
+pub const EMIT_VERBS: &[&str] = &[
+    "print", "show", "read", "export", "access", "fill", "lookup", "reveal", "dump", "display",
+    "decrypt", "cat", "find", "get", "view", "search",
+];
+
+/// Verbs that act on credentials without printing them: listing names,
+/// status, creating, rotating or removing.
+pub const QUIET_VERBS: &[&str] = &[
+    "list", "ls", "status", "whoami", "create", "new", "add", "set", "delete", "remove", "rm",
+    "revoke", "rotate", "login", "logout", "setup", "refresh", "help", "describe", "version",
+];
+
+/// Head nouns of a word that names a credential value: the last token of
+/// `print-access-token`, `get-login-password`, `export-credentials`.
+pub const CREDENTIAL_NOUNS: &[&str] = &[
+    "token",
+    "tokens",
+    "authtoken",
+    "password",
+    "passwd",
+    "passphrase",
+    "credential",
+    "credentials",
+    "creds",
+    "apikey",
+    "secret",
+];
+
+/// Head nouns that name a credential only beside a word saying which
+/// (`secret-keys`, `secret-value`, `access-key`, `private-key`).
+pub const QUALIFIED_CREDENTIAL_NOUNS: &[&str] = &["key", "keys", "value", "subkeys"];
+
+/// Words that make a following key or value a credential.
+pub const CREDENTIAL_QUALIFIERS: &[&str] = &["secret", "private", "access", "api", "signing"];
+
+/// Options that lift the redaction a tool applies to what it prints
+/// (`--show-token`, `kubectl config view --raw`).
+pub const REVEALING_OPTIONS: &[&str] = &[
+    "--show-token",
+    "--show-secrets",
+    "--show-secret",
+    "--show-password",
+    "--reveal",
+    "--unmask",
+    "--raw",
+    "--plaintext",
+    "--with-decryption",
+];
+
+/// Options that print a resource's full data rather than a table of names
+/// (`-o yaml`, `--output=json`, `-field=password`, `--query value`).
+pub fn prints_data(option: &str) -> bool {
+    let name = option.split('=').next().unwrap_or(option);
+    matches!(
+        name,
+        "-o" | "--output" | "-field" | "--field" | "--fields" | "--query" | "--format" | "-w"
+    )
+}
+
+/// The tokens of `word`: lower-cased runs of letters and digits.
+pub fn tokens(word: &str) -> impl Iterator<Item = String> + '_ {
+    word.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .map(str::to_ascii_lowercase)
+}
+
+/// Whether the tokens of one word name a credential value: its head (last
+/// token) is a credential noun, or a key or value a qualifier before it
+/// makes one (`aws_secret_access_key`, `get-secret-value`).
+pub fn names_credential(word_tokens: &[String]) -> bool {
+    let Some(head) = word_tokens.last() else {
+        return false;
+    };
+    CREDENTIAL_NOUNS.contains(&head.as_str())
+        || (QUALIFIED_CREDENTIAL_NOUNS.contains(&head.as_str())
+            && word_tokens[..word_tokens.len() - 1]
+                .iter()
+                .any(|t| CREDENTIAL_QUALIFIERS.contains(&t.as_str())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(word: &str) -> Vec<String> {
+        tokens(word).collect()
+    }
+
+    #[test]
+    fn words_split_into_lower_case_tokens() {
+        assert_eq!(toks("apps:destroy"), ["apps", "destroy"]);
+        assert_eq!(toks("--Print-Access-Token"), ["print", "access", "token"]);
+        assert_eq!(
+            toks("//registry.npmjs.org/:_authToken").last().unwrap(),
+            "authtoken"
+        );
+    }
+
+    #[test]
+    fn credential_words_are_read_by_their_head() {
+        for word in [
+            "print-access-token",
+            "get-login-password",
+            "export-credentials",
+            "aws_secret_access_key",
+            "get-secret-value",
+            "export-secret-keys",
+            "_authToken",
+        ] {
+            assert!(names_credential(&toks(word)), "{word}");
+        }
+        for word in [
+            "credential.helper",
+            "list-keys",
+            "get-caller-identity",
+            "region",
+            "key",
+        ] {
+            assert!(!names_credential(&toks(word)), "{word}");
+        }
+    }
+
+    #[test]
+    fn protected_branches() {
+        assert!(protected_branch("main") && protected_branch("refs/heads/master"));
+        assert!(protected_branch("release/2.1"));
+        assert!(!protected_branch("feature/login"));
+    }
+}
