@@ -34,6 +34,7 @@ mod interpreters;
 mod paths;
 mod risks;
 mod sql;
+mod statics;
 mod types;
 mod walk;
 pub mod word;

@@ -1,16 +1,17 @@
 //! From a parsed command to the simple commands it runs.
 
 use brush_parser::ast::{
-    AssignmentName, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList,
-    ExtendedTestExpr, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, Pipeline, Program,
-    RedirectList, SimpleCommand,
+    Assignment, AssignmentName, AssignmentValue, Command, CommandPrefixOrSuffixItem,
+    CompoundCommand, CompoundList, ExtendedTestExpr, IoFileRedirectKind, IoFileRedirectTarget,
+    IoRedirect, Pipeline, Program, RedirectList, SimpleCommand,
 };
 use brush_parser::{Parser, ParserOptions};
 
 use sondera_catalogue::Role;
-use sondera_catalogue::programs::{basename, names_files};
+use sondera_catalogue::programs::{basename, names_files, prints_own_setup, runs_no_arguments};
 
 use crate::interpreters::{self, InlineCode, InlineRun};
+use crate::statics::StaticValues;
 use crate::types::{Invocation, ShellAnalysis, Stdin};
 use crate::word::{self, Word};
 use crate::{embedded, wrappers};
@@ -72,6 +73,20 @@ pub(super) struct Walker {
     /// A command substitution is being walked: what runs prints into a
     /// word, not to the caller.
     capturing: bool,
+    /// Variables assigned statically so far.
+    statics: StaticValues,
+}
+
+/// Most values of a `for` loop over static words whose body is walked once
+/// per value; past this the variable is taken as unknown.
+const MAX_LOOP_VALUES: usize = 8;
+
+/// The assignments in a simple command's prefix: the words, for the
+/// commands they may carry, and each variable with its static value.
+#[derive(Default)]
+struct Assignments {
+    words: Vec<Word>,
+    values: Vec<(String, Option<Vec<Word>>)>,
 }
 
 /// Commands found inside another command's arguments (see [`embedded`]),
@@ -102,6 +117,7 @@ impl Walker {
             embedded_count: 0,
             inline: Vec::new(),
             capturing: false,
+            statics: StaticValues::default(),
         }
     }
 
@@ -339,10 +355,27 @@ impl Walker {
             CompoundCommand::BraceGroup(g) => self.list(&g.list, depth),
             CompoundCommand::Subshell(s) => self.list(&s.list, depth),
             CompoundCommand::ForClause(f) => {
-                for w in f.values.iter().flatten() {
-                    self.word(&w.value, depth);
+                let values: Vec<Word> = f
+                    .values
+                    .iter()
+                    .flatten()
+                    .map(|w| self.word(&w.value, depth))
+                    .collect();
+                let values = self.statics.resolve(values);
+                let known = f.values.is_some()
+                    && values.len() <= MAX_LOOP_VALUES
+                    && values.iter().all(|w| !w.dynamic);
+                if known {
+                    // Each value is a different program or argument: the
+                    // body is judged once with each.
+                    for value in values {
+                        self.statics.assign(&f.variable_name, Some(vec![value]));
+                        self.list(&f.body.list, depth);
+                    }
+                } else {
+                    self.statics.assign(&f.variable_name, None);
+                    self.list(&f.body.list, depth);
                 }
-                self.list(&f.body.list, depth);
             }
             CompoundCommand::ArithmeticForClause(f) => {
                 for expr in [&f.initializer, &f.condition, &f.updater]
@@ -397,6 +430,7 @@ impl Walker {
                 if let Some(printed) = self.static_substitution(&w, before) {
                     w = printed;
                 }
+                w.shell_setup = self.prints_setup(&w, before);
                 return w;
             }
             Ok(Err(e)) => self.fail(format!("cannot read word `{}`: {e}", excerpt(raw))),
@@ -422,6 +456,19 @@ impl Walker {
         (!text.contains(char::is_whitespace)).then(|| Word::path(text))
     }
 
+    /// Whether a word is the output of one tool printing its own shell
+    /// set-up (`$(pyenv init -)`), the invocations from `before` being
+    /// what its substitution ran.
+    fn prints_setup(&mut self, word: &Word, before: usize) -> bool {
+        if word.text != "$(...)" || word.substitutions.len() != 1 {
+            return false;
+        }
+        let [only] = &self.active()[before..] else {
+            return false;
+        };
+        !only.dynamic_program && prints_own_setup(&only.program, &only.args)
+    }
+
     fn simple(&mut self, simple: &SimpleCommand, depth: usize, stdin: Option<Stdin>) {
         let mut invocation = Invocation {
             depth,
@@ -429,7 +476,7 @@ impl Walker {
             ..Invocation::default()
         };
         let mut words: Vec<Word> = Vec::new();
-        let mut assigned: Vec<Word> = Vec::new();
+        let mut assigned = Assignments::default();
         let items = simple.prefix.iter().flat_map(|p| &p.0);
         let head = simple.word_or_name.iter();
         let suffix = simple.suffix.iter().flat_map(|s| &s.0);
@@ -449,8 +496,12 @@ impl Walker {
             self.item(item, depth, &mut invocation, &mut words, None);
         }
         if words.is_empty() {
+            // `X=value` alone sets a variable for the rest of the command.
+            for (name, value) in std::mem::take(&mut assigned.values) {
+                self.statics.assign(&name, value);
+            }
             // `PAGER='cmd'` alone sets a variable a later program may run.
-            self.commands_in_arguments("", &[], &assigned, None, &[], &[], depth);
+            self.commands_in_arguments("", &[], &assigned.words, None, &[], &[], depth);
             if invocation.writes.is_empty() && !matches!(invocation.stdin, Stdin::File(_)) {
                 return;
             }
@@ -460,7 +511,28 @@ impl Walker {
                 ..Word::default()
             });
         }
-        self.record(invocation, words, &assigned);
+        let words = self.statics.resolve(words);
+        self.statics.after(&words);
+        self.record(invocation, words, &assigned.words);
+    }
+
+    /// The static value of an assignment (`X=value`, `X=(a b)`); `None`
+    /// when it is not known or appends to the old one.
+    fn assigned_value(&self, assignment: &Assignment) -> Option<Vec<Word>> {
+        if assignment.append {
+            return None;
+        }
+        let decode = |raw: &str| word::decode(raw, &self.options).ok();
+        match &assignment.value {
+            AssignmentValue::Scalar(w) => StaticValues::scalar(&decode(&w.value)?),
+            AssignmentValue::Array(elements) => {
+                let words: Option<Vec<Word>> = elements
+                    .iter()
+                    .map(|(index, w)| index.is_none().then(|| decode(&w.value)).flatten())
+                    .collect();
+                StaticValues::array(words?)
+            }
+        }
     }
 
     /// One word, assignment, redirection or process substitution of a
@@ -471,7 +543,7 @@ impl Walker {
         depth: usize,
         invocation: &mut Invocation,
         words: &mut Vec<Word>,
-        assigned: Option<&mut Vec<Word>>,
+        assigned: Option<&mut Assignments>,
     ) {
         match item {
             CommandPrefixOrSuffixItem::IoRedirect(r) => self.redirect(r, depth, invocation),
@@ -485,8 +557,10 @@ impl Walker {
                             AssignmentName::VariableName(name)
                             | AssignmentName::ArrayElementName(name, _) => name.clone(),
                         };
+                        let value = self.assigned_value(assignment);
+                        assigned.values.push((name.clone(), value));
                         invocation.assignments.push(name);
-                        assigned.push(w);
+                        assigned.words.push(w);
                     }
                     None => words.push(w),
                 }
@@ -496,6 +570,18 @@ impl Walker {
                 self.list(&sub.list, depth + 1);
                 if self.group.is_none() {
                     self.analysis.nested = true;
+                }
+                // `source <(echo 'CMD')` runs what the substitution prints.
+                let sourced = words.first().is_some_and(|w| {
+                    matches!(w.text.as_str(), "source" | ".")
+                        || Role::Shell.includes(basename(&w.text))
+                });
+                let printed = {
+                    let stage: Vec<&Invocation> = self.active()[before..].iter().collect();
+                    printed_text(&stage)
+                };
+                if let Some(script) = printed.filter(|_| sourced) {
+                    self.source(&script, depth + 1);
                 }
                 let programs = self.programs_since(before);
                 invocation.process_substitutions.push(programs);
@@ -625,7 +711,7 @@ impl Walker {
                 depth,
             });
         };
-        invocation.dynamic_program = program.dynamic;
+        invocation.dynamic_program = program.dynamic || evaluates_unknown_code(&unwrapped.argv);
         invocation.args_from_stdin = invocation.wrappers.iter().any(|w| w == "xargs");
         invocation.path = program.text.clone();
         invocation.program = basename(&program.text).to_string();
@@ -743,7 +829,7 @@ impl Walker {
         analysed: &[String],
         depth: usize,
     ) {
-        let prints_only = Role::Printer.includes(program);
+        let prints_only = runs_no_arguments(program);
         let starts = if prints_only {
             Vec::new()
         } else {
@@ -791,6 +877,10 @@ impl Walker {
     fn nested_source(&self, invocation: &Invocation) -> Option<String> {
         let program = invocation.program.as_str();
         if program == "eval" {
+            // A tool's own set-up code is judged by what the tool is.
+            if invocation.arg_words.iter().all(|w| w.shell_setup) {
+                return None;
+            }
             return Some(invocation.args.join(" "));
         }
         if !Role::Shell.includes(program) {
@@ -828,6 +918,19 @@ struct Recorded {
 fn beyond_standard(target: &Word) -> bool {
     let descriptor = target.text.trim_end_matches('-');
     target.dynamic || descriptor.parse::<u32>().is_ok_and(|fd| fd > 2)
+}
+
+/// `eval` of a word whose text is only known at run time (`eval "$X"`,
+/// `eval "$(curl ...)"`): the code it runs cannot be known, as a dynamic
+/// program cannot. Set-up code a known tool prints is not unknown.
+fn evaluates_unknown_code(argv: &[Word]) -> bool {
+    let Some((program, args)) = argv.split_first() else {
+        return false;
+    };
+    program.text == "eval"
+        && args.iter().any(|w| {
+            w.dynamic && !w.shell_setup && (w.text.starts_with("${") || w.text.starts_with("$("))
+        })
 }
 
 /// A shell that takes its script from standard input.

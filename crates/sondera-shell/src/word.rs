@@ -24,6 +24,13 @@ pub struct Word {
     pub home_relative: bool,
     /// Names of the variables the word expands.
     pub variables: Vec<String>,
+    /// The word is one plain expansion of this variable and nothing else
+    /// (`$X`, `"${X}"`, `"${X[@]}"`): a value assigned statically earlier
+    /// in the command stands for it.
+    pub reference: Option<String>,
+    /// The word is what a tool prints to set itself up in the shell
+    /// (`$(pyenv init -)`): code of a known origin, not unknown text.
+    pub shell_setup: bool,
 }
 
 impl Word {
@@ -135,7 +142,22 @@ pub(crate) fn decode(raw: &str, options: &ParserOptions) -> Result<Word, String>
     for piece in &pieces {
         append(&mut out, piece, true);
     }
+    out.reference = plain_reference(&pieces).map(str::to_string);
     Ok(out)
+}
+
+/// The variable a word consists of, when it is one plain expansion of it,
+/// quoted or not.
+fn plain_reference(pieces: &[WordPieceWithSource]) -> Option<&str> {
+    let [only] = pieces else { return None };
+    match &only.piece {
+        WordPiece::DoubleQuotedSequence(inner) => plain_reference(inner),
+        WordPiece::ParameterExpansion(ParameterExpr::Parameter {
+            parameter: Parameter::Named(name) | Parameter::NamedWithAllIndices { name, .. },
+            indirect: false,
+        }) if name != "HOME" => Some(name),
+        _ => None,
+    }
 }
 
 fn append(out: &mut Word, piece: &WordPieceWithSource, first: bool) {
@@ -352,6 +374,21 @@ mod tests {
                 append(&mut slow, piece, true);
             }
             assert_eq!(fast, slow, "{raw}");
+        }
+    }
+
+    #[test]
+    fn plain_references_are_named() {
+        let opts = ParserOptions::default();
+        for raw in ["$CMD", "\"$CMD\"", "${CMD}", "\"${CMD[@]}\"", "${CMD[*]}"] {
+            assert_eq!(
+                decode(raw, &opts).unwrap().reference.as_deref(),
+                Some("CMD"),
+                "{raw}"
+            );
+        }
+        for raw in ["${CMD:-ls}", "$CMD/x", "${!CMD}", "${#CMD}", "$1", "x$CMD"] {
+            assert_eq!(decode(raw, &opts).unwrap().reference, None, "{raw}");
         }
     }
 

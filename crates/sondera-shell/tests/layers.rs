@@ -6,12 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 const SHELL_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
 /// The files that compute facts from the walk's description.
-const FACTS: &[&str] = &["code", "egress", "risks"];
+const FACTS: &[&str] = &["code", "effects", "egress", "risks", "sql"];
 /// The files that describe what a command runs.
-const DESCRIPTION: &[&str] = &["walk", "wrappers", "embedded", "interpreters"];
+const DESCRIPTION: &[&str] = &["walk", "statics", "wrappers", "embedded", "interpreters"];
 
 /// Each file of the shell module and the sibling modules its code (not its
-/// comments, not its tests) names through `super::`.
+/// comments, not its tests) names through `super::` or `crate::`.
 fn imports() -> BTreeMap<String, BTreeSet<String>> {
     let mut graph = BTreeMap::new();
     for entry in std::fs::read_dir(SHELL_DIR).expect("the shell module's directory") {
@@ -25,8 +25,11 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
         let mut named = BTreeSet::new();
         for line in code.lines() {
             let line = line.split("//").next().unwrap_or_default();
-            for (at, _) in line.match_indices("super::") {
-                let rest = &line[at + "super::".len()..];
+            let paths = line
+                .match_indices("super::")
+                .chain(line.match_indices("crate::"));
+            for (at, prefix) in paths {
+                let rest = &line[at + prefix.len()..];
                 let names = match rest.strip_prefix('{') {
                     Some(list) => list.split('}').next().unwrap_or_default().to_string(),
                     None => rest.to_string(),
