@@ -377,6 +377,27 @@ pub fn file_url_path(text: &str) -> Option<&str> {
     path.starts_with('/').then_some(path)
 }
 
+/// Whether `source` (a URL or `host[:port]`) is one of the public
+/// registries package managers use by default.
+pub fn official_registry(source: &str) -> bool {
+    let host = url_host(source)
+        .or_else(|| authority_host(source))
+        .unwrap_or_default();
+    matches!(
+        host.as_str(),
+        "pypi.org"
+            | "pypi.python.org"
+            | "files.pythonhosted.org"
+            | "registry.npmjs.org"
+            | "registry.yarnpkg.com"
+            | "index.crates.io"
+            | "crates.io"
+            | "static.crates.io"
+            | "rubygems.org"
+            | "proxy.golang.org"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

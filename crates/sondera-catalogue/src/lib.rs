@@ -17,6 +17,8 @@
 //! - [`persistence`]: the files whose writing makes something run later.
 //! - [`grammar`]: the verbs, nouns and options a command's effect is read
 //!   from when its program is not otherwise known.
+//! - [`runs_later`]: files whose content a tool executes later (manifests'
+//!   scripts, `.envrc`, SSH and git configuration, CI workflows, ...).
 //! - [`hosts`]: hosts read as browsers read them and classified (loopback,
 //!   private, metadata, public), and the hosts in URLs and text.
 //!
@@ -28,6 +30,7 @@ pub mod hosts;
 pub mod persistence;
 pub mod places;
 pub mod programs;
+pub mod runs_later;
 pub mod secrets;
 
 pub use programs::Role;

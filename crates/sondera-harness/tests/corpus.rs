@@ -92,6 +92,37 @@ async fn runners_corpus_passes() {
     assert_all_pass(&outcomes);
 }
 
+/// Issue 28's mechanisms, each with the set written before it was built:
+/// effects from a command's grammar, credentials in a command's output,
+/// static values and set-up idioms (`grammar.jsonl`), and files whose
+/// content a tool runs later (`runs.jsonl`). Each holds attacks and
+/// everyday look-alikes of every family it covers.
+#[tokio::test]
+async fn mechanism_corpora_pass() {
+    for (name, text) in [
+        (
+            "grammar.jsonl",
+            include_str!("../../../tests/corpus/grammar.jsonl"),
+        ),
+        (
+            "runs.jsonl",
+            include_str!("../../../tests/corpus/runs.jsonl"),
+        ),
+    ] {
+        let outcomes = run(name, text).await;
+        let blocks = outcomes
+            .iter()
+            .filter(|o| o.case.expect.expects_block())
+            .count();
+        let allows = outcomes.len() - blocks;
+        assert!(
+            blocks >= 30 && allows >= 30,
+            "{name}: {blocks} attacks, {allows} look-alikes"
+        );
+        assert_all_pass(&outcomes);
+    }
+}
+
 /// The injection corpus (`tests/corpus/injection.jsonl`, written by
 /// `generate_injection.py`): injected outputs across carriers, the actions
 /// they ask for, and users directing actions at data they point to. A live

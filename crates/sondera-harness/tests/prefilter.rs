@@ -97,6 +97,14 @@ fn judge_corpora(extra: &str) -> Tally {
         ("dev.jsonl", include_str!("../../../tests/corpus/dev.jsonl")),
         ("own.jsonl", include_str!("../../../tests/corpus/own.jsonl")),
         (
+            "grammar.jsonl",
+            include_str!("../../../tests/corpus/grammar.jsonl"),
+        ),
+        (
+            "runs.jsonl",
+            include_str!("../../../tests/corpus/runs.jsonl"),
+        ),
+        (
             "runners.jsonl",
             include_str!("../../../tests/corpus/runners.jsonl"),
         ),

@@ -530,6 +530,35 @@ fn payload_fields(
                 Fact::string(workspace.persistence(path).unwrap_or_default()),
             );
             put(f, "place", Fact::string(workspace.place(path).as_str()));
+            let later = content
+                .as_deref()
+                .filter(|_| {
+                    matches!(
+                        operation,
+                        FileOperationKind::Write | FileOperationKind::Edit
+                    )
+                })
+                .and_then(|text| workspace.runs_later(path, text));
+            let later = later.as_ref();
+            put(f, "runs", Fact::string(later.map_or("", |l| l.kind)));
+            put(
+                f,
+                "runs_risks",
+                Fact::strings(
+                    later
+                        .into_iter()
+                        .flat_map(|l| l.risks.iter().map(|r| r.kind.as_str())),
+                ),
+            );
+            put(
+                f,
+                "untrusted_sources",
+                Fact::strings(
+                    later
+                        .into_iter()
+                        .flat_map(|l| l.untrusted_sources.iter().map(String::as_str)),
+                ),
+            );
             put_opt(f, "content", content.as_ref());
             put_opt(f, "old_content", old_content.as_ref());
         }
@@ -572,6 +601,17 @@ impl Workspace {
     /// "authorized_keys", ...), if any.
     pub fn persistence(&self, path: &str) -> Option<&'static str> {
         sondera_guard::persistence::persistence_target(&self.resolve(path), &self.home)
+    }
+
+    /// What writing `content` to `path` will execute later, if a tool runs
+    /// the file (a manifest's scripts, `.envrc`, an SSH config, ...).
+    pub fn runs_later(&self, path: &str, content: &str) -> Option<shell::LaterRun> {
+        let context = ShellContext {
+            working_dir: &self.root,
+            workspace_root: &self.root,
+            home: &self.home,
+        };
+        shell::runs_later(&self.resolve(path), content, &context)
     }
 
     /// Where `path` lies: the workspace, scratch space, home, the system or elsewhere.

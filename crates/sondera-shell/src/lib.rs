@@ -31,6 +31,7 @@ mod effects;
 mod egress;
 mod embedded;
 mod interpreters;
+mod later;
 mod paths;
 mod risks;
 mod sql;
@@ -40,6 +41,7 @@ mod walk;
 pub mod word;
 mod wrappers;
 
+pub use later::{LaterRun, runs_later};
 pub use paths::{ResolvedPath, pattern, resolve};
 pub use sondera_catalogue::hosts::url_host;
 pub use types::{Invocation, MAX_PREFIX_WORDS, Risk, RiskKind, ShellAnalysis, ShellContext, Stdin};
@@ -59,9 +61,34 @@ pub fn analyze(command: &str, context: &ShellContext<'_>) -> ShellAnalysis {
     } else {
         walker.source(&read, 0);
     }
+    finish(walker, command, context)
+}
+
+/// Analyses `code` in the language of `interpreter` (`python3`, `node`,
+/// `perl`, ...) as if that interpreter ran it in `context`: the commands
+/// it spawns, the files it deletes, the connections it opens.
+pub fn analyze_code(interpreter: &str, code: &str, context: &ShellContext<'_>) -> ShellAnalysis {
+    let mut walker = walk::Walker::new(code.len());
+    if code.len() > MAX_COMMAND_BYTES {
+        walker.analysis.unparsable = Some(format!(
+            "code is {} bytes, longer than the {MAX_COMMAND_BYTES}-byte limit",
+            code.len()
+        ));
+    } else {
+        walker.inline_code(
+            interpreter,
+            interpreters::InlineCode::Text(code.to_string()),
+            0,
+        );
+    }
+    finish(walker, code, context)
+}
+
+/// The facts of what `walker` found in `text`.
+fn finish(mut walker: walk::Walker, text: &str, context: &ShellContext<'_>) -> ShellAnalysis {
     let mut analysis = std::mem::take(&mut walker.analysis);
     risks::assess(&mut analysis, context);
-    if let Some(control) = control_bytes(command) {
+    if let Some(control) = control_bytes(text) {
         analysis.risks.push(Risk {
             kind: RiskKind::Obfuscated,
             evidence: format!("the command contains {control}"),

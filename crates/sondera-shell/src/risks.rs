@@ -165,6 +165,41 @@ fn invocation_risks(
     package_config_writes(i, ctx, out);
     persistence(i, ctx, out);
     library_injection(i, out);
+    files_that_run(i, ctx, out);
+}
+
+/// A file a tool runs later (`.envrc`, an SSH config, a `.pth`), written
+/// by the command with content it spells out (`cat > .envrc <<EOF`,
+/// `echo ... >> ~/.ssh/config`): what the content will execute counts for
+/// the command that writes it.
+fn files_that_run(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    let targets: Vec<&crate::word::Word> = match i.program.as_str() {
+        "tee" => i.operand_words().chain(&i.writes).collect(),
+        _ => i.writes.iter().collect(),
+    };
+    if targets.is_empty() {
+        return;
+    }
+    let content = match (&i.stdin, i.program.as_str()) {
+        (Stdin::Text(text), "cat" | "tee") => Some(text.clone()),
+        _ => crate::walk::printed_text(&[i]),
+    };
+    let Some(content) = content else { return };
+    for target in targets {
+        let path = resolve(target, ctx).path;
+        let Some(later) = crate::later::runs_later(&path, &content, ctx) else {
+            continue;
+        };
+        for r in later.risks {
+            out.push(risk(r.kind, format!("writes {path}: {}", r.evidence)));
+        }
+        for source in later.untrusted_sources {
+            out.push(risk(
+                RiskKind::UntrustedPackageSource,
+                format!("writes {path}, which takes packages from {source}"),
+            ));
+        }
+    }
 }
 
 fn packages(i: &Invocation, out: &mut Vec<Risk>) {
@@ -201,7 +236,7 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
             })
         })
         .collect();
-    let elsewhere = |source: &&str| !official_registry(source);
+    let elsewhere = |source: &&str| !sondera_catalogue::hosts::official_registry(source);
     let pip = i.program.starts_with("pip")
         || (i.program.starts_with("python") && args.windows(2).any(|w| w == ["-m", "pip"]));
     let installs = args.iter().any(|a| matches!(*a, "install" | "add" | "i"));
@@ -229,24 +264,6 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
             format!("{} {}", i.program, i.args.join(" ")),
         ));
     }
-}
-
-/// The public registries package managers use by default, named explicitly.
-fn official_registry(source: &str) -> bool {
-    let host = sondera_catalogue::hosts::url_host(source)
-        .or_else(|| sondera_catalogue::hosts::authority_host(source))
-        .unwrap_or_default();
-    matches!(
-        host.as_str(),
-        "pypi.org"
-            | "pypi.python.org"
-            | "files.pythonhosted.org"
-            | "registry.npmjs.org"
-            | "registry.yarnpkg.com"
-            | "index.crates.io"
-            | "crates.io"
-            | "rubygems.org"
-    )
 }
 
 /// Package manager configuration: writing it can point installs elsewhere.

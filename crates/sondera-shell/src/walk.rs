@@ -793,7 +793,7 @@ impl Walker {
 
     /// Inline code an interpreter runs: recorded for the facts layer, and
     /// the commands it carries walked as what it runs.
-    fn inline_code(&mut self, program: &str, inline: InlineCode, depth: usize) {
+    pub(super) fn inline_code(&mut self, program: &str, inline: InlineCode, depth: usize) {
         let origin = match self.group {
             Some(g) => format!("{}: ", self.embedded[g].origin),
             None => String::new(),
@@ -945,7 +945,7 @@ fn reads_script_from_stdin(invocation: &Invocation) -> bool {
 
 /// The text a stage prints when it is a lone `echo` or `printf` of static
 /// words, or a `cat` of a here-document.
-fn printed_text(stage: &[&Invocation]) -> Option<String> {
+pub(super) fn printed_text(stage: &[&Invocation]) -> Option<String> {
     match stage {
         [only] if only.program == "cat" && only.args.is_empty() => match &only.stdin {
             Stdin::Text(text) => Some(text.clone()),
