@@ -109,6 +109,14 @@ pub enum Feature {
     /// Taking over the answer ("end your response with", "respond only with",
     /// "output the word").
     OutputTakeover,
+    /// Changing the agent's answer: adding a link, an advertisement or code
+    /// to it, encoding, encrypting, translating or reversing it, making it
+    /// claim or recommend something, replacing what it says.
+    AnswerDirective,
+    /// Asking for the answer in a language, without saying it must be
+    /// only that way ("answer in French"): what a guideline for people
+    /// says too, so it counts only beside other signs.
+    AnswerManner,
 }
 
 impl Feature {
@@ -138,7 +146,7 @@ impl Feature {
             ToolMention => "tool_mention",
             CommandInstruction => "command_instruction",
             EncodedInstruction => "encoded_instruction",
-            OutputDirective | OutputTakeover => "output_directive",
+            OutputDirective | OutputTakeover | AnswerDirective | AnswerManner => "output_directive",
             RefersToUser => "refers_to_user",
         }
     }
@@ -148,13 +156,14 @@ impl Feature {
         use Feature::*;
         match self {
             Override | ChatToken | FakeConversation | PromptLeak | RoleSwitch | NewInstructions
-            | EncodedInstruction | BracketRole | FakeToolCall | OutputTakeover => 30,
+            | EncodedInstruction | BracketRole | FakeToolCall | OutputTakeover
+            | AnswerDirective => 30,
             RoleHeader | HiddenComment | InvisibleCharacters | AddressedToAgent | Concealment
             | ToolDirective | ToolMention | FromNowOn | StrongMarkup | TaskPrecondition
             | OutputDirective => 20,
             Markup | AuthorityClaim | TodoDirective | RefersToUser => 15,
             QuotedOverride | ConversationLines | HiddenStyle | Precondition | ActionRequest
-            | ActionTarget | Urgency | ToolArguments | CommandInstruction => 10,
+            | ActionTarget | Urgency | ToolArguments | CommandInstruction | AnswerManner => 10,
         }
     }
 }

@@ -282,11 +282,43 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             OutputDirective,
-            r"\b(in|into|to|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\byour\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\b|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b",
+            r"\b(in|into|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\bto\s+your\s+(final\s+)?(answer|summary|reply|completion|translation)s?\b|\byour\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\b|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b",
         ),
         (
             OutputTakeover,
             r"\b(end|start|begin|conclude|prefix|finish)\s+(your|each|every)\s+(answer|response|reply|summary|output)s?\s+(with|by)\b|\b(respond|answer|reply)\s+(to\s+(the\s+user|every\s+\w+|all\s+\w+|any\s+\w+)\s+)?only\s+(with|in)\b|\boutput\s+the\s+(word|text|phrase|string|sentence)\s+['\x22]|\byour\s+(final\s+)?(answer|response|reply|output)\s+(must|should|shall|has\s+to)\s+(start|begin|end|be)\s+(with|only)\b|\bto\s+confirm\s+(that\s+)?you\s+(have\s+)?(read|received|seen|processed)\s+this\b",
+        ),
+        (
+            AnswerDirective,
+            r"\b(add|append|prepend|include|insert|embed|attach|put|place|inject|integrate|incorporate|paste)\b[^!?\n]{0,80}?\b(to|in|into|within|(at|to)\s+the\s+(end|start|top|bottom|beginning)\s+of)\s+(the|your|each|every|any|all)\s+(final\s+|next\s+)?(answers?|repl(y|ies)|summar(y|ies)|completions?)\b",
+        ),
+        (
+            AnswerDirective,
+            r"\b(add|append|prepend|include|insert|embed|attach|put|place|inject|integrate|incorporate|paste)\s+((a|an|the|this|these|that|my|our|following)\s+)*(markdown\s+|html\s+|hidden\s+)?(links?|urls?|ads?|adverts?|advertisements?|promotions?|promotional\s+\w+|banners?|code\s+snippets?|snippets?|scripts?|images?|sentences?|phrases?|messages?|notes?|p\.?s\.?|paragraphs?|signatures?|disclaimers?|footers?|tracking\s+pixels?)\b[^!?\n]{0,80}?\b(to|in|into|within|(at|to)\s+the\s+(end|start|top|bottom|beginning)\s+of)\s+(the|your|each|every|any|all)\s+(final\s+)?(responses?|answers?|repl(y|ies)|outputs?|summar(y|ies))\b",
+        ),
+        (
+            AnswerDirective,
+            r"\b(encode|encrypt|obfuscate|cipher|scramble|reverse|translate|rewrite|spell|format|output|base64)\s+(the|your|all|each|every)\s+(final\s+|entire\s+|whole\s+)?(answers?|repl(y|ies)|responses?|summar(y|ies)|outputs?)\b|\b(spell|write|reverse|encode|encrypt|translate)\s+[^.!?\n]{0,40}?\b(of|in)\s+(the|your)\s+(answer|reply|response|summary)\b",
+        ),
+        (
+            AnswerDirective,
+            r"\b(answer|respond|reply|write)\s+(only\s+|exclusively\s+|entirely\s+|solely\s+)?(in|using|with)\s+(morse(\s+code)?|binary|hex(adecimal)?|base64|rot13|emojis?|leetspeak|upper\s*case(\s+letters)?|capital\s+letters|all\s+caps|reverse(\s+order)?|pig\s+latin)\b|\b(answer|respond|reply|write\s+(your|the)\s+(answer|response|reply))\s+(backwards|in\s+reverse)\b|\b(answer|respond|reply)\s+(only|exclusively|solely|entirely)\s+in\s+[a-z]+\b|\b(answer|respond|reply)\s+in\s+[a-z]+\s+(only|exclusively|from\s+now\s+on|whatever|regardless)\b",
+        ),
+        (
+            AnswerManner,
+            r"\b(answer|respond|reply)\s+(in|using)\s+(french|spanish|german|italian|portuguese|chinese|mandarin|japanese|korean|russian|arabic|hindi|dutch|polish|turkish|swedish|latin|greek|hebrew)\b",
+        ),
+        (
+            AnswerDirective,
+            r"\b(modify|change|alter|extend|enhance|augment|enrich|expand|amend|adjust|tailor|slant|bias|rewrite)\s+(the|your)\s+(final\s+)?(answers?|repl(y|ies)|summar(y|ies))\s+(so|to|by|with|and|in)\b|\b(modify|change|alter|extend|enhance|augment|enrich|expand|amend|adjust|tailor|slant|bias)\s+your\s+(responses?|outputs?)\b",
+        ),
+        (
+            AnswerDirective,
+            r"\b(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+(of\s+this\s+\w+\s+)?(must|should|shall|has\s+to|have\s+to|needs?\s+to)\s+(say|state|claim|mention|recommend|include|contain|read|note|report|describe|tell)\b|\bmake\s+(sure\s+(that\s+)?)?(the|your)\s+(answer|reply|summary|response)s?\s+(says?|states?|claims?|mentions?|recommends?|includes?|contains?|notes?)\b",
+        ),
+        (
+            AnswerDirective,
+            r"\bin\s+(your|the|each|every)\s+(answer|reply|response|summary)s?\s*,?\s+(say|state|claim|mention|recommend|tell|include|add|write|suggest|note|insist)\b|\b(tell|inform|warn|remind|urge)\s+the\s+(reader|user)s?\s+of\s+(your|the)\s+(answer|reply|summary|response)|\breplace\s+[^.!?\n]{0,60}?\bin\s+(your|the)\s+(answer|reply|response|summary)\b|\binstead\s+of\s+(summari[sz]ing|answering|translating|responding|replying)\b|\b(conclude|end|finish|close)\s+the\s+(answer|reply|summary)\s+with\b",
         ),
         (
             RefersToUser,

@@ -159,6 +159,12 @@ pub(super) fn names_production(i: &Invocation) -> bool {
 /// Commands that stop every process of a user or of the system, or remove
 /// every scheduled job: not one thing ended but everything.
 pub(super) fn mass_disruption(i: &Invocation, out: &mut Vec<Risk>) {
+    if !matches!(
+        i.program.as_str(),
+        "kill" | "killall5" | "pkill" | "killall" | "crontab" | "atrm"
+    ) {
+        return;
+    }
     let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
     let operands: Vec<&str> = args
         .iter()
@@ -213,6 +219,33 @@ fn kills_every_process(args: &[&str]) -> bool {
     false
 }
 
+/// Whether any word of the invocation could name a credential, a store of
+/// them or a revealing option: the cheap test before the grammar is read.
+fn mentions_credentials(i: &Invocation) -> bool {
+    const HINTS: &[&str] = &[
+        "token",
+        "pass",
+        "secret",
+        "cred",
+        "key",
+        "raw",
+        "reveal",
+        "unmask",
+        "plaintext",
+        "decrypt",
+    ];
+    let hinted = |word: &str| {
+        HINTS.iter().any(|h| {
+            word.as_bytes()
+                .windows(h.len())
+                .any(|w| w.eq_ignore_ascii_case(h.as_bytes()))
+        })
+    };
+    Role::CredentialStore.includes(&i.program)
+        || hinted(&i.program)
+        || i.args.iter().any(|a| hinted(a))
+}
+
 /// Commands whose output is a credential: a verb of printing applied to a
 /// word that names a token, password, secret or key (`auth
 /// print-access-token`, `get-login-password`, `configure get
@@ -226,6 +259,7 @@ pub(super) fn credential_output(i: &Invocation, out: &mut Vec<Risk>) {
         || i.captured
         || Role::Printer.includes(&i.program)
         || Role::Searcher.includes(&i.program)
+        || !mentions_credentials(i)
     {
         return;
     }
