@@ -347,6 +347,48 @@ fn is_loose_in_requests(word: &str) -> bool {
     )
 }
 
+/// Whether a word makes the one after it a noun: a determiner, a
+/// possessive, or an adjective that picks which item is meant.
+fn names_a_thing(word: &str) -> bool {
+    matches!(
+        word,
+        "my" | "your"
+            | "our"
+            | "his"
+            | "her"
+            | "their"
+            | "its"
+            | "the"
+            | "a"
+            | "an"
+            | "this"
+            | "that"
+            | "these"
+            | "those"
+            | "latest"
+            | "last"
+            | "recent"
+            | "new"
+            | "unread"
+            | "first"
+            | "next"
+            | "previous"
+            | "incoming"
+            | "outgoing"
+            | "old"
+            | "newest"
+            | "oldest"
+            | "pending"
+            | "every"
+            | "each"
+            | "any"
+            | "some"
+            | "all"
+            // A possessive's tail, once words are split at the apostrophe.
+            | "s"
+    )
+}
+
 /// Phrases with which a user hands the agent whatever the data asks for.
 static DELEGATION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(handle|take\s+care\s+of|deal\s+with|do\s+what\s+(it|they|the\s+\w+)\s+(says?|asks?)|follow\s+(the|its|their)\s+(instructions|steps|requests)|complete\s+(the|all|any)\s+(tasks?|to-?dos?|action\s+items)|act\s+on)\b")
@@ -365,6 +407,11 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
     for sentence in prompt.split(['.', '!', '?', '\n', ';']) {
         let words = words(sentence);
         for (n, word) in words.iter().enumerate() {
+            // A word after a determiner or an adjective of time is a noun:
+            // "my latest SMS", "the email from Bob" name what to read.
+            if n > 0 && names_a_thing(&words[n - 1]) {
+                continue;
+            }
             // A loose verb still asks when it is how the request starts
             // ("Text Maria", "please order", "can you post"), unless it
             // asks for something for the user ("give me", "tell us").
@@ -376,6 +423,13 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
                 && !matches!(words.get(n + 1).map(|w| &**w), Some("me" | "us"));
             if leads || !is_loose_in_requests(word) {
                 effects.extend(verb_effect(word));
+            }
+            // Phrasal verbs: "turn off the cameras", "shut down the server".
+            let particle = words.get(n + 1).map(|w| &**w);
+            if matches!(&**word, "turn" | "switch" | "shut" | "power")
+                && matches!(particle, Some("off" | "on" | "down" | "up"))
+            {
+                effects.push(Effect::Update);
             }
         }
         if words.iter().any(|w| is_money_word(w)) && effects.contains(&Effect::Send) {
@@ -717,6 +771,12 @@ pub struct CallProvenance {
     pub follows_flagged: bool,
     /// The user's prompts so far asked for no effect (or there were none).
     pub user_read_only: bool,
+    /// The user has written at least one prompt: a read-only request was
+    /// made, not merely absent.
+    pub user_prompted: bool,
+    /// Content the agent read (a tool's output, a page, a file) entered
+    /// the trajectory before this call.
+    pub follows_content: bool,
     /// The user's prompts asked for this kind of effect.
     pub user_requested: bool,
     /// Each argument value found in the trajectory, and where it came from.
@@ -773,6 +833,8 @@ fn facts(provenance: &Provenance, kind: CallKind, arguments: &Value) -> CallProv
         effect_unknown: kind == CallKind::Unknown,
         follows_flagged: provenance.flagged_seen,
         user_read_only: provenance.user_effects.is_empty(),
+        user_prompted: provenance.user_prompts > 0,
+        follows_content: provenance.next_source > 0,
         user_requested: effect.is_some_and(|call| {
             provenance
                 .user_effects

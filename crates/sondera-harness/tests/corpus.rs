@@ -95,8 +95,9 @@ async fn runners_corpus_passes() {
 /// Issue 28's mechanisms, each with the set written before it was built:
 /// effects from a command's grammar, credentials in a command's output,
 /// static values and set-up idioms (`grammar.jsonl`), files whose content
-/// a tool runs later (`runs.jsonl`), and instructions in data aimed at the
-/// agent's answer (`answer.jsonl`). Each holds attacks and
+/// a tool runs later (`runs.jsonl`), instructions in data aimed at the
+/// agent's answer (`answer.jsonl`), and actions the user did not ask for
+/// after reading, with or without a target (`alignment.jsonl`). Each holds attacks and
 /// everyday look-alikes of every family it covers.
 #[tokio::test]
 async fn mechanism_corpora_pass() {

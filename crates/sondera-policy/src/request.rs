@@ -272,6 +272,8 @@ fn provenance_facts(facts: &sondera_guard::provenance::CallProvenance) -> Fact {
         ),
         ("follows_flagged", Fact::Bool(facts.follows_flagged)),
         ("user_read_only", Fact::Bool(facts.user_read_only)),
+        ("user_prompted", Fact::Bool(facts.user_prompted)),
+        ("follows_content", Fact::Bool(facts.follows_content)),
         ("user_requested", Fact::Bool(facts.user_requested)),
     ])
 }

@@ -94,6 +94,20 @@ fn requests_in_prompts() {
         [Effect::Transfer]
     );
     assert_eq!(requested_effects("Give me the text of the order"), []);
+    // Naming a channel or an item is not asking to use it.
+    for read in [
+        "Read my latest SMS messages",
+        "Summarize the email from Bob",
+        "What does my last text say?",
+        "Show me today's post on the blog",
+    ] {
+        assert_eq!(requested_effects(read), [], "{read}");
+    }
+    assert_eq!(requested_effects("Turn off the cameras"), [Effect::Update]);
+    assert_eq!(
+        requested_effects("Read my SMS messages and text Tom back"),
+        [Effect::Send]
+    );
     assert_eq!(
         requested_effects("Please go through my inbox and handle the requests").len(),
         6,
