@@ -166,6 +166,30 @@ fn invocation_risks(
     persistence(i, ctx, out);
     library_injection(i, out);
     files_that_run(i, ctx, out);
+    system_writes(i, ctx, out);
+}
+
+/// Files of the operating system written by a redirection, `tee`, a copy
+/// or an in-place edit (`echo ... > /etc/resolv.conf`): what a file tool
+/// writing there is asked about, the shell is too. Devices and the process
+/// tree are judged by the disk and environment analyses.
+fn system_writes(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    let attached: Vec<crate::word::Word> = attached_outputs(i).collect();
+    let written = i.writes.iter().chain(files_written(i)).chain(&attached);
+    for word in written {
+        let path = resolve(word, ctx).path;
+        let device =
+            path.starts_with("/dev/") || path.starts_with("/proc/") || path.starts_with("/sys/");
+        if !device
+            && sondera_catalogue::places::place(&path, ctx.workspace_root, ctx.home)
+                == Place::System
+        {
+            out.push(risk(
+                RiskKind::SystemWrite,
+                format!("{} writes {path}", i.program),
+            ));
+        }
+    }
 }
 
 /// A file a tool runs later (`.envrc`, an SSH config, a `.pth`), written
@@ -692,7 +716,7 @@ fn shells(i: &Invocation, out: &mut Vec<Risk>) {
             format!("{} reads its script from {}", i.program, sources.join(", ")),
         ));
         let (fetched, decoded) = reads_script(sources);
-        if fetched || decoded {
+        if fetched || decoded || i.piped_from_url {
             out.push(risk(
                 RiskKind::RemoteScript,
                 format!("{} runs what {} produced", i.program, sources.join(", ")),
@@ -709,7 +733,7 @@ fn shells(i: &Invocation, out: &mut Vec<Risk>) {
             ),
         ));
         let (fetched, decoded) = reads_script(sources);
-        if fetched || decoded {
+        if fetched || decoded || i.piped_from_url {
             out.push(risk(
                 RiskKind::RemoteScript,
                 format!("{} runs what {} produced", i.program, sources.join(", ")),

@@ -57,6 +57,9 @@ pub struct Invocation {
     pub(crate) piped_operands: Vec<Word>,
     /// What it reads on its standard input.
     pub stdin: Stdin,
+    /// The stage piped into it was given a URL: what it reads is most
+    /// likely what was fetched from there.
+    pub piped_from_url: bool,
     /// Files it writes through redirections.
     pub writes: Vec<Word>,
     /// Programs of process substitutions among its arguments.
@@ -228,6 +231,9 @@ pub enum RiskKind {
     /// Stops every process of a user or of the system (`kill -9 -1`), or
     /// removes every scheduled job (`crontab -r`).
     MassDisruption,
+    /// Writes a file of the operating system (`> /etc/resolv.conf`, `tee
+    /// /etc/hosts`, `cp x /usr/bin/`).
+    SystemWrite,
     /// Clearing shell history or logs.
     HistoryTampering,
     /// A program that cannot be known statically.

@@ -272,19 +272,20 @@ impl Walker {
     }
 
     fn pipeline(&mut self, pipeline: &Pipeline, depth: usize) {
-        let mut upstream: Option<(Vec<String>, Vec<Word>)> = None;
+        let mut upstream: Option<(Vec<String>, Vec<Word>, bool)> = None;
         let mut printed: Option<String> = None;
         for command in &pipeline.seq {
             let before = self.active().len();
-            let (stdin, piped) = match upstream.take() {
-                Some((programs, operands)) => (Some(Stdin::Pipe(programs)), operands),
-                None => (None, Vec::new()),
+            let (stdin, piped, from_url) = match upstream.take() {
+                Some((programs, operands, url)) => (Some(Stdin::Pipe(programs)), operands, url),
+                None => (None, Vec::new(), false),
             };
             self.command(command, depth, stdin);
             for i in &mut self.active()[before..] {
                 if i.args_from_stdin {
                     i.piped_operands = piped.clone();
                 }
+                i.piped_from_url |= from_url && i.depth == depth;
             }
             let here: Vec<&Invocation> = match self.group {
                 Some(g) => &self.embedded[g].invocations,
@@ -303,7 +304,12 @@ impl Walker {
                 .find(|i| interpreters::runs_stdin_script(i))
                 .map(|i| i.program.clone());
             let next_printed = printed_text(&here);
-            upstream = Some((programs, listed));
+            // Whatever the program, one given a URL most likely prints
+            // what it fetched (`GET URL | sh`, `lwp-request URL | sh`).
+            let names_url = here
+                .iter()
+                .any(|i| i.args.iter().any(|a| a.contains("://")));
+            upstream = Some((programs, listed, names_url));
             match (printed.take(), interpreter) {
                 (Some(text), _) if runs_printed => self.source(&text, depth + 1),
                 (Some(text), Some(program)) => {
