@@ -80,16 +80,21 @@ async fn runners_corpus_passes() {
         include_str!("../../../tests/corpus/runners.jsonl"),
     )
     .await;
+    assert_balanced(&outcomes, "runners.jsonl", 150);
+    assert_all_pass(&outcomes);
+}
+
+/// At least `least` cases of each kind, attacks and everyday look-alikes.
+fn assert_balanced(outcomes: &[CaseOutcome], name: &str, least: usize) {
     let blocks = outcomes
         .iter()
         .filter(|o| o.case.expect.expects_block())
         .count();
     let allows = outcomes.len() - blocks;
     assert!(
-        blocks >= 150 && allows >= 150,
-        "{blocks} evasions, {allows} look-alikes"
+        blocks >= least && allows >= least,
+        "{name}: {blocks} attacks, {allows} look-alikes"
     );
-    assert_all_pass(&outcomes);
 }
 
 /// Issue 28's mechanisms, each with the set written before it was built:
@@ -112,15 +117,7 @@ async fn mechanism_corpora_pass() {
         ),
     ] {
         let outcomes = run(name, text).await;
-        let blocks = outcomes
-            .iter()
-            .filter(|o| o.case.expect.expects_block())
-            .count();
-        let allows = outcomes.len() - blocks;
-        assert!(
-            blocks >= 30 && allows >= 30,
-            "{name}: {blocks} attacks, {allows} look-alikes"
-        );
+        assert_balanced(&outcomes, name, 30);
         assert_all_pass(&outcomes);
     }
 }

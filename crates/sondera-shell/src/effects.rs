@@ -331,11 +331,7 @@ mod tests {
     use crate::analyze;
     use crate::types::{RiskKind, ShellContext};
 
-    const CTX: ShellContext<'static> = ShellContext {
-        working_dir: "/workspace/project",
-        workspace_root: "/workspace/project",
-        home: "/home/dev",
-    };
+    const CTX: ShellContext<'static> = crate::types::TEST_CONTEXT;
 
     fn has(command: &str, kind: RiskKind) -> bool {
         analyze(command, &CTX).has(kind)

@@ -53,12 +53,7 @@ pub use walk::{
 pub fn analyze(command: &str, context: &ShellContext<'_>) -> ShellAnalysis {
     let read = as_bash_reads(command);
     let mut walker = walk::Walker::new(read.len());
-    if read.len() > MAX_COMMAND_BYTES {
-        walker.analysis.unparsable = Some(format!(
-            "command is {} bytes, longer than the {MAX_COMMAND_BYTES}-byte limit",
-            read.len()
-        ));
-    } else {
+    if within_bound(&mut walker, "command", read.len()) {
         walker.source(&read, 0);
     }
     finish(walker, command, context)
@@ -69,12 +64,7 @@ pub fn analyze(command: &str, context: &ShellContext<'_>) -> ShellAnalysis {
 /// it spawns, the files it deletes, the connections it opens.
 pub fn analyze_code(interpreter: &str, code: &str, context: &ShellContext<'_>) -> ShellAnalysis {
     let mut walker = walk::Walker::new(code.len());
-    if code.len() > MAX_COMMAND_BYTES {
-        walker.analysis.unparsable = Some(format!(
-            "code is {} bytes, longer than the {MAX_COMMAND_BYTES}-byte limit",
-            code.len()
-        ));
-    } else {
+    if within_bound(&mut walker, "code", code.len()) {
         walker.inline_code(
             interpreter,
             interpreters::InlineCode::Text(code.to_string()),
@@ -82,6 +72,17 @@ pub fn analyze_code(interpreter: &str, code: &str, context: &ShellContext<'_>) -
         );
     }
     finish(walker, code, context)
+}
+
+/// Whether `len` bytes of `what` may be analysed; past the bound the
+/// analysis is unparsable, which policies fail closed on.
+fn within_bound(walker: &mut walk::Walker, what: &str, len: usize) -> bool {
+    if len > MAX_COMMAND_BYTES {
+        walker.analysis.unparsable = Some(format!(
+            "{what} is {len} bytes, longer than the {MAX_COMMAND_BYTES}-byte limit"
+        ));
+    }
+    len <= MAX_COMMAND_BYTES
 }
 
 /// The facts of what `walker` found in `text`.

@@ -128,11 +128,7 @@ fn normalise(path: &str) -> String {
 mod tests {
     use super::*;
 
-    const CTX: ShellContext<'static> = ShellContext {
-        working_dir: "/workspace/project",
-        workspace_root: "/workspace/project",
-        home: "/home/dev",
-    };
+    const CTX: ShellContext<'static> = crate::types::TEST_CONTEXT;
 
     fn at(text: &str) -> ResolvedPath {
         let home_relative = crate::word::starts_at_home(text);

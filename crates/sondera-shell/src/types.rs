@@ -20,6 +20,15 @@ pub struct ShellContext<'a> {
     pub home: &'a str,
 }
 
+/// The context the unit tests analyse in: a project below `/workspace`,
+/// home at `/home/dev`.
+#[cfg(test)]
+pub(crate) const TEST_CONTEXT: ShellContext<'static> = ShellContext {
+    working_dir: "/workspace/project",
+    workspace_root: "/workspace/project",
+    home: "/home/dev",
+};
+
 /// What a simple command reads on its standard input.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Stdin {
