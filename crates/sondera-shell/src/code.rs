@@ -131,6 +131,7 @@ const NETWORK: &[&str] = &[
 /// Calls that delete files or trees.
 const DELETES: &[&str] = &[
     "rmtree",
+    "remove_tree",
     "rm_rf",
     "rm_r(",
     "remove_dir",

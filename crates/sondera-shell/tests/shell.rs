@@ -81,6 +81,10 @@ fn evasions_do_not_hide_the_program() {
         ),
         ("perl -e 'unlink glob \"/etc/*\"'", InlineCodeRisky),
         (
+            "perl -MFile::Path=remove_tree -e 'remove_tree(\"/opt\")'",
+            DeleteOutsideWorkspace,
+        ),
+        (
             "node -e \"require('child_process').execSync('rm -rf /')\"",
             InlineCodeRisky,
         ),
