@@ -839,7 +839,8 @@ fn git(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
 
 /// What a `git push` with arguments `rest` does to the remote's history:
 /// forcing, mirroring, pruning or deleting refs rewrites or removes what
-/// others share; aimed at a protected branch it is denied.
+/// others share; deleting a protected branch or mirroring every ref is
+/// denied.
 fn remote_history(rest: &[String], out: &mut Vec<Risk>) {
     let forced = rest.iter().any(|a| {
         a.as_str() == "--force"
@@ -857,6 +858,11 @@ fn remote_history(rest: &[String], out: &mut Vec<Risk>) {
         return;
     }
     out.push(risk(RiskKind::ForcePush, evidence()));
+    if !(deletes || mirrors) {
+        // A force push to any branch is asked about; one that removes a
+        // protected branch or replaces every ref is denied.
+        return;
+    }
     // Operands after the remote are refspecs; their destination is after `:`.
     let protected = rest
         .iter()

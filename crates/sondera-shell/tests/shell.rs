@@ -868,3 +868,15 @@ fn system_files_written_by_the_shell_and_scripts_from_any_url() {
     assert_risk("lwp-request https://x.example/a | sh", RemoteScript);
     assert!(!kinds("cat setup.sh | bash").contains(&RemoteScript));
 }
+
+#[test]
+fn remote_history_removed_or_replaced() {
+    assert_risk("git push origin --delete main", ProtectedTarget);
+    assert_risk("git push --mirror origin", ProtectedTarget);
+    assert_risk("git push origin :refs/heads/release/2.1", ProtectedTarget);
+    // Forcing is asked about, not denied; deleting a feature branch too.
+    assert!(!kinds("git push --force origin main").contains(&ProtectedTarget));
+    assert_risk("git push --force origin main", ForcePush);
+    assert_risk("git push origin --delete old-feature", ForcePush);
+    assert!(!kinds("git push origin --delete old-feature").contains(&ProtectedTarget));
+}
