@@ -36,9 +36,10 @@ struct Extracted {
     sources: Vec<String>,
 }
 
-/// Risks that say nothing of what a script does when it runs: its own
-/// syntax the analysis could not read, programs named by variables the
-/// tool sets, deleting its own build output, plain interpreter use.
+/// Risks that say nothing of what a script does when it runs: syntax of
+/// the tool's own the analysis could not read (but see `runs_later`),
+/// programs named by variables the tool sets, deleting its own build
+/// output, plain interpreter use.
 const NOT_COUNTED: &[RiskKind] = &[
     RiskKind::Unparsable,
     RiskKind::DynamicProgram,
@@ -52,11 +53,14 @@ pub fn runs_later(path: &str, content: &str, context: &ShellContext<'_>) -> Opti
     let entry = table(path)?;
     let found = extract(entry.format, content);
     let mut risks = Vec::new();
+    // A shell file that cannot be read, or any text past the analysis's
+    // bound, is a fact: what it runs is unknown, not harmless.
+    let whole_script = entry.format == Format::Shell;
     let mut count = |origin: &str, analysis: crate::ShellAnalysis| {
-        let counted = analysis
-            .risks
-            .into_iter()
-            .filter(|r| !NOT_COUNTED.contains(&r.kind));
+        let unread = whole_script || origin.len() > crate::MAX_COMMAND_BYTES;
+        let counted = analysis.risks.into_iter().filter(|r| {
+            !NOT_COUNTED.contains(&r.kind) || (unread && r.kind == RiskKind::Unparsable)
+        });
         risks.extend(counted.map(|r| Risk {
             evidence: format!("{} runs `{}`: {}", entry.kind, excerpt(origin), r.evidence),
             kind: r.kind,
@@ -123,6 +127,8 @@ fn extract(format: Format, content: &str) -> Extracted {
 /// document's string members, or a scan of the lines when it does not
 /// parse.
 fn json_pairs(content: &str) -> Vec<(String, serde_json::Value, Vec<String>)> {
+    // Each member is cloned once per object above it; serde_json refuses
+    // documents nested past 128 levels, which bounds the copying.
     fn walk(
         value: &serde_json::Value,
         path: &mut Vec<String>,
@@ -445,25 +451,50 @@ fn makefile(content: &str, out: &mut Extracted) {
 /// variable such as `$(CC)` or `${GO}` names the program it usually holds
 /// (`cc`, `go`).
 fn make_variables(recipe: &str) -> String {
-    let mut text = recipe.replace("$$", "\u{0}");
-    for (open, close) in [("$(", ')'), ("${", '}')] {
-        while let Some(at) = text.find(open) {
-            let rest = &text[at + 2..];
-            let Some(end) = rest.find(close) else { break };
-            let name = &rest[..end];
-            if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-                break;
+    let mut out = String::with_capacity(recipe.len());
+    let mut rest = recipe;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let close = match after.as_bytes().first() {
+            Some(b'$') => {
+                out.push('$');
+                rest = &after[1..];
+                continue;
             }
-            // make's `SHELL` is `/bin/sh` unless the Makefile says otherwise.
-            let program = if name == "SHELL" {
-                "sh".to_string()
-            } else {
-                name.to_ascii_lowercase()
-            };
-            text = format!("{}{program}{}", &text[..at], &rest[end + 1..]);
+            Some(b'(') => ')',
+            Some(b'{') => '}',
+            _ => {
+                out.push('$');
+                rest = after;
+                continue;
+            }
+        };
+        let inner = &after[1..];
+        match inner
+            .find(close)
+            .map(|end| (&inner[..end], &inner[end + 1..]))
+        {
+            Some((name, tail))
+                if !name.is_empty()
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
+            {
+                // make's `SHELL` is `/bin/sh` unless the Makefile says otherwise.
+                if name == "SHELL" {
+                    out.push_str("sh");
+                } else {
+                    out.push_str(&name.to_ascii_lowercase());
+                }
+                rest = tail;
+            }
+            _ => {
+                out.push('$');
+                rest = after;
+            }
         }
     }
-    text.replace('\u{0}', "$")
+    out.push_str(rest);
+    out
 }
 
 fn cargo_config(content: &str, out: &mut Extracted) {
@@ -670,6 +701,13 @@ mod tests {
             assert_eq!(kinds(path, content), Vec::<RiskKind>::new(), "{path}");
         }
         assert_eq!(runs_later("/w/src/lib.rs", "x", &CTX), None);
+    }
+
+    #[test]
+    fn what_cannot_be_read_is_a_fact() {
+        let long = "export A=1\n".repeat(8 * 1024);
+        assert!(kinds("/w/.envrc", &long).contains(&RiskKind::Unparsable));
+        assert!(kinds("/w/.envrc", "if then fi (").contains(&RiskKind::Unparsable));
     }
 
     #[test]
