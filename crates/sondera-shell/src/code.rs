@@ -261,7 +261,14 @@ fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFacts {
             format!("{program} inline code evaluates code it decodes"),
         ));
     }
-    let risky: Vec<&str> = [&spawns, &sockets, &network, &deletes]
+    // A process started with a command the code spells out is judged as
+    // that command (the walk analyses it); only a computed one is unknown.
+    let unknown_spawns: &[&str] = if crate::spawns::spelled_out(code).is_some() {
+        &[]
+    } else {
+        &spawns
+    };
+    let risky: Vec<&str> = [unknown_spawns, &sockets, &network, &deletes]
         .into_iter()
         .flatten()
         .copied()

@@ -261,6 +261,7 @@ pub(super) fn commands_in_code(program: &str, code: &str) -> Vec<String> {
         .into_iter()
         .filter(|l| l.contains(char::is_whitespace) || crate::embedded::is_shell(l))
         .collect();
+    commands.extend(crate::spawns::spelled_out(code).unwrap_or_default());
     commands.push(code.to_string());
     commands
 }

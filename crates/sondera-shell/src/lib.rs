@@ -34,6 +34,7 @@ mod interpreters;
 mod later;
 mod paths;
 mod risks;
+mod spawns;
 mod sql;
 mod statics;
 mod types;

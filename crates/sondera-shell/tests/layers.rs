@@ -8,7 +8,14 @@ const SHELL_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
 /// The files that compute facts from the walk's description.
 const FACTS: &[&str] = &["code", "effects", "egress", "later", "risks", "sql"];
 /// The files that describe what a command runs.
-const DESCRIPTION: &[&str] = &["walk", "statics", "wrappers", "embedded", "interpreters"];
+const DESCRIPTION: &[&str] = &[
+    "walk",
+    "statics",
+    "wrappers",
+    "embedded",
+    "interpreters",
+    "spawns",
+];
 
 /// Each file of the shell module and the sibling modules its code (not its
 /// comments, not its tests) names through `super::` or `crate::`.

@@ -84,8 +84,13 @@ fn evasions_do_not_hide_the_program() {
             "perl -MFile::Path=remove_tree -e 'remove_tree(\"/opt\")'",
             DeleteOutsideWorkspace,
         ),
+        // The command the code spells out is what runs.
         (
             "node -e \"require('child_process').execSync('rm -rf /')\"",
+            DeleteOutsideWorkspace,
+        ),
+        (
+            "node -e \"require('child_process').execSync(process.argv[1])\" 'rm -rf /'",
             InlineCodeRisky,
         ),
         ("sh <<'EOF'\nrm -rf /\nEOF", DeleteOutsideWorkspace),
