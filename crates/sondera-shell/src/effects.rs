@@ -66,10 +66,16 @@ impl Grammar {
 }
 
 /// Whether an operand is a file's path (`~/.aws/credentials`,
-/// `./secret.txt`, `/etc/x`): a file named is no word of the grammar.
-/// `//host/:key` (a registry's configuration key) is not one.
+/// `./secret.txt`, `/etc/x`) or name (`prune.sql`): a file named is no
+/// word of the grammar. `//host/:key` (a registry's configuration key) is
+/// not one.
 fn names_a_file(arg: &str) -> bool {
-    arg.starts_with(['~', '.']) || (arg.starts_with('/') && !arg.starts_with("//"))
+    let extension = arg.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=4).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphabetic())
+    });
+    extension || arg.starts_with(['~', '.']) || (arg.starts_with('/') && !arg.starts_with("//"))
 }
 
 /// Whether an operand is text rather than a word: a statement, a message
@@ -352,6 +358,9 @@ mod tests {
             "toolx cache purge",
             "toolx remove widget",
             "toolx --help",
+            // A file named after a verb is data, not the verb.
+            "psql -d app -f prune.sql",
+            "dbtool load reset.json",
         ] {
             assert!(!has(c, RiskKind::InfraDestroy), "{c}");
         }
