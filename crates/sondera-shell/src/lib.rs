@@ -41,6 +41,7 @@ mod types;
 mod walk;
 pub mod word;
 mod wrappers;
+mod written;
 
 pub use later::{LaterRun, runs_later};
 pub use paths::{ResolvedPath, pattern, resolve};

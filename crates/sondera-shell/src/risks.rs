@@ -197,18 +197,9 @@ fn system_writes(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
 /// `echo ... >> ~/.ssh/config`): what the content will execute counts for
 /// the command that writes it.
 fn files_that_run(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
-    let targets: Vec<&crate::word::Word> = match i.program.as_str() {
-        "tee" => i.operand_words().chain(&i.writes).collect(),
-        _ => i.writes.iter().collect(),
-    };
-    if targets.is_empty() {
+    let Some((targets, content)) = crate::written::written_content(i) else {
         return;
-    }
-    let content = match (&i.stdin, i.program.as_str()) {
-        (Stdin::Text(text), "cat" | "tee") => Some(text.clone()),
-        _ => crate::walk::printed_text(&[i]),
     };
-    let Some(content) = content else { return };
     for target in targets {
         let path = resolve(target, ctx).path;
         let Some(later) = crate::later::runs_later(&path, &content, ctx) else {
@@ -956,7 +947,13 @@ fn database_statements(i: &Invocation) -> Option<String> {
         Stdin::Text(text) => Some(text.as_str()),
         _ => None,
     };
-    let texts = i.args.iter().map(String::as_str).chain(stdin);
+    let scripts = i.scripts.iter().map(String::as_str);
+    let texts = i
+        .args
+        .iter()
+        .map(String::as_str)
+        .chain(stdin)
+        .chain(scripts);
     let mut why = None;
     for text in texts {
         let script = text.to_ascii_lowercase();

@@ -71,6 +71,9 @@ pub struct Invocation {
     pub piped_from_url: bool,
     /// Files it writes through redirections.
     pub writes: Vec<Word>,
+    /// The text of scripts it reads that this command wrote earlier with
+    /// text it spelled out (`echo 'DROP TABLE t;' > q.sql; psql -f q.sql`).
+    pub scripts: Vec<String>,
     /// Programs of process substitutions among its arguments.
     pub process_substitutions: Vec<Vec<String>>,
     /// Names of the variables assigned for it (`X=1 cmd`, `env X=1 cmd`).

@@ -14,6 +14,7 @@ use crate::interpreters::{self, InlineCode, InlineRun};
 use crate::statics::StaticValues;
 use crate::types::{Invocation, ShellAnalysis, Stdin};
 use crate::word::{self, Word};
+use crate::written::{Runner, WrittenFiles, printed_text};
 use crate::{embedded, wrappers};
 
 /// Deepest nesting of shells, `eval`, substitutions and here-documents
@@ -75,6 +76,8 @@ pub(super) struct Walker {
     capturing: bool,
     /// Variables assigned statically so far.
     statics: StaticValues,
+    /// Files written so far with text the command spells out.
+    written: WrittenFiles,
 }
 
 /// Most values of a `for` loop over static words whose body is walked once
@@ -118,6 +121,7 @@ impl Walker {
             inline: Vec::new(),
             capturing: false,
             statics: StaticValues::default(),
+            written: WrittenFiles::default(),
         }
     }
 
@@ -724,6 +728,14 @@ impl Walker {
         invocation.args = unwrapped.argv[1..].iter().map(|w| w.text.clone()).collect();
         invocation.arg_words = unwrapped.argv[1..].to_vec();
         let mut analysed = Vec::new();
+        let written_run = self
+            .written
+            .run_by(&invocation)
+            .map(|(runner, text)| (runner, text.to_string()));
+        if let Some((Runner::Statements, text)) = &written_run {
+            invocation.scripts.push(text.clone());
+        }
+        self.written.record(&invocation);
         let children = self.wrapped_children(&invocation, unwrapped.also_runs);
         let nested = self.nested_source(&invocation);
         let inline = interpreters::inline_code(&invocation, None);
@@ -750,6 +762,17 @@ impl Walker {
                 analysed.push(code.clone());
             }
             self.inline_code(&program, inline, depth);
+        }
+        match written_run {
+            Some((Runner::Shell, text)) => {
+                self.source(&text, depth + 1);
+                analysed.push(text);
+            }
+            Some((Runner::Code(interpreter), text)) => {
+                self.inline_code(&interpreter, InlineCode::Text(text.clone()), depth);
+                analysed.push(text);
+            }
+            _ => {}
         }
         Some(Recorded {
             program,
@@ -947,73 +970,6 @@ fn reads_script_from_stdin(invocation: &Invocation) -> bool {
             .args
             .iter()
             .any(|a| !a.starts_with('-') || a.contains('c'))
-}
-
-/// The text a stage prints when it is a lone `echo` or `printf` of static
-/// words, or a `cat` of a here-document.
-pub(super) fn printed_text(stage: &[&Invocation]) -> Option<String> {
-    match stage {
-        [only] if only.program == "cat" && only.args.is_empty() => match &only.stdin {
-            Stdin::Text(text) => Some(text.clone()),
-            _ => None,
-        },
-        [only]
-            if matches!(only.program.as_str(), "echo" | "printf")
-                && !only.arg_words.iter().any(|w| w.dynamic) =>
-        {
-            Some(printed_words(&only.program, &only.args))
-        }
-        _ => None,
-    }
-}
-
-/// What `echo` or `printf` prints of static words: `printf` interprets
-/// the escapes of its format (`\x72`, `\162`, `\n`) and fills its
-/// conversions with the arguments, in order (any left over follow); `echo`
-/// interprets escapes with `-e`.
-fn printed_words(program: &str, args: &[String]) -> String {
-    if program == "printf" {
-        let Some((format, rest)) = args.split_first() else {
-            return String::new();
-        };
-        let mut rest = rest.iter();
-        let decoded = word::ansi_c(format);
-        let mut out = String::with_capacity(decoded.len());
-        let mut chars = decoded.chars().peekable();
-        while let Some(c) = chars.next() {
-            if c != '%' {
-                out.push(c);
-                continue;
-            }
-            match chars.next() {
-                Some('%') => out.push('%'),
-                Some(_) => out.push_str(rest.next().map_or("", String::as_str)),
-                None => out.push('%'),
-            }
-        }
-        for leftover in rest {
-            out.push(' ');
-            out.push_str(leftover);
-        }
-        return out;
-    }
-    let flags: Vec<&str> = args
-        .iter()
-        .map(String::as_str)
-        .take_while(|a| matches!(*a, "-n" | "-e" | "-E" | "-ne" | "-en"))
-        .collect();
-    let interpret = flags.iter().any(|f| f.contains('e'));
-    args[flags.len()..]
-        .iter()
-        .map(|a| {
-            if interpret {
-                word::ansi_c(a)
-            } else {
-                a.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The paths a pipeline stage prints, when it is one that prints its

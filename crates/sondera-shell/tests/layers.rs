@@ -15,6 +15,7 @@ const DESCRIPTION: &[&str] = &[
     "embedded",
     "interpreters",
     "spawns",
+    "written",
 ];
 
 /// Each file of the shell module and the sibling modules its code (not its

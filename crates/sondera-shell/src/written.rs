@@ -1,0 +1,283 @@
+//! What a command prints and writes with text it spells out, and the
+//! commands after it that run what it wrote.
+//!
+//! `cat > x.sh <<EOF ... EOF; bash x.sh` and `echo 'DROP TABLE t;' > q.sql;
+//! psql -f q.sql` run a script written a moment before, whose text is in
+//! the command itself. The walk remembers what each file was given and,
+//! when a later simple command runs that file (a shell or `source` given
+//! it, an interpreter given it as its script, the file run by its path, a
+//! database client reading it), the text is analysed as what runs.
+
+use sondera_catalogue::Role;
+
+use crate::interpreters::interpreter;
+use crate::types::{Invocation, Stdin};
+use crate::word::{self, Word};
+
+/// Most files remembered in one command; the oldest is forgotten first.
+const MAX_FILES: usize = 16;
+
+/// The files written so far in a command with text it spells out.
+#[derive(Debug, Default)]
+pub(super) struct WrittenFiles {
+    /// Each file's path as written (`./` dropped) and its text.
+    files: Vec<(String, String)>,
+}
+
+/// How a file the command wrote is run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Runner {
+    /// A shell runs it (`bash x.sh`, `source x.sh`, `./x.sh`).
+    Shell,
+    /// This interpreter runs it as code (`python3 x.py`, a `#!` line).
+    Code(String),
+    /// A database client reads its statements (`psql -f q.sql`, `< q.sql`).
+    Statements,
+}
+
+impl WrittenFiles {
+    /// Remembers what `i` writes: the text when the command spells it
+    /// out; a file written with text it does not is forgotten.
+    pub(super) fn record(&mut self, i: &Invocation) {
+        let known = written_content(i);
+        let content = known.as_ref().map(|(_, text)| text);
+        for target in &i.writes {
+            let key = key(&target.text);
+            self.files.retain(|(path, _)| *path != key);
+            let Some(text) = content.filter(|_| !target.dynamic) else {
+                continue;
+            };
+            if self.files.len() == MAX_FILES {
+                self.files.remove(0);
+            }
+            self.files.push((key, text.clone()));
+        }
+        if let Some((targets, text)) = known.filter(|_| i.program == "tee") {
+            for target in targets.into_iter().filter(|t| !t.dynamic) {
+                self.files.retain(|(path, _)| *path != key(&target.text));
+                self.files.push((key(&target.text), text.clone()));
+            }
+            self.files
+                .drain(..self.files.len().saturating_sub(MAX_FILES));
+        }
+    }
+
+    /// The file of those written before that `i` runs, how, and its text.
+    pub(super) fn run_by(&self, i: &Invocation) -> Option<(Runner, &str)> {
+        if i.path.contains('/')
+            && let Some(text) = self.text(&i.path)
+        {
+            return Some((interpreter_line(text), text));
+        }
+        let program = i.program.as_str();
+        let shell = Role::Shell.includes(program) || matches!(program, "source" | ".");
+        if shell || interpreter(program).is_some() {
+            let flags_code = i.args.iter().any(|a| {
+                a.starts_with('-') && !a.starts_with("--") && (a.contains('c') || a.contains('m'))
+            });
+            let script = i.args.iter().find(|a| !a.starts_with('-'));
+            let text = script.filter(|_| !flags_code).and_then(|s| self.text(s))?;
+            let runner = if shell {
+                Runner::Shell
+            } else {
+                Runner::Code(program.to_string())
+            };
+            return Some((runner, text));
+        }
+        if Role::DatabaseClient.includes(program) {
+            return self
+                .statements_read_by(i)
+                .map(|text| (Runner::Statements, text));
+        }
+        None
+    }
+
+    /// The text of the file a database client reads its statements from.
+    fn statements_read_by(&self, i: &Invocation) -> Option<&str> {
+        if let Stdin::File(path) = &i.stdin
+            && let Some(text) = self.text(path)
+        {
+            return Some(text);
+        }
+        let named = i
+            .args
+            .iter()
+            .enumerate()
+            .find_map(|(n, a)| match a.as_str() {
+                "-f" | "--file" => i.args.get(n + 1).map(String::as_str),
+                _ => a.strip_prefix("--file="),
+            })?;
+        self.text(named)
+    }
+
+    fn text(&self, path: &str) -> Option<&str> {
+        let key = key(path);
+        self.files
+            .iter()
+            .rev()
+            .find(|(p, _)| *p == key)
+            .map(|(_, text)| text.as_str())
+    }
+}
+
+/// A path as compared within one command: `./x.sh` is `x.sh`.
+fn key(path: &str) -> String {
+    path.trim_start_matches("./").to_string()
+}
+
+/// What runs a script run by its path: the interpreter its `#!` line
+/// names, a shell without one.
+fn interpreter_line(text: &str) -> Runner {
+    let Some(line) = text.lines().next().and_then(|l| l.strip_prefix("#!")) else {
+        return Runner::Shell;
+    };
+    let mut words = line.split_whitespace();
+    let first = words.next().unwrap_or("");
+    let name = match first.rsplit('/').next().unwrap_or(first) {
+        "env" => words.find(|w| !w.starts_with('-')).unwrap_or(""),
+        name => name,
+    };
+    if interpreter(name).is_some() && !Role::Shell.includes(name) {
+        Runner::Code(name.to_string())
+    } else {
+        Runner::Shell
+    }
+}
+
+/// The files `i` writes with text it spells out (`cat > f <<EOF`, `echo
+/// ... >> f`, `tee f <<< ...`), and that text.
+pub(super) fn written_content(i: &Invocation) -> Option<(Vec<&Word>, String)> {
+    let targets: Vec<&Word> = match i.program.as_str() {
+        "tee" => i.operand_words().chain(&i.writes).collect(),
+        _ => i.writes.iter().collect(),
+    };
+    if targets.is_empty() {
+        return None;
+    }
+    let content = match (&i.stdin, i.program.as_str()) {
+        (Stdin::Text(text), "cat" | "tee") => Some(text.clone()),
+        _ => printed_text(&[i]),
+    }?;
+    Some((targets, content))
+}
+
+/// The text a stage prints when it is a lone `echo` or `printf` of static
+/// words, or a `cat` of a here-document.
+pub(super) fn printed_text(stage: &[&Invocation]) -> Option<String> {
+    match stage {
+        [only] if only.program == "cat" && only.args.is_empty() => match &only.stdin {
+            Stdin::Text(text) => Some(text.clone()),
+            _ => None,
+        },
+        [only]
+            if matches!(only.program.as_str(), "echo" | "printf")
+                && !only.arg_words.iter().any(|w| w.dynamic) =>
+        {
+            Some(printed_words(&only.program, &only.args))
+        }
+        _ => None,
+    }
+}
+
+/// What `echo` or `printf` prints of static words: `printf` interprets
+/// the escapes of its format (`\x72`, `\162`, `\n`) and fills its
+/// conversions with the arguments, in order (any left over follow); `echo`
+/// interprets escapes with `-e`.
+fn printed_words(program: &str, args: &[String]) -> String {
+    if program == "printf" {
+        let Some((format, rest)) = args.split_first() else {
+            return String::new();
+        };
+        let mut rest = rest.iter();
+        let decoded = word::ansi_c(format);
+        let mut out = String::with_capacity(decoded.len());
+        let mut chars = decoded.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('%') => out.push('%'),
+                Some(_) => out.push_str(rest.next().map_or("", String::as_str)),
+                None => out.push('%'),
+            }
+        }
+        for leftover in rest {
+            out.push(' ');
+            out.push_str(leftover);
+        }
+        return out;
+    }
+    let flags: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| matches!(*a, "-n" | "-e" | "-E" | "-ne" | "-en"))
+        .collect();
+    let interpret = flags.iter().any(|f| f.contains('e'));
+    args[flags.len()..]
+        .iter()
+        .map(|a| {
+            if interpret {
+                word::ansi_c(a)
+            } else {
+                a.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::TEST_CONTEXT;
+
+    fn run_after(command: &str) -> Option<(Runner, String)> {
+        let analysis = crate::analyze(command, &TEST_CONTEXT);
+        let mut files = WrittenFiles::default();
+        let mut found = None;
+        for i in analysis.invocations.iter().filter(|i| i.depth == 0) {
+            found = files.run_by(i).map(|(r, t)| (r, t.to_string()));
+            files.record(i);
+        }
+        found
+    }
+
+    #[test]
+    fn files_written_then_run_are_read() {
+        let shell = |t: &str| Some((Runner::Shell, t.to_string()));
+        assert_eq!(
+            run_after("echo 'rm -rf ~' > x.sh; bash x.sh"),
+            shell("rm -rf ~")
+        );
+        assert_eq!(run_after("echo 'ls' > x.sh && ./x.sh"), shell("ls"));
+        assert_eq!(run_after("echo 'ls' > x.sh; source ./x.sh"), shell("ls"));
+        assert_eq!(
+            run_after("printf '#!/usr/bin/env python3\\nprint(1)\\n' > t && ./t"),
+            Some((
+                Runner::Code("python3".into()),
+                "#!/usr/bin/env python3\nprint(1)\n".into()
+            ))
+        );
+        assert_eq!(
+            run_after("echo 'DROP TABLE t;' > q.sql; psql -f q.sql"),
+            Some((Runner::Statements, "DROP TABLE t;".into()))
+        );
+        assert_eq!(
+            run_after("echo 'DROP TABLE t;' > q.sql; mysql db < q.sql"),
+            Some((Runner::Statements, "DROP TABLE t;".into()))
+        );
+    }
+
+    #[test]
+    fn files_not_written_with_known_text_are_not() {
+        assert_eq!(run_after("bash x.sh"), None);
+        assert_eq!(
+            run_after("echo 'ls' > x.sh; echo \"$X\" > x.sh; bash x.sh"),
+            None
+        );
+        assert_eq!(run_after("echo 'ls' > x.sh; bash -c 'x.sh'"), None);
+        assert_eq!(run_after("echo 'ls' > x.sh; x.sh"), None);
+    }
+}
