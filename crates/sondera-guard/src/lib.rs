@@ -30,6 +30,7 @@ pub mod content;
 mod json;
 pub mod net;
 pub mod provenance;
+pub mod scripts;
 mod shape;
 
 pub use sondera_catalogue::hosts::file_url_path;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use sondera_guard::content;
-use sondera_model::{Adjudicated, Event, Payload, TrajectoryState};
+use sondera_model::{Adjudicated, Decision, Event, Payload, TrajectoryState};
 use sondera_policy::PolicyEngine;
 use sondera_store::{
     EventLog, StepRecord, StoreError, TenantId, TrajectoryStatus, TrajectoryStore,
@@ -367,6 +367,15 @@ pub(crate) fn adjudicate_step(
         state.secrets_seen |= taints.secrets;
         state.untrusted_seen |= taints.untrusted;
         state.remember_untrusted_commands(taints.suggested_commands);
+        if verdict.effective_decision() != Decision::Deny {
+            let workspace = engine.workspace();
+            let context = sondera_guard::shell::ShellContext {
+                working_dir: &workspace.root,
+                workspace_root: &workspace.root,
+                home: &workspace.home,
+            };
+            sondera_guard::scripts::fold(state, &event.payload, &context);
+        }
         state.record(&event.payload, verdict.effective_decision());
     }
     (verdict, governed)

@@ -56,5 +56,6 @@ pub use grant::{ActionShape, Approval, CommandShape, Grant, GrantScope};
 pub use nesting::{MAX_JSON_DEPTH, json_depth_exceeds};
 pub use payload::{FileOperationKind, Payload, PayloadCategory, PromptRole};
 pub use state::{
-    MAX_PENDING_CALLS, MAX_TOOLS_USED, MAX_UNTRUSTED_COMMANDS, PendingCall, TrajectoryState,
+    MAX_PENDING_CALLS, MAX_TOOLS_USED, MAX_UNTRUSTED_COMMANDS, MAX_WRITTEN_SCRIPTS, PendingCall,
+    ScriptRisk, TrajectoryState, WrittenScript,
 };

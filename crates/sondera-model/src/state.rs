@@ -18,6 +18,10 @@ pub const MAX_TOOLS_USED: usize = 256;
 /// older ones are forgotten first.
 pub const MAX_UNTRUSTED_COMMANDS: usize = 32;
 
+/// How many written scripts whose commands carry risks a trajectory
+/// remembers; the oldest is forgotten first.
+pub const MAX_WRITTEN_SCRIPTS: usize = 8;
+
 /// What a trajectory has accumulated so far: the facts policies read from the
 /// `Trajectory` entity. It is a fixed-size summary, never a scan of history,
 /// so the cost of one adjudication does not grow with the trajectory.
@@ -47,6 +51,29 @@ pub struct TrajectoryState {
     pub untrusted_commands: VecDeque<String>,
     /// Where the identifying values the trajectory saw came from.
     pub provenance: crate::provenance::Provenance,
+    /// Scripts the trajectory wrote whose commands carry risks, newest
+    /// last; at most [`MAX_WRITTEN_SCRIPTS`]. A command that later runs one
+    /// carries its risks.
+    pub written_scripts: Vec<WrittenScript>,
+}
+
+/// A script a trajectory wrote (by a file tool) and the risks of what it
+/// runs, so that running it later is judged by what it does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WrittenScript {
+    /// Its absolute path.
+    pub path: String,
+    /// The risks of its commands.
+    pub risks: Vec<ScriptRisk>,
+}
+
+/// One risk of a written script's commands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptRisk {
+    /// The risk's kind, by its name in policies (`delete_outside_workspace`).
+    pub kind: String,
+    /// What established it.
+    pub evidence: String,
 }
 
 /// A call the trajectory saw, remembered until its result arrives so the
@@ -81,6 +108,28 @@ impl TrajectoryState {
             }
             self.untrusted_commands.push_back(command);
         }
+    }
+
+    /// Remembers what the script at `path` now does: a script without
+    /// risks is forgotten, and so is the oldest past [`MAX_WRITTEN_SCRIPTS`].
+    pub fn remember_script(&mut self, path: &str, risks: Vec<ScriptRisk>) {
+        self.written_scripts.retain(|s| s.path != path);
+        if risks.is_empty() {
+            return;
+        }
+        if self.written_scripts.len() == MAX_WRITTEN_SCRIPTS {
+            self.written_scripts.remove(0);
+        }
+        self.written_scripts.push(WrittenScript {
+            path: path.to_string(),
+            risks,
+        });
+    }
+
+    /// The script written at `path` earlier in the trajectory, if its
+    /// commands carry risks.
+    pub fn written_script(&self, path: &str) -> Option<&WrittenScript> {
+        self.written_scripts.iter().find(|s| s.path == path)
     }
 
     /// Folds one adjudicated step into the state.
@@ -164,6 +213,26 @@ mod tests {
             command: format!("echo {id}"),
             working_dir: None,
         }
+    }
+
+    #[test]
+    fn remembers_a_few_risky_scripts() {
+        let risky = || {
+            vec![ScriptRisk {
+                kind: "remote_script".into(),
+                evidence: "curl x | sh".into(),
+            }]
+        };
+        let mut state = TrajectoryState::default();
+        for n in 0..=MAX_WRITTEN_SCRIPTS {
+            state.remember_script(&format!("/w/{n}.sh"), risky());
+        }
+        assert_eq!(state.written_scripts.len(), MAX_WRITTEN_SCRIPTS);
+        assert!(state.written_script("/w/0.sh").is_none());
+        assert!(state.written_script("/w/1.sh").is_some());
+        // Rewritten without risks, a script is forgotten.
+        state.remember_script("/w/1.sh", Vec::new());
+        assert!(state.written_script("/w/1.sh").is_none());
     }
 
     #[test]

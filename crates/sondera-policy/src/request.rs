@@ -448,7 +448,7 @@ fn payload_fields(
             put(f, "command", Fact::string(command));
             put_opt(f, "working_dir", working_dir.as_ref());
             let workspace = &inputs.environment.workspace;
-            let analysis = analyze(command, working_dir.as_deref(), workspace);
+            let analysis = analyze(command, working_dir.as_deref(), workspace, state);
             put(f, "shell", shell_facts(&analysis));
             put(
                 f,
@@ -470,7 +470,7 @@ fn payload_fields(
         } => {
             let command = pending_target(state, call_id);
             put(f, "call_id", Fact::string(call_id));
-            let analysis = analyze(&command, None, &inputs.environment.workspace);
+            let analysis = analyze(&command, None, &inputs.environment.workspace, state);
             put(f, "shell", shell_facts(&analysis));
             put(f, "command", Fact::String(command));
             put(f, "exit_code", Fact::Long(*exit_code));
@@ -650,13 +650,28 @@ fn content_signals(signals: &Signals) -> Fact {
     ])
 }
 
-fn analyze(command: &str, working_dir: Option<&str>, workspace: &Workspace) -> ShellAnalysis {
+/// The analysis of `command`, with the risks of the scripts written
+/// earlier in the trajectory that it runs.
+fn analyze(
+    command: &str,
+    working_dir: Option<&str>,
+    workspace: &Workspace,
+    state: &TrajectoryState,
+) -> ShellAnalysis {
     let context = ShellContext {
         working_dir: working_dir.unwrap_or(&workspace.root),
         workspace_root: &workspace.root,
         home: &workspace.home,
     };
-    shell::analyze(command, &context)
+    let mut analysis = shell::analyze(command, &context);
+    let scripts = sondera_guard::scripts::risks_run(state, &analysis, &context);
+    if !scripts.is_empty() {
+        analysis.risks.extend(scripts);
+        analysis
+            .risks
+            .sort_by(|a, b| (a.kind, &a.evidence).cmp(&(b.kind, &b.evidence)));
+    }
+    analysis
 }
 
 /// Where a shell command reaches, and whether it uploads.

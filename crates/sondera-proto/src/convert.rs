@@ -276,6 +276,8 @@ mirror!(
         operation
     }
 );
+mirror!(model::ScriptRisk, v1::ScriptRisk { kind, evidence });
+mirror!(model::WrittenScript, v1::WrittenScript { path } collect { risks });
 mirror!(
     model::provenance::Source,
     v1::ProvenanceSource {
@@ -781,6 +783,7 @@ impl From<model::TrajectoryState> for v1::TrajectoryState {
             tools_used: s.tools_used.into_iter().collect(),
             untrusted_commands: s.untrusted_commands.into_iter().collect(),
             provenance: Some(s.provenance.into()),
+            written_scripts: s.written_scripts.into_iter().map(Into::into).collect(),
         }
     }
 }
@@ -851,6 +854,7 @@ impl From<v1::TrajectoryState> for model::TrajectoryState {
             tools_used: s.tools_used.into_iter().collect(),
             untrusted_commands: s.untrusted_commands.into_iter().collect(),
             provenance: s.provenance.map(Into::into).unwrap_or_default(),
+            written_scripts: s.written_scripts.into_iter().map(Into::into).collect(),
         }
     }
 }

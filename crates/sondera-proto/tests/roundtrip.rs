@@ -220,6 +220,13 @@ fn verdicts_and_records_roundtrip() {
     );
     state.secrets_seen = true;
     state.remember_untrusted_commands(vec!["curl x | sh".into()]);
+    state.remember_script(
+        "/w/setup.sh",
+        vec![sondera_model::ScriptRisk {
+            kind: "remote_script".into(),
+            evidence: "curl x | sh".into(),
+        }],
+    );
     for status in [
         TrajectoryStatus::Pending,
         TrajectoryStatus::Running,

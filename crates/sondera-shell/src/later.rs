@@ -84,6 +84,67 @@ pub fn runs_later(path: &str, content: &str, context: &ShellContext<'_>) -> Opti
     })
 }
 
+/// What a script written to `path` with `text` does when some later
+/// command runs it (`bash setup.sh`, `python3 tools/x.py`, `psql -f
+/// q.sql`): the risks of its commands, read in the language its extension
+/// or `#!` line names. A file that names no language is not a script, and
+/// what does not count for a file that runs later does not count here.
+pub fn script_risks(path: &str, text: &str, context: &ShellContext<'_>) -> Vec<Risk> {
+    let Some(language) = script_language(path, text) else {
+        return Vec::new();
+    };
+    let analysis = match language {
+        "sh" => crate::analyze(text, context),
+        "sql" => {
+            return crate::sql::destroys(text)
+                .map(|why| {
+                    crate::types::risk(RiskKind::InfraDestroy, format!("its SQL runs {why}"))
+                })
+                .into_iter()
+                .collect();
+        }
+        interpreter => crate::analyze_code(interpreter, text, context),
+    };
+    let mut risks: Vec<Risk> = analysis
+        .risks
+        .into_iter()
+        .filter(|r| !NOT_COUNTED.contains(&r.kind))
+        .collect();
+    risks.dedup_by_key(|r| r.kind);
+    risks
+}
+
+/// The language a script is written in, by the interpreter's name: its
+/// extension's, or its `#!` line's; `sh` for the shells.
+fn script_language<'t>(path: &str, text: &'t str) -> Option<&'t str> {
+    let by_extension = match path.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("sh" | "bash" | "zsh" | "ksh") => Some("sh"),
+        Some("py") => Some("python3"),
+        Some("js" | "mjs" | "cjs") => Some("node"),
+        Some("rb") => Some("ruby"),
+        Some("pl") => Some("perl"),
+        Some("php") => Some("php"),
+        Some("ps1") => Some("pwsh"),
+        Some("sql") => Some("sql"),
+        _ => None,
+    };
+    if by_extension.is_some() {
+        return by_extension;
+    }
+    let line = text.lines().next()?.strip_prefix("#!")?;
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    let name = match first.rsplit('/').next().unwrap_or(first) {
+        "env" => words.find(|w| !w.starts_with('-'))?,
+        name => name,
+    };
+    Some(if sondera_catalogue::Role::Shell.includes(name) {
+        "sh"
+    } else {
+        name
+    })
+}
+
 fn excerpt(text: &str) -> String {
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let mut short: String = line.trim().chars().take(80).collect();

@@ -43,7 +43,7 @@ pub mod word;
 mod wrappers;
 mod written;
 
-pub use later::{LaterRun, runs_later};
+pub use later::{LaterRun, runs_later, script_risks};
 pub use paths::{ResolvedPath, pattern, resolve};
 pub use sondera_catalogue::hosts::url_host;
 pub use types::{Invocation, MAX_PREFIX_WORDS, Risk, RiskKind, ShellAnalysis, ShellContext, Stdin};
@@ -74,6 +74,19 @@ pub fn analyze_code(interpreter: &str, code: &str, context: &ShellContext<'_>) -
         );
     }
     finish(walker, code, context)
+}
+
+/// The files `analysis`'s commands run as scripts (`bash setup.sh`,
+/// `./x.sh`, `python3 tools/x.py`, `psql -f q.sql`), resolved in `context`:
+/// where a script written earlier in the trajectory is run.
+pub fn scripts_run(analysis: &ShellAnalysis, context: &ShellContext<'_>) -> Vec<String> {
+    analysis
+        .invocations
+        .iter()
+        .filter(|i| !i.phantom && !i.dynamic_program)
+        .filter_map(written::script_of)
+        .map(|(_, path)| resolve(&word::Word::path(path), context).path)
+        .collect()
 }
 
 /// Whether `len` bytes of `what` may be analysed; past the bound the

@@ -207,7 +207,18 @@ fn distinct<T: Eq + std::hash::Hash + Clone>(items: impl Iterator<Item = T>) -> 
 }
 
 /// A kind of risk a command carries, by its name in policies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[strum(serialize_all = "snake_case")]
 #[non_exhaustive]
 pub enum RiskKind {

@@ -33,6 +33,8 @@ pub(super) enum Runner {
     Code(String),
     /// A database client reads its statements (`psql -f q.sql`, `< q.sql`).
     Statements,
+    /// It is run by its path (`./x.sh`): its `#!` line says by what.
+    Itself,
 }
 
 impl WrittenFiles {
@@ -64,50 +66,13 @@ impl WrittenFiles {
 
     /// The file of those written before that `i` runs, how, and its text.
     pub(super) fn run_by(&self, i: &Invocation) -> Option<(Runner, &str)> {
-        if i.path.contains('/')
-            && let Some(text) = self.text(&i.path)
-        {
-            return Some((interpreter_line(text), text));
-        }
-        let program = i.program.as_str();
-        let shell = Role::Shell.includes(program) || matches!(program, "source" | ".");
-        if shell || interpreter(program).is_some() {
-            let flags_code = i.args.iter().any(|a| {
-                a.starts_with('-') && !a.starts_with("--") && (a.contains('c') || a.contains('m'))
-            });
-            let script = i.args.iter().find(|a| !a.starts_with('-'));
-            let text = script.filter(|_| !flags_code).and_then(|s| self.text(s))?;
-            let runner = if shell {
-                Runner::Shell
-            } else {
-                Runner::Code(program.to_string())
-            };
-            return Some((runner, text));
-        }
-        if Role::DatabaseClient.includes(program) {
-            return self
-                .statements_read_by(i)
-                .map(|text| (Runner::Statements, text));
-        }
-        None
-    }
-
-    /// The text of the file a database client reads its statements from.
-    fn statements_read_by(&self, i: &Invocation) -> Option<&str> {
-        if let Stdin::File(path) = &i.stdin
-            && let Some(text) = self.text(path)
-        {
-            return Some(text);
-        }
-        let named = i
-            .args
-            .iter()
-            .enumerate()
-            .find_map(|(n, a)| match a.as_str() {
-                "-f" | "--file" => i.args.get(n + 1).map(String::as_str),
-                _ => a.strip_prefix("--file="),
-            })?;
-        self.text(named)
+        let (runner, path) = script_of(i)?;
+        let text = self.text(path)?;
+        let runner = match runner {
+            Runner::Itself => interpreter_line(text),
+            runner => runner,
+        };
+        Some((runner, text))
     }
 
     fn text(&self, path: &str) -> Option<&str> {
@@ -118,6 +83,46 @@ impl WrittenFiles {
             .find(|(p, _)| *p == key)
             .map(|(_, text)| text.as_str())
     }
+}
+
+/// The file `i` runs as its script, as written, and how: a shell or
+/// `source` given it, an interpreter given it as its script (not with
+/// `-c` or `-m`), the file run by its path, a database client reading its
+/// statements from it.
+pub(super) fn script_of(i: &Invocation) -> Option<(Runner, &str)> {
+    if i.path.contains('/') {
+        return Some((Runner::Itself, i.path.as_str()));
+    }
+    let program = i.program.as_str();
+    let shell = Role::Shell.includes(program) || matches!(program, "source" | ".");
+    if shell || interpreter(program).is_some() {
+        let runs_other_code = i.args.iter().any(|a| {
+            a.starts_with('-') && !a.starts_with("--") && (a.contains('c') || a.contains('m'))
+        });
+        let script = i.args.iter().find(|a| !a.starts_with('-') && *a != "-")?;
+        let runner = if shell {
+            Runner::Shell
+        } else {
+            Runner::Code(program.to_string())
+        };
+        return (!runs_other_code).then_some((runner, script.as_str()));
+    }
+    if !Role::DatabaseClient.includes(program) {
+        return None;
+    }
+    let named = i
+        .args
+        .iter()
+        .enumerate()
+        .find_map(|(n, a)| match a.as_str() {
+            "-f" | "--file" => i.args.get(n + 1).map(String::as_str),
+            _ => a.strip_prefix("--file="),
+        });
+    let from_input = match &i.stdin {
+        Stdin::File(path) => Some(path.as_str()),
+        _ => None,
+    };
+    named.or(from_input).map(|path| (Runner::Statements, path))
 }
 
 /// A path as compared within one command: `./x.sh` is `x.sh`.
