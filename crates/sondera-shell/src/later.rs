@@ -214,6 +214,13 @@ fn json_pairs(content: &str) -> Vec<(String, serde_json::Value, Vec<String>)> {
         Err(_) => {
             for line in content.lines() {
                 let line = line.trim().trim_end_matches(',');
+                // Members on one line (`"a": "x", "b": "y"`) read as an object.
+                if let Ok(serde_json::Value::Object(map)) =
+                    serde_json::from_str::<serde_json::Value>(&format!("{{{line}}}"))
+                {
+                    out.extend(map.into_iter().map(|(k, v)| (k, v, Vec::new())));
+                    continue;
+                }
                 let Some((key, value)) = line.split_once(':') else {
                     continue;
                 };

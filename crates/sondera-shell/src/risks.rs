@@ -197,7 +197,8 @@ fn system_writes(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
 /// `echo ... >> ~/.ssh/config`): what the content will execute counts for
 /// the command that writes it.
 fn files_that_run(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
-    let Some((targets, content)) = crate::written::written_content(i) else {
+    let written = crate::written::written_content(i).or_else(|| crate::written::edited_content(i));
+    let Some((targets, content)) = written else {
         return;
     };
     for target in targets {

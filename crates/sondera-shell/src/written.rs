@@ -166,6 +166,171 @@ pub(super) fn written_content(i: &Invocation) -> Option<(Vec<&Word>, String)> {
     Some((targets, content))
 }
 
+/// The files `i` edits in place (`sed -i`, `perl -pi -e`) and the text its
+/// script puts in them: the replacements of its `s` commands and the text
+/// of sed's `a`, `i` and `c`. Matched patterns are not written, and a
+/// script read from a file is not known.
+pub(super) fn edited_content(i: &Invocation) -> Option<(Vec<&Word>, String)> {
+    let perl = match i.program.as_str() {
+        "perl" => true,
+        "sed" => false,
+        _ => return None,
+    };
+    let (mut in_place, mut scripts, mut files) = (false, Vec::new(), Vec::new());
+    let mut words = i.arg_words.iter();
+    while let Some(word) = words.next() {
+        let arg = word.text.as_str();
+        let short = arg.starts_with('-') && !arg.starts_with("--");
+        in_place |= arg.starts_with("--in-place")
+            || (short && (arg.starts_with("-i") || (perl && arg.contains('i'))));
+        let expression =
+            matches!(arg, "-e" | "--expression") || (perl && short && arg.ends_with('e'));
+        if expression {
+            scripts.extend(words.next().map(|w| w.text.as_str()));
+        } else if let Some(script) = arg.strip_prefix("--expression=") {
+            scripts.push(script);
+        } else if matches!(arg, "-f" | "--file") || arg.starts_with("--file=") {
+            return None;
+        } else if !arg.starts_with('-') {
+            files.push(word);
+        }
+    }
+    if scripts.is_empty() && !files.is_empty() {
+        scripts.push(files.remove(0).text.as_str());
+    }
+    let text: Vec<String> = scripts.iter().flat_map(|s| inserted_text(s)).collect();
+    (in_place && !files.is_empty() && !text.is_empty()).then(|| (files, text.join("\n")))
+}
+
+/// The text a sed or perl script writes: each `s` command's replacement
+/// (escapes of its delimiter undone, back-references dropped), and sed's
+/// `a`, `i` and `c` text.
+fn inserted_text(script: &str) -> Vec<String> {
+    let chars: Vec<char> = script.chars().collect();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < chars.len() {
+        at = skip_address(&chars, at);
+        match chars.get(at) {
+            Some('a' | 'i' | 'c') if !chars.get(at + 1).is_some_and(|c| c.is_alphanumeric()) => {
+                let (text, end) = appended(&chars, at + 1);
+                found.push(text);
+                at = end;
+            }
+            Some('s')
+                if chars
+                    .get(at + 1)
+                    .is_some_and(|c| !c.is_alphanumeric() && !c.is_whitespace()) =>
+            {
+                let (text, end) = replacement(&chars, at + 1);
+                found.extend(text);
+                at = end;
+            }
+            Some(_) => {
+                at = chars[at..]
+                    .iter()
+                    .position(|c| matches!(c, ';' | '\n'))
+                    .map_or(chars.len(), |p| at + p + 1)
+            }
+            None => break,
+        }
+    }
+    found
+}
+
+/// Past a sed command's address (`1`, `$`, `/re/`, `1,5`, `/a/,/b/!`)
+/// and the blanks and separators before it.
+fn skip_address(chars: &[char], mut at: usize) -> usize {
+    loop {
+        match chars.get(at) {
+            Some(c)
+                if c.is_whitespace()
+                    || matches!(c, ';' | '{' | '}' | ',' | '!' | '$' | '~' | '+')
+                    || c.is_ascii_digit() =>
+            {
+                at += 1
+            }
+            Some('/') => at = delimited(chars, at + 1, '/').1,
+            _ => return at,
+        }
+    }
+}
+
+/// The text of sed's `a`, `i` or `c` from just after the letter: `a\`
+/// and a new line, `a\text` or `a text`, to the end of the line.
+fn appended(chars: &[char], mut at: usize) -> (String, usize) {
+    while chars.get(at).is_some_and(|c| *c == ' ' || *c == '\t') {
+        at += 1;
+    }
+    // A backslash opens the text, keeping the blanks after it.
+    if chars.get(at) == Some(&'\\') {
+        at += 1;
+        if chars.get(at) == Some(&'\n') {
+            at += 1;
+        }
+    }
+    let end = chars[at..]
+        .iter()
+        .position(|c| *c == '\n')
+        .map_or(chars.len(), |p| at + p);
+    (chars[at..end].iter().collect(), end + 1)
+}
+
+/// An `s` command's replacement, from its delimiter on, and where the
+/// command ends.
+fn replacement(chars: &[char], at: usize) -> (Option<String>, usize) {
+    let delimiter = chars[at];
+    let close = match delimiter {
+        '{' => '}',
+        '(' => ')',
+        '[' => ']',
+        '<' => '>',
+        other => other,
+    };
+    let (_, after_pattern) = delimited(chars, at + 1, close);
+    // Perl's bracketed form opens the replacement with its own bracket.
+    let start = if close != delimiter {
+        chars[after_pattern..]
+            .iter()
+            .position(|c| *c == delimiter)
+            .map_or(chars.len(), |p| after_pattern + p + 1)
+    } else {
+        after_pattern
+    };
+    let (text, end) = delimited(chars, start, close);
+    let flags_end = chars[end.min(chars.len())..]
+        .iter()
+        .position(|c| matches!(c, ';' | '\n' | '}'))
+        .map_or(chars.len(), |p| end + p);
+    (Some(text), flags_end)
+}
+
+/// The text up to an unescaped `close`, with `\close` and `\n` undone and
+/// back-references (`\1`) dropped, and the position after `close`.
+fn delimited(chars: &[char], mut at: usize, close: char) -> (String, usize) {
+    let mut text = String::new();
+    while let Some(&c) = chars.get(at) {
+        at += 1;
+        match c {
+            '\\' => match chars.get(at) {
+                Some('n') => {
+                    text.push('\n');
+                    at += 1;
+                }
+                Some(d) if d.is_ascii_digit() => at += 1,
+                Some(&other) => {
+                    text.push(other);
+                    at += 1;
+                }
+                None => {}
+            },
+            c if c == close => return (text, at),
+            c => text.push(c),
+        }
+    }
+    (text, at)
+}
+
 /// The text a stage prints when it is a lone `echo` or `printf` of static
 /// words, or a `cat` of a here-document.
 pub(super) fn printed_text(stage: &[&Invocation]) -> Option<String> {
@@ -273,6 +438,43 @@ mod tests {
             run_after("echo 'DROP TABLE t;' > q.sql; mysql db < q.sql"),
             Some((Runner::Statements, "DROP TABLE t;".into()))
         );
+    }
+
+    fn edit(command: &str) -> Option<(Vec<String>, String)> {
+        let analysis = crate::analyze(command, &TEST_CONTEXT);
+        let i = analysis.invocations.first()?;
+        edited_content(i)
+            .map(|(files, text)| (files.iter().map(|w| w.text.clone()).collect(), text))
+    }
+
+    #[test]
+    fn in_place_edits_write_their_replacements_and_added_lines() {
+        let cases = [
+            ("sed -i 's/a/b c/' f", "b c"),
+            ("sed -i.bak -e 's#x#y/z#g' f", "y/z"),
+            ("sed -i '1a export X=1' f", "export X=1"),
+            ("sed -i '/^Host p/a \\  User x' f", "  User x"),
+            ("sed -i '$a\\\tmake all' f", "\tmake all"),
+            ("sed -i 's/^\\(a\\)/\\1- run: x/' f", "- run: x"),
+            ("perl -pi -e 's/a/b\\/c/' f", "b/c"),
+            ("perl -i -pe 's{a}{b}g' f", "b"),
+        ];
+        for (command, text) in cases {
+            assert_eq!(
+                edit(command),
+                Some((vec!["f".to_string()], text.replace("\\t", "\t"))),
+                "{command}"
+            );
+        }
+        for command in [
+            "sed 's/a/b/' f",
+            "sed -n '1p' f",
+            "sed -i -f script.sed f",
+            "perl -pe 's/a/b/' f",
+            "sed -i 'd' f",
+        ] {
+            assert_eq!(edit(command), None, "{command}");
+        }
     }
 
     #[test]
