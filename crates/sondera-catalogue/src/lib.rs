@@ -19,6 +19,8 @@
 //!   from when its program is not otherwise known.
 //! - [`runs_later`]: files whose content a tool executes later (manifests'
 //!   scripts, `.envrc`, SSH and git configuration, CI workflows, ...).
+//! - [`packages`]: widely used packages of the public registries, and the
+//!   names made to be mistaken for them.
 //! - [`hosts`]: hosts read as browsers read them and classified (loopback,
 //!   private, metadata, public), and the hosts in URLs and text.
 //!
@@ -27,6 +29,7 @@
 
 pub mod grammar;
 pub mod hosts;
+pub mod packages;
 pub mod persistence;
 pub mod places;
 pub mod programs;

@@ -101,9 +101,12 @@ fn assert_balanced(outcomes: &[CaseOutcome], name: &str, least: usize) {
 /// effects from a command's grammar, credentials in a command's output,
 /// static values and set-up idioms (`grammar.jsonl`), files whose content
 /// a tool runs later (`runs.jsonl`), instructions in data aimed at the
-/// agent's answer (`answer.jsonl`), and actions the user did not ask for
-/// after reading, with or without a target (`alignment.jsonl`). Each holds attacks and
-/// everyday look-alikes of every family it covers.
+/// agent's answer (`answer.jsonl`), actions the user did not ask for
+/// after reading, with or without a target (`alignment.jsonl`), and what
+/// runs indirectly: scripts written then run, in-place edits of files that
+/// run, look-alike package names, commands inline code spells out
+/// (`indirect.jsonl`). Each holds attacks and everyday look-alikes of
+/// every family it covers.
 #[tokio::test]
 async fn mechanism_corpora_pass() {
     for (name, text) in [
@@ -114,6 +117,18 @@ async fn mechanism_corpora_pass() {
         (
             "runs.jsonl",
             include_str!("../../../tests/corpus/runs.jsonl"),
+        ),
+        (
+            "answer.jsonl",
+            include_str!("../../../tests/corpus/answer.jsonl"),
+        ),
+        (
+            "alignment.jsonl",
+            include_str!("../../../tests/corpus/alignment.jsonl"),
+        ),
+        (
+            "indirect.jsonl",
+            include_str!("../../../tests/corpus/indirect.jsonl"),
         ),
     ] {
         let outcomes = run(name, text).await;

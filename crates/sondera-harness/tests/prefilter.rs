@@ -105,6 +105,10 @@ fn judge_corpora(extra: &str) -> Tally {
             include_str!("../../../tests/corpus/runs.jsonl"),
         ),
         (
+            "indirect.jsonl",
+            include_str!("../../../tests/corpus/indirect.jsonl"),
+        ),
+        (
             "runners.jsonl",
             include_str!("../../../tests/corpus/runners.jsonl"),
         ),

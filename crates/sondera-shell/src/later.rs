@@ -11,6 +11,7 @@
 //! edit carries.
 
 use sondera_catalogue::hosts::official_registry;
+use sondera_catalogue::packages::Registry;
 use sondera_catalogue::runs_later::{Format, runs_later as table};
 
 use crate::types::{Risk, RiskKind, ShellContext};
@@ -256,6 +257,9 @@ fn package_manifest(content: &str, out: &mut Extracted) {
         let in_dependencies = section.is_some_and(|s| DEPENDENCY_SECTIONS.contains(&s)) || !parsed;
         if in_dependencies && untrusted_package_spec(text) {
             out.sources.push(format!("{key}: {text}"));
+        }
+        if in_dependencies && let Some(imitated) = Registry::Npm.imitated(&key) {
+            out.sources.push(look_alike(&key, imitated));
         }
     }
 }
@@ -609,6 +613,11 @@ fn dependencies(content: &str, out: &mut Extracted) {
             out.sources.push(replaced);
             continue;
         }
+        if let Some((registry, name)) = declared_dependency(&section, line)
+            && let Some(imitated) = registry.imitated(name)
+        {
+            out.sources.push(look_alike(name, imitated));
+        }
         for url in urls_in(line) {
             let is_index = index_setting(line);
             let patched = section.starts_with("patch") || section.starts_with("replace");
@@ -626,6 +635,57 @@ fn dependencies(content: &str, out: &mut Extracted) {
             }
         }
     }
+}
+
+/// A dependency named like a widely used package it is not.
+fn look_alike(name: &str, imitated: &str) -> String {
+    format!("`{name}`, one edit from the package `{imitated}`")
+}
+
+/// The package a line of a dependency file declares, and its registry: a
+/// requirement line (`requests==2.31`), a Cargo or Poetry dependency table
+/// entry (`serde = "1"`), a quoted requirement in a `pyproject.toml`
+/// array, a Gemfile's `gem "rails"`.
+fn declared_dependency<'l>(section: &str, line: &'l str) -> Option<(Registry, &'l str)> {
+    let identifier = |s: &str| {
+        !s.is_empty()
+            && s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    };
+    if let Some(rest) = line.strip_prefix("gem ") {
+        let name = rest.trim().trim_start_matches(['"', '\'']);
+        let name = &name[..name.find(['"', '\'']).unwrap_or(name.len())];
+        return identifier(name).then_some((Registry::RubyGems, name));
+    }
+    if section.contains("dependencies") || section == "packages" || section == "dev-packages" {
+        let key = line
+            .split('=')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_matches('"');
+        let registry = if section.contains("poetry") || section.ends_with("packages") {
+            Registry::PyPi
+        } else {
+            Registry::Crates
+        };
+        return (line.contains('=') && identifier(key)).then_some((registry, key));
+    }
+    let spec = line.trim_end_matches(',').trim_matches(['"', '\'']);
+    let quoted = spec.len() + 2 <= line.trim_end_matches(',').len();
+    if !section.is_empty() && !(section == "project" && quoted) {
+        return None;
+    }
+    let end = spec
+        .find(['[', '=', '<', '>', '!', '~', ';', ' ', '@'])
+        .unwrap_or(spec.len());
+    let (name, constraint) = spec.split_at(end);
+    let requirement = constraint.is_empty()
+        || ["==", ">=", "<=", "~=", "!=", "<", ">", "[", ";", " "]
+            .iter()
+            .any(|p| constraint.trim_start().starts_with(p));
+    (identifier(name) && requirement).then_some((Registry::PyPi, name))
 }
 
 /// Whether a line sets where packages are looked up (an index, a registry,
@@ -776,6 +836,47 @@ mod tests {
         let long = "export A=1\n".repeat(8 * 1024);
         assert!(kinds("/w/.envrc", &long).contains(&RiskKind::Unparsable));
         assert!(kinds("/w/.envrc", "if then fi (").contains(&RiskKind::Unparsable));
+    }
+
+    #[test]
+    fn look_alike_dependencies_are_reported() {
+        let sources =
+            |path: &str, content: &str| runs_later(path, content, &CTX).unwrap().untrusted_sources;
+        for (path, content) in [
+            ("/w/requirements.txt", "flask==3.0\nreqests==2.31.0\n"),
+            ("/w/requirements-dev.txt", "pytset>=7\n"),
+            ("/w/package.json", r#"{"dependencies": {"expresss": "^4"}}"#),
+            ("/w/Cargo.toml", "[dependencies]\nserd = \"1\"\n"),
+            (
+                "/w/pyproject.toml",
+                "[project]\ndependencies = [\n  \"djnago>=5\",\n]\n",
+            ),
+            (
+                "/w/pyproject.toml",
+                "[tool.poetry.dependencies]\nnumpyy = \"^1\"\n",
+            ),
+            (
+                "/w/Gemfile",
+                "source \"https://rubygems.org\"\ngem \"raills\"\n",
+            ),
+        ] {
+            assert_eq!(sources(path, content).len(), 1, "{path}: {content}");
+        }
+        for (path, content) in [
+            (
+                "/w/requirements.txt",
+                "flask==3.0\nrequests[socks]>=2.31\nmy-private-lib==1\n",
+            ),
+            (
+                "/w/package.json",
+                r#"{"dependencies": {"express": "^4", "@acme/expres": "1"}}"#,
+            ),
+            ("/w/Cargo.toml", "[dependencies]\nserde_json = \"1\"\n"),
+            ("/w/Gemfile", "gem \"rails\", \"~> 7\"\n"),
+            ("/w/.npmrc", "registry=https://registry.npmjs.org/\n"),
+        ] {
+            assert!(sources(path, content).is_empty(), "{path}: {content}");
+        }
     }
 
     #[test]

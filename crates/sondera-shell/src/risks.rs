@@ -2,6 +2,7 @@
 //! the evidence that established it.
 
 use sondera_catalogue::Role;
+use sondera_catalogue::packages::Registry;
 use sondera_catalogue::places::is_null_device;
 use sondera_catalogue::programs::{fetches, names_files};
 
@@ -280,6 +281,99 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
             format!("{} {}", i.program, i.args.join(" ")),
         ));
     }
+    look_alike_installs(i, out);
+}
+
+/// Packages installed or run by a name made to be mistaken for a widely
+/// used one (`npm install expres`, `pip install reqeusts`).
+fn look_alike_installs(i: &Invocation, out: &mut Vec<Risk>) {
+    let Some((registry, names)) = installed_names(i) else {
+        return;
+    };
+    for name in names {
+        if let Some(imitated) = registry.imitated(name) {
+            out.push(risk(
+                RiskKind::UntrustedPackageSource,
+                format!(
+                    "{} installs `{name}`, one edit from the package `{imitated}`",
+                    i.program
+                ),
+            ));
+        }
+    }
+}
+
+/// The registry a command installs from and the names it installs: the
+/// operands after `install`, `add` or `i` (or what `npx` runs), without
+/// versions or extras; paths, URLs and the values of options are not names.
+fn installed_names(i: &Invocation) -> Option<(Registry, Vec<&str>)> {
+    let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
+    let python_pip = i.program.starts_with("python") && args.windows(2).any(|w| w == ["-m", "pip"]);
+    let registry = match i.program.as_str() {
+        "npm" | "yarn" | "pnpm" | "bun" | "npx" | "bunx" => Registry::Npm,
+        "uv" | "poetry" | "pipx" | "pipenv" => Registry::PyPi,
+        p if p.starts_with("pip") || python_pip => Registry::PyPi,
+        "cargo" => Registry::Crates,
+        "gem" | "bundle" => Registry::RubyGems,
+        _ => return None,
+    };
+    let start = if matches!(i.program.as_str(), "npx" | "bunx") {
+        0
+    } else {
+        args.iter()
+            .position(|a| matches!(*a, "install" | "add" | "i"))?
+            + 1
+    };
+    // Options whose value is a file, a path or a source, not a package.
+    const VALUED: &[&str] = &[
+        "-r",
+        "--requirement",
+        "-e",
+        "--editable",
+        "-c",
+        "--constraint",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "--registry",
+        "--path",
+        "--git",
+        "--branch",
+        "--tag",
+        "--rev",
+        "--version",
+        "--features",
+        "-F",
+        "--target",
+    ];
+    let mut names = Vec::new();
+    let mut operands = args[start..].iter();
+    while let Some(arg) = operands.next() {
+        if VALUED.contains(arg) {
+            operands.next();
+            continue;
+        }
+        if arg.starts_with('-') || arg.contains(['/', ':']) || arg.starts_with('.') {
+            continue;
+        }
+        names.push(package_name(arg));
+        if start == 0 {
+            break;
+        }
+    }
+    Some((registry, names))
+}
+
+/// A package operand's name: `express@4`, `requests[socks]>=2`, `serde@1`.
+fn package_name(spec: &str) -> &str {
+    let versionless = match spec.char_indices().skip(1).find(|(_, c)| *c == '@') {
+        Some((at, _)) => &spec[..at],
+        None => spec,
+    };
+    let end = versionless
+        .find(['[', '=', '<', '>', '!', '~', ';'])
+        .unwrap_or(versionless.len());
+    &versionless[..end]
 }
 
 /// Package manager configuration: writing it can point installs elsewhere.

@@ -885,3 +885,32 @@ fn remote_history_removed_or_replaced() {
     assert_risk("git push origin --delete old-feature", ForcePush);
     assert!(!kinds("git push origin --delete old-feature").contains(&ProtectedTarget));
 }
+
+#[test]
+fn look_alike_packages_are_untrusted_sources() {
+    for command in [
+        "npm install expres",
+        "yarn add recat-dom@18",
+        "pip install 'reqeusts[socks]>=2'",
+        "python3 -m pip install --user djnago",
+        "uv pip install numpyy",
+        "cargo add serd --features derive",
+        "gem install nokogri",
+        "npx expres",
+    ] {
+        assert_risk(command, UntrustedPackageSource);
+    }
+    for command in [
+        "npm install express lodash@4",
+        "pip install -r requirements.txt requests",
+        "pip install -e ./libs/reqeusts",
+        "cargo add serde_json tokio --features full",
+        "npm install @acme/expres",
+        "npm run expres",
+    ] {
+        assert!(
+            !kinds(command).contains(&UntrustedPackageSource),
+            "{command}"
+        );
+    }
+}
