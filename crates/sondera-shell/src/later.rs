@@ -674,7 +674,9 @@ fn declared_dependency<'l>(section: &str, line: &'l str) -> Option<(Registry, &'
     }
     let spec = line.trim_end_matches(',').trim_matches(['"', '\'']);
     let quoted = spec.len() + 2 <= line.trim_end_matches(',').len();
-    if !section.is_empty() && !(section == "project" && quoted) {
+    // Bare requirement lines, or quoted ones in `pyproject.toml`'s array.
+    let requirement_line = section.is_empty() || (section == "project" && quoted);
+    if !requirement_line {
         return None;
     }
     let end = spec
