@@ -192,6 +192,14 @@ pub const QUIET_VERBS: &[&str] = &[
     "revoke", "rotate", "login", "logout", "setup", "refresh", "help", "describe", "version",
 ];
 
+/// Verbs that create a credential, which a tool shows once, as it is made
+/// (`aws iam create-access-key`, `kubectl create token`).
+pub const MINTING_VERBS: &[&str] = &["create", "issue", "generate", "mint"];
+
+/// Head nouns of credentials a tool prints as it creates them: tokens and
+/// keys. A secret or password created is one the caller supplied.
+pub const MINTED_NOUNS: &[&str] = &["token", "tokens", "authtoken", "apikey", "key", "keys"];
+
 /// Head nouns of a word that names a credential value: the last token of
 /// `print-access-token`, `get-login-password`, `export-credentials`.
 pub const CREDENTIAL_NOUNS: &[&str] = &[

@@ -15,6 +15,8 @@
 //! - [`places`]: where a path lies (workspace, scratch, home, system).
 //! - [`secrets`]: the files and directories that hold credentials.
 //! - [`persistence`]: the files whose writing makes something run later.
+//! - [`controls`]: the machine's security controls and what switches
+//!   each off.
 //! - [`grammar`]: the verbs, nouns and options a command's effect is read
 //!   from when its program is not otherwise known.
 //! - [`runs_later`]: files whose content a tool executes later (manifests'
@@ -27,6 +29,7 @@
 //! Everything here is a pure function of its input: nothing is read from
 //! the file system and no name is resolved.
 
+pub mod controls;
 pub mod grammar;
 pub mod hosts;
 pub mod packages;

@@ -105,6 +105,10 @@ fn judge_corpora(extra: &str) -> Tally {
             include_str!("../../../tests/corpus/runs.jsonl"),
         ),
         (
+            "controls.jsonl",
+            include_str!("../../../tests/corpus/controls.jsonl"),
+        ),
+        (
             "indirect.jsonl",
             include_str!("../../../tests/corpus/indirect.jsonl"),
         ),

@@ -11,8 +11,8 @@
 use sondera_catalogue::Role;
 use sondera_catalogue::grammar::{
     self, BREADTH_TOKENS, CONFIRMATION_BYPASS, DESTROY_VERBS, DISPOSABLE_NOUNS, EMIT_VERBS,
-    PRODUCTION_TOKENS, QUIET_VERBS, REMOTE_STORAGE_SCHEMES, REMOVE_VERBS, REVEALING_OPTIONS,
-    SHARED_NOUNS,
+    MINTED_NOUNS, MINTING_VERBS, PRODUCTION_TOKENS, QUIET_VERBS, REMOTE_STORAGE_SCHEMES,
+    REMOVE_VERBS, REVEALING_OPTIONS, SHARED_NOUNS,
 };
 
 use crate::types::{Invocation, Risk, RiskKind, risk};
@@ -282,7 +282,17 @@ pub(super) fn credential_output(i: &Invocation, out: &mut Vec<Risk>) {
         .skip(1)
         .filter_map(|w| w.first())
         .any(|t| QUIET_VERBS.contains(&t.as_str()));
-    if quiet && !reveals {
+    let minted = g
+        .path
+        .iter()
+        .skip(1)
+        .filter_map(|w| w.first())
+        .any(|t| MINTING_VERBS.contains(&t.as_str()))
+        && g.path.iter().skip(1).any(|w| {
+            grammar::names_credential(w)
+                && w.last().is_some_and(|h| MINTED_NOUNS.contains(&h.as_str()))
+        });
+    if quiet && !reveals && !minted {
         return;
     }
     // `secret/NAME` names one secret as `secret NAME` does.
@@ -324,7 +334,7 @@ pub(super) fn credential_output(i: &Invocation, out: &mut Vec<Risk>) {
     } else {
         emits || last_word_names_one || store
     };
-    if prints || reveals {
+    if prints || reveals || minted {
         out.push(risk(
             RiskKind::SecretRead,
             format!("{} {} prints a credential", i.program, i.args.join(" ")),

@@ -27,6 +27,7 @@
 //! 4. [`analyze`], which runs the walk, then the facts.
 
 mod code;
+mod defences;
 mod effects;
 mod egress;
 mod embedded;

@@ -161,6 +161,8 @@ fn invocation_risks(
     git(i, ctx, out);
     infra(i, out);
     crate::effects::mass_disruption(i, out);
+    crate::defences::controls_off(i, ctx, out);
+    crate::defences::exposure(i, ctx, out);
     history(i, ctx, out);
     packages(i, out);
     package_config_writes(i, ctx, out);
@@ -713,9 +715,14 @@ fn disk(i: &Invocation, out: &mut Vec<Risk>) {
 }
 
 fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    if i.program == "setfacl" {
+        return access_lists(i, ctx, out);
+    }
     if !matches!(i.program.as_str(), "chmod" | "chown" | "chgrp") {
         return;
     }
+    let mode = i.args.iter().find(|a| !a.starts_with('-'));
+    let world_writable = i.program == "chmod" && mode.is_some_and(|m| grants_everyone_write(m));
     let recursive = has_flag(&i.args, 'R', "--recursive");
     let setuid = i.program == "chmod"
         && i.args.iter().any(|a| {
@@ -735,10 +742,69 @@ fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             sondera_catalogue::places::place(&path, ctx.workspace_root, ctx.home),
             Place::System | Place::Home
         ) || sondera_catalogue::places::holds_home(&path, ctx.home);
-        if setuid || (recursive && broad) || path == "/" {
+        let beyond_work = !matches!(
+            sondera_catalogue::places::place(&path, ctx.workspace_root, ctx.home),
+            Place::Workspace | Place::Scratch
+        );
+        if setuid || (recursive && broad) || path == "/" || (world_writable && beyond_work) {
             out.push(risk(
                 RiskKind::PermissionChange,
                 format!("{} {} on {path}", i.program, i.args.join(" ")),
+            ));
+        }
+    }
+}
+
+/// Whether a `chmod` mode lets everyone write: octal with the others'
+/// digit 2, 3, 6 or 7, or a symbolic `o+w`, `a+w`, `o=rwx`.
+fn grants_everyone_write(mode: &str) -> bool {
+    if mode.len() >= 3 && mode.bytes().all(|b| b.is_ascii_digit()) {
+        return matches!(mode.as_bytes()[mode.len() - 1], b'2' | b'3' | b'6' | b'7');
+    }
+    mode.split(',').any(|clause| {
+        let (who, rest) = clause.split_at(clause.find(['+', '=']).unwrap_or(clause.len()));
+        (who.contains('o') || who.contains('a')) && rest.contains('w')
+    })
+}
+
+/// `setfacl` changing who may use files beyond the workspace and scratch
+/// space (`setfacl -R -m u:nobody:rwx /etc`).
+fn access_lists(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    const CHANGES: &[&str] = &[
+        "-m",
+        "-M",
+        "-s",
+        "--modify",
+        "--set",
+        "--modify-file",
+        "--set-file",
+    ];
+    let changes = i.args.iter().any(|a| {
+        CHANGES
+            .iter()
+            .any(|c| a == c || a.starts_with(&format!("{c}=")))
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains(['m', 's']))
+    });
+    if !changes {
+        return;
+    }
+    // The operand after the change's entries is the first file.
+    let files = i
+        .arg_words
+        .iter()
+        .skip_while(|w| !w.text.starts_with('-'))
+        .filter(|w| !w.text.starts_with('-'))
+        .skip(1);
+    for file in files {
+        let path = resolve(file, ctx).path;
+        let beyond_work = !matches!(
+            sondera_catalogue::places::place(&path, ctx.workspace_root, ctx.home),
+            Place::Workspace | Place::Scratch
+        );
+        if beyond_work {
+            out.push(risk(
+                RiskKind::PermissionChange,
+                format!("setfacl {} on {path}", i.args.join(" ")),
             ));
         }
     }
@@ -917,10 +983,50 @@ fn git(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             }
         }
     }
-    let Some(("push", rest)) = git_subcommand(i) else {
+    match git_subcommand(i) {
+        Some(("push", rest)) => remote_history(rest, out),
+        Some(("config", rest)) => git_config_runs(rest, ctx, out),
+        _ => {}
+    }
+}
+
+/// `git config KEY VALUE` setting what git runs later: judged as the same
+/// line in the configuration file is (a command key, an `!` alias or
+/// helper), and hooks taken from beyond the workspace persist.
+fn git_config_runs(rest: &[String], ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    let global = rest.iter().any(|a| a == "--global" || a == "--system");
+    let operands: Vec<&String> = rest.iter().filter(|a| !a.starts_with('-')).collect();
+    let [key, value, ..] = operands.as_slice() else {
         return;
     };
-    remote_history(rest, out);
+    let key = key.to_ascii_lowercase();
+    if key == "core.hookspath" {
+        let path = resolve(&crate::word::Word::path(value.as_str()), ctx).path;
+        // The workspace's own hooks, or the user's in home, are set-up.
+        let own = matches!(
+            sondera_catalogue::places::place(&path, ctx.workspace_root, ctx.home),
+            Place::Workspace | Place::Home
+        );
+        if !own {
+            out.push(risk(
+                RiskKind::Persistence,
+                format!("git takes its hooks from {path}, beyond the workspace and home"),
+            ));
+        }
+        return;
+    }
+    let file = if global {
+        format!("{}/.gitconfig", ctx.home.trim_end_matches('/'))
+    } else {
+        format!("{}/.git/config", ctx.workspace_root.trim_end_matches('/'))
+    };
+    let name = key.rsplit('.').next().unwrap_or(&key);
+    let line = format!("{name} = {value}");
+    if let Some(later) = crate::later::runs_later(&file, &line, ctx) {
+        for r in later.risks {
+            out.push(risk(r.kind, format!("git config {key}: {}", r.evidence)));
+        }
+    }
 }
 
 /// What a `git push` with arguments `rest` does to the remote's history:

@@ -259,6 +259,13 @@ pub enum RiskKind {
     SystemWrite,
     /// Clearing shell history or logs.
     HistoryTampering,
+    /// A security control switched off: a firewall flushed or disabled,
+    /// mandatory access control made permissive, audit or endpoint
+    /// protection stopped, kernel hardening set to 0.
+    SecurityControlOff,
+    /// The machine opened to the network: a file server over home, the
+    /// root or the system, a tunnel to a remote-login port.
+    Exposure,
     /// A program that cannot be known statically.
     DynamicProgram,
     /// An interpreter runs inline code (`python -c`, `perl -e`, ...).

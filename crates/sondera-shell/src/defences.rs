@@ -1,0 +1,228 @@
+//! Defences taken down: a security control switched off, or the machine
+//! opened to the network (a file server over home or the system, a tunnel
+//! to a remote-login port).
+//!
+//! What is a control, and what switches it off, is the catalogue's table
+//! ([`sondera_catalogue::controls`]); here it is read from the command.
+
+use sondera_catalogue::controls::{
+    LOGIN_PORTS, SECURITY_UNIT_TOKENS, SERVICE_MANAGERS, STOPPING_VERBS, control, hardening_setting,
+};
+use sondera_catalogue::grammar;
+use sondera_catalogue::places::{Place, holds_home, place};
+
+use crate::paths::resolve;
+use crate::types::{Invocation, Risk, RiskKind, ShellContext, risk};
+use crate::word::Word;
+
+/// A security control switched off by its own program, by a service
+/// manager, or by setting a hardening kernel setting to 0.
+pub(super) fn controls_off(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
+    let command = || format!("{} {}", i.program, i.args.join(" "));
+    if control(&i.program).is_some_and(|c| c.switched_off(&args)) {
+        out.push(risk(RiskKind::SecurityControlOff, command()));
+    }
+    if SERVICE_MANAGERS.contains(&i.program.as_str()) && stops_a_control(&args) {
+        out.push(risk(RiskKind::SecurityControlOff, command()));
+    }
+    if i.program == "sysctl" {
+        let off = args
+            .iter()
+            .filter_map(|a| a.split_once('='))
+            .any(|(key, value)| hardening_setting(key.trim()).is_some() && value.trim() == "0");
+        if off {
+            out.push(risk(RiskKind::SecurityControlOff, command()));
+        }
+    }
+    let tee_targets = (i.program == "tee").then(|| i.operand_words().collect::<Vec<_>>());
+    for target in i.writes.iter().chain(tee_targets.into_iter().flatten()) {
+        let path = resolve(target, ctx).path;
+        if let Some(setting) = hardening_setting(&path) {
+            out.push(risk(
+                RiskKind::SecurityControlOff,
+                format!("{} writes {setting}", i.program),
+            ));
+        }
+    }
+}
+
+/// A service manager's stopping verb applied to a unit whose name says it
+/// is a security control (`systemctl disable --now firewalld`).
+fn stops_a_control(args: &[&str]) -> bool {
+    let words: Vec<Vec<String>> = args.iter().map(|a| grammar::tokens(a).collect()).collect();
+    let stops = words
+        .iter()
+        .flatten()
+        .any(|t| STOPPING_VERBS.contains(&t.as_str()));
+    stops
+        && words
+            .iter()
+            .flatten()
+            .any(|t| SECURITY_UNIT_TOKENS.contains(&t.as_str()))
+}
+
+/// The machine opened to the network: a file server over home, the root
+/// or the system, or a tunnel to a remote-login port or to local files.
+pub(super) fn exposure(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    if let Some(dir) = served_directory(i, ctx) {
+        let path = resolve(&dir, ctx).path;
+        let broad = path == ctx.home.trim_end_matches('/')
+            || holds_home(&path, ctx.home)
+            || place(&path, ctx.workspace_root, ctx.home) == Place::System;
+        if broad {
+            out.push(risk(
+                RiskKind::Exposure,
+                format!("{} serves {path} over the network", i.program),
+            ));
+        }
+    }
+    if let Some(what) = tunnelled(i) {
+        out.push(risk(
+            RiskKind::Exposure,
+            format!(
+                "{} {} tunnels {what} to the network",
+                i.program,
+                i.args.join(" ")
+            ),
+        ));
+    }
+}
+
+/// The directory a file server serves: its directory option or operand,
+/// or the working directory.
+fn served_directory(i: &Invocation, ctx: &ShellContext<'_>) -> Option<Word> {
+    let args = &i.arg_words;
+    let value_of = |options: &[&str]| {
+        args.iter()
+            .position(|w| options.contains(&w.text.as_str()))
+            .and_then(|n| args.get(n + 1).cloned())
+    };
+    let cwd = || Word::path(ctx.working_dir);
+    let first_operand = |skip: usize| {
+        args.iter()
+            .skip(skip)
+            .find(|w| !w.text.starts_with('-') && w.text.parse::<u16>().is_err())
+            .cloned()
+    };
+    let program = i.program.as_str();
+    let python_server = crate::interpreters::interpreter(program).is_some()
+        && args
+            .windows(2)
+            .any(|w| w[0].text == "-m" && w[1].text == "http.server");
+    if python_server {
+        return Some(value_of(&["--directory", "-d"]).unwrap_or_else(cwd));
+    }
+    match program {
+        "php" if args.iter().any(|w| w.text == "-S") => Some(value_of(&["-t"]).unwrap_or_else(cwd)),
+        "http-server" | "serve" | "live-server" => Some(first_operand(0).unwrap_or_else(cwd)),
+        // BusyBox's `httpd` applet serves `-h DIR`.
+        "httpd" | "busybox" if args.iter().any(|w| w.text == "-h") => value_of(&["-h"]),
+        "ngrok" => args
+            .iter()
+            .find_map(|w| w.text.strip_prefix("file://").map(Word::path)),
+        _ => None,
+    }
+}
+
+/// What a tunnel exposes when it is a remote-login port: `ngrok tcp 22`,
+/// `cloudflared tunnel --url ssh://localhost:22`, `ssh -R 2222:localhost:22`.
+fn tunnelled(i: &Invocation) -> Option<String> {
+    let login = |port: &str| port.parse::<u16>().is_ok_and(|p| LOGIN_PORTS.contains(&p));
+    let last_port = |spec: &str| spec.rsplit(':').next().is_some_and(login);
+    match i.program.as_str() {
+        "ngrok" if i.args.first().is_some_and(|a| a == "tcp") => i
+            .args
+            .iter()
+            .skip(1)
+            .find(|a| !a.starts_with('-') && (login(a) || last_port(a)))
+            .map(|a| format!("port {a}")),
+        "cloudflared" => i
+            .args
+            .iter()
+            .find(|a| {
+                a.starts_with("ssh://")
+                    || a.starts_with("rdp://")
+                    || a.starts_with("tcp://") && last_port(a)
+            })
+            .cloned(),
+        "ssh" | "autossh" => i.args.iter().enumerate().find_map(|(n, a)| {
+            let spec = match a.strip_prefix("-R") {
+                Some("") => i.args.get(n + 1)?.as_str(),
+                Some(attached) => attached,
+                None => return None,
+            };
+            last_port(spec).then(|| format!("the remote-login port of {spec}"))
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze;
+    use crate::types::TEST_CONTEXT;
+    use sondera_catalogue::controls::HARDENING_SETTINGS;
+
+    fn has(command: &str, kind: RiskKind) -> bool {
+        analyze(command, &TEST_CONTEXT).has(kind)
+    }
+
+    #[test]
+    fn controls_switched_off() {
+        for c in sondera_catalogue::controls::CONTROLS {
+            assert!(
+                has(c.example, RiskKind::SecurityControlOff),
+                "{}",
+                c.example
+            );
+        }
+        for setting in HARDENING_SETTINGS {
+            let command = format!("sysctl -w {setting}=0");
+            assert!(has(&command, RiskKind::SecurityControlOff), "{command}");
+        }
+        for command in [
+            "systemctl disable --now firewalld",
+            "service apparmor stop",
+            "echo 0 > /proc/sys/kernel/randomize_va_space",
+        ] {
+            assert!(has(command, RiskKind::SecurityControlOff), "{command}");
+        }
+        for command in [
+            "systemctl status firewalld",
+            "systemctl stop my-dev-server",
+            "sysctl -w vm.max_map_count=262144",
+            "sysctl kernel.randomize_va_space",
+        ] {
+            assert!(!has(command, RiskKind::SecurityControlOff), "{command}");
+        }
+    }
+
+    #[test]
+    fn the_machine_exposed() {
+        for command in [
+            "python3 -m http.server 80 --directory ~",
+            "php -S 0.0.0.0:8080 -t /",
+            "http-server / -p 9000",
+            "busybox httpd -f -p 8080 -h /home/dev",
+            "ngrok tcp 22",
+            "ngrok http file:///home/dev",
+            "cloudflared tunnel --url ssh://localhost:22",
+            "ssh -R 0.0.0.0:2222:localhost:22 user@203.0.113.7",
+        ] {
+            assert!(has(command, RiskKind::Exposure), "{command}");
+        }
+        for command in [
+            "python3 -m http.server 8000",
+            "python3 -m http.server 8000 --directory dist",
+            "ngrok http 3000",
+            "php -S localhost:8000 -t public",
+            "ssh -L 5432:localhost:5432 bastion",
+            "ssh -R 8080:localhost:3000 tunnel.example",
+            "cloudflared tunnel --url http://localhost:3000",
+        ] {
+            assert!(!has(command, RiskKind::Exposure), "{command}");
+        }
+    }
+}
