@@ -185,11 +185,18 @@ fn matches(arg: &str, pattern: &str) -> bool {
 /// The hardening setting a `/proc/sys` path or a `sysctl` key names, in
 /// dotted form, if it is one.
 pub fn hardening_setting(key_or_path: &str) -> Option<&'static str> {
-    let dotted = key_or_path
-        .strip_prefix("/proc/sys/")
-        .map(|p| p.replace('/', "."))
-        .unwrap_or_else(|| key_or_path.to_string());
-    HARDENING_SETTINGS.iter().copied().find(|s| *s == dotted)
+    match key_or_path.strip_prefix("/proc/sys/") {
+        Some(path) => HARDENING_SETTINGS.iter().copied().find(|s| {
+            s.len() == path.len()
+                && s.bytes()
+                    .zip(path.bytes())
+                    .all(|(a, b)| a == b || (a == b'.' && b == b'/'))
+        }),
+        None => HARDENING_SETTINGS
+            .iter()
+            .copied()
+            .find(|s| *s == key_or_path),
+    }
 }
 
 #[cfg(test)]

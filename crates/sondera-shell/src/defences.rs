@@ -18,15 +18,22 @@ use crate::word::Word;
 /// A security control switched off by its own program, by a service
 /// manager, or by setting a hardening kernel setting to 0.
 pub(super) fn controls_off(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    writes_hardening_setting(i, ctx, out);
+    let program = i.program.as_str();
+    let control = control(program);
+    let manager = SERVICE_MANAGERS.contains(&program);
+    if control.is_none() && !manager && program != "sysctl" {
+        return;
+    }
     let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
     let command = || format!("{} {}", i.program, i.args.join(" "));
-    if control(&i.program).is_some_and(|c| c.switched_off(&args)) {
+    if control.is_some_and(|c| c.switched_off(&args)) {
         out.push(risk(RiskKind::SecurityControlOff, command()));
     }
-    if SERVICE_MANAGERS.contains(&i.program.as_str()) && stops_a_control(&args) {
+    if manager && stops_a_control(&args) {
         out.push(risk(RiskKind::SecurityControlOff, command()));
     }
-    if i.program == "sysctl" {
+    if program == "sysctl" {
         let off = args
             .iter()
             .filter_map(|a| a.split_once('='))
@@ -35,8 +42,15 @@ pub(super) fn controls_off(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec
             out.push(risk(RiskKind::SecurityControlOff, command()));
         }
     }
+}
+
+/// A hardening setting written under `/proc/sys` (`echo 0 > ...`, `tee`).
+fn writes_hardening_setting(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let tee_targets = (i.program == "tee").then(|| i.operand_words().collect::<Vec<_>>());
-    for target in i.writes.iter().chain(tee_targets.into_iter().flatten()) {
+    let targets = i.writes.iter().chain(tee_targets.into_iter().flatten());
+    // Only a path through a `sys` directory, or one built at run time, can
+    // resolve there.
+    for target in targets.filter(|t| t.dynamic || t.text.contains("sys")) {
         let path = resolve(target, ctx).path;
         if let Some(setting) = hardening_setting(&path) {
             out.push(risk(

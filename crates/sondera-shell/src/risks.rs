@@ -309,8 +309,8 @@ fn look_alike_installs(i: &Invocation, out: &mut Vec<Risk>) {
 /// operands after `install`, `add` or `i` (or what `npx` runs), without
 /// versions or extras; paths, URLs and the values of options are not names.
 fn installed_names(i: &Invocation) -> Option<(Registry, Vec<&str>)> {
-    let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
-    let python_pip = i.program.starts_with("python") && args.windows(2).any(|w| w == ["-m", "pip"]);
+    let python_pip =
+        i.program.starts_with("python") && i.args.windows(2).any(|w| w[0] == "-m" && w[1] == "pip");
     let registry = match i.program.as_str() {
         "npm" | "yarn" | "pnpm" | "bun" | "npx" | "bunx" => Registry::Npm,
         "uv" | "poetry" | "pipx" | "pipenv" => Registry::PyPi,
@@ -319,6 +319,7 @@ fn installed_names(i: &Invocation) -> Option<(Registry, Vec<&str>)> {
         "gem" | "bundle" => Registry::RubyGems,
         _ => return None,
     };
+    let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
     let start = if matches!(i.program.as_str(), "npx" | "bunx") {
         0
     } else {

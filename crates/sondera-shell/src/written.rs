@@ -41,7 +41,13 @@ impl WrittenFiles {
     /// Remembers what `i` writes: the text when the command spells it
     /// out; a file written with text it does not is forgotten.
     pub(super) fn record(&mut self, i: &Invocation) {
+        if i.writes.is_empty() && i.program != "tee" {
+            return;
+        }
         let known = written_content(i);
+        if known.is_none() && self.files.is_empty() {
+            return;
+        }
         let content = known.as_ref().map(|(_, text)| text);
         for target in &i.writes {
             let key = key(&target.text);
@@ -66,6 +72,9 @@ impl WrittenFiles {
 
     /// The file of those written before that `i` runs, how, and its text.
     pub(super) fn run_by(&self, i: &Invocation) -> Option<(Runner, &str)> {
+        if self.files.is_empty() {
+            return None;
+        }
         let (runner, path) = script_of(i)?;
         let text = self.text(path)?;
         let runner = match runner {
@@ -176,13 +185,19 @@ pub(super) fn edited_content(i: &Invocation) -> Option<(Vec<&Word>, String)> {
         "sed" => false,
         _ => return None,
     };
-    let (mut in_place, mut scripts, mut files) = (false, Vec::new(), Vec::new());
+    let in_place = i.args.iter().any(|arg| {
+        let short = arg.starts_with('-') && !arg.starts_with("--");
+        arg.starts_with("--in-place")
+            || (short && (arg.starts_with("-i") || (perl && arg.contains('i'))))
+    });
+    if !in_place {
+        return None;
+    }
+    let (mut scripts, mut files) = (Vec::new(), Vec::new());
     let mut words = i.arg_words.iter();
     while let Some(word) = words.next() {
         let arg = word.text.as_str();
         let short = arg.starts_with('-') && !arg.starts_with("--");
-        in_place |= arg.starts_with("--in-place")
-            || (short && (arg.starts_with("-i") || (perl && arg.contains('i'))));
         let expression =
             matches!(arg, "-e" | "--expression") || (perl && short && arg.ends_with('e'));
         if expression {
@@ -199,7 +214,7 @@ pub(super) fn edited_content(i: &Invocation) -> Option<(Vec<&Word>, String)> {
         scripts.push(files.remove(0).text.as_str());
     }
     let text: Vec<String> = scripts.iter().flat_map(|s| inserted_text(s)).collect();
-    (in_place && !files.is_empty() && !text.is_empty()).then(|| (files, text.join("\n")))
+    (!files.is_empty() && !text.is_empty()).then(|| (files, text.join("\n")))
 }
 
 /// The text a sed or perl script writes: each `s` command's replacement
