@@ -28,6 +28,13 @@ pub fn fold(state: &mut TrajectoryState, payload: &Payload, context: &ShellConte
     else {
         return;
     };
+    // Nothing to forget and nothing to keep: most writes end here.
+    let script = content
+        .as_deref()
+        .is_some_and(|t| shell::is_script(path, t));
+    if state.written_scripts.is_empty() && !script {
+        return;
+    }
     let path = shell::resolve(&shell::word::Word::path(path.as_str()), context).path;
     let found = |text: &str| -> Vec<ScriptRisk> {
         shell::script_risks(&path, text, context)

@@ -115,6 +115,12 @@ pub fn script_risks(path: &str, text: &str, context: &ShellContext<'_>) -> Vec<R
     risks
 }
 
+/// Whether a file at `path` holding `text` is a script: its extension or
+/// its `#!` line names a language [`script_risks`] reads.
+pub fn is_script(path: &str, text: &str) -> bool {
+    script_language(path, text).is_some()
+}
+
 /// The language a script is written in, by the interpreter's name: its
 /// extension's, or its `#!` line's; `sh` for the shells.
 fn script_language<'t>(path: &str, text: &'t str) -> Option<&'t str> {

@@ -44,7 +44,7 @@ pub mod word;
 mod wrappers;
 mod written;
 
-pub use later::{LaterRun, runs_later, script_risks};
+pub use later::{LaterRun, is_script, runs_later, script_risks};
 pub use paths::{ResolvedPath, pattern, resolve};
 pub use sondera_catalogue::hosts::url_host;
 pub use types::{Invocation, MAX_PREFIX_WORDS, Risk, RiskKind, ShellAnalysis, ShellContext, Stdin};
