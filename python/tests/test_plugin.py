@@ -14,6 +14,17 @@ from google.genai import types
 
 from sondera_harness_adk import SonderaHarnessPlugin
 from sondera_harness_adk.abc import Harness, ScopeNotSupportedError
+from sondera_harness_adk.errors import (
+    CapacityError,
+    ClosedError,
+    CloseError,
+    HarnessFactoryError,
+    HarnessStartError,
+    LeaseError,
+    QuarantinedError,
+    SonderaError,
+    governance_error,
+)
 from sondera_harness_adk.escalation import Approval, ApprovalDecision, EscalationMode
 from sondera_harness_adk.harness import LocalHarness
 from sondera_harness_adk.model import Actor, Adjudicated, Agent, Decision, Event
@@ -260,12 +271,18 @@ async def test_quarantine_and_recovery_by_close() -> None:
     plugin = SonderaHarnessPlugin(recording)
     runner = InMemoryRunner(agent=agent, app_name="app", plugins=[plugin])
     session = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
-    first = await turn(runner, session, "hello")
-    assert any("could not start the trajectory" in t for t in first.texts())
-    second = await turn(runner, session, "hello again")
-    assert any("is quarantined" in t for t in second.texts())
+    with pytest.raises(RuntimeError) as first:
+        await turn(runner, session, "hello")
+    started = governance_error(first.value)
+    assert isinstance(started, HarnessStartError), first.value
+    assert "could not start the trajectory" in str(started)
+    with pytest.raises(RuntimeError) as second:
+        await turn(runner, session, "hello again")
+    quarantined = governance_error(second.value)
+    assert isinstance(quarantined, QuarantinedError), second.value
+    assert "is quarantined" in str(quarantined)
     assert agent.model.calls == 0  # type: ignore[union-attr]
-    with pytest.raises(Exception, match="could not be ended"):
+    with pytest.raises(CloseError, match="could not be ended"):
         await plugin.close()
 
 
@@ -488,8 +505,11 @@ async def test_a_factory_must_return_fresh_harnesses(governed: Any) -> None:
     agent = coder(["hi"])
     runner, _, new_session = governed(agent, harness_factory=lambda: shared)
     await turn(runner, await new_session(), "one")
-    run = await turn(runner, await new_session(), "two")
-    assert any("already issued to a session" in t for t in run.texts())
+    with pytest.raises(RuntimeError) as raised:
+        await turn(runner, await new_session(), "two")
+    refused = governance_error(raised.value)
+    assert isinstance(refused, HarnessFactoryError), raised.value
+    assert "already issued to a session" in str(refused)
     await runner.close()
 
 
@@ -608,3 +628,92 @@ def test_mcp_annotations_reach_the_card() -> None:
     tool._mcp_tool = SimpleNamespace(annotations=hints)  # type: ignore[attr-defined]
     assert _declaration(tool).annotations == hints
     assert _declaration(FunctionTool(archive_board)).annotations is None
+
+
+async def test_a_full_plugin_raises_capacity_and_runs_nothing(governed: Any) -> None:
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    async def slow(command: str) -> dict[str, Any]:
+        """Run a slow command."""
+        started.set()
+        await release.wait()
+        return {"ok": True}
+
+    agent = coder(
+        lambda request: (
+            "done"
+            if any(p.function_response for c in request.contents for p in (c.parts or []))
+            else ("slow", {"command": "make"})
+        ),
+        tools=[slow],
+    )
+    runner, _, new_session = governed(agent, max_session_scopes=1)
+    first, second = await new_session(), await new_session()
+    task = asyncio.create_task(turn(runner, first, "build"))
+    await started.wait()
+    calls = agent.model.calls  # type: ignore[union-attr]
+    with pytest.raises(RuntimeError) as raised:
+        await turn(runner, second, "build too")
+    full = governance_error(raised.value)
+    assert isinstance(full, CapacityError), raised.value
+    assert "capacity" in str(full) and "max_session_scopes" in str(full)
+    assert agent.model.calls == calls  # type: ignore[union-attr]
+    release.set()
+    await task
+    await runner.close()
+
+
+async def test_a_closed_plugin_raises_and_runs_nothing(governed: Any) -> None:
+    agent = coder(["hi"])
+    runner, plugin, new_session = governed(agent)
+    session = await new_session()
+    await plugin.close()
+    with pytest.raises(RuntimeError) as raised:
+        await turn(runner, session, "hello")
+    closed = governance_error(raised.value)
+    assert isinstance(closed, ClosedError), raised.value
+    assert "closing or already closed" in str(closed)
+    assert agent.model.calls == 0  # type: ignore[union-attr]
+
+
+async def test_a_step_without_the_run_start_lease_raises(governed: Any) -> None:
+    agent = coder(["hi"])
+    _, plugin, _ = governed(agent)
+
+    class Context:
+        invocation_id = "never-started"
+        user_id = "alice"
+        agent_name = agent.name
+
+        class session:
+            app_name = "app"
+            id = "s"
+
+    with pytest.raises(LeaseError, match="run-start callback must complete"):
+        await plugin.before_model_callback(
+            callback_context=Context(),  # type: ignore[arg-type]
+            llm_request=None,  # type: ignore[arg-type]
+        )
+
+
+def test_governance_errors_are_found_through_adk_wrapping() -> None:
+    cause = CapacityError("at capacity")
+    try:
+        try:
+            raise cause
+        except CapacityError as error:
+            raise RuntimeError("Error in plugin 'sondera_harness'") from error
+    except RuntimeError as wrapped:
+        assert governance_error(wrapped) is cause
+    assert governance_error(ValueError("unrelated")) is None
+    assert issubclass(CapacityError, SonderaError)
+
+
+def test_the_package_shows_only_the_plugin() -> None:
+    import sondera_harness_adk
+
+    assert dir(sondera_harness_adk) == ["SonderaHarnessPlugin"]
+    from sondera_harness_adk import errors
+
+    assert "SonderaError" in errors.__all__

@@ -16,6 +16,7 @@ from conftest import coder, turn
 from google.adk.runners import InMemoryRunner
 
 from sondera_harness_adk import SonderaHarnessPlugin
+from sondera_harness_adk.errors import HarnessStartError, governance_error
 from sondera_harness_adk.escalation import EscalationMode
 from sondera_harness_adk.harness import HarnessError, LocalHarness, SonderaRemoteHarness
 from sondera_harness_adk.model import Agent, Decision, Event, ShellCommand
@@ -115,8 +116,11 @@ async def test_unreachable_server_blocks_the_step() -> None:
     plugin = SonderaHarnessPlugin(harness=harness)
     runner = InMemoryRunner(agent=agent, app_name="app", plugins=[plugin])
     session = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
-    run = await turn(runner, session, "list")
-    assert any("could not start the trajectory" in t for t in run.texts())
+    with pytest.raises(RuntimeError) as raised:
+        await turn(runner, session, "list")
+    unreachable = governance_error(raised.value)
+    assert isinstance(unreachable, HarnessStartError), raised.value
+    assert "could not start the trajectory" in str(unreachable)
     assert agent.model.calls == 0  # type: ignore[union-attr]
 
 

@@ -6,9 +6,15 @@ facts computed by the Rust detectors, and allowed, denied or escalated to a
 person, with a durable record. The public surface is the plugin; harnesses
 live in :mod:`sondera_harness_adk.harness`, the harness interface in
 :mod:`sondera_harness_adk.abc`, the event model in
-:mod:`sondera_harness_adk.model`.
+:mod:`sondera_harness_adk.model`, and the errors raised when a session cannot
+be governed in :mod:`sondera_harness_adk.errors`.
 """
 
 from sondera_harness_adk.plugin import SonderaHarnessPlugin
 
 __all__ = ["SonderaHarnessPlugin"]
+
+
+def __dir__() -> list[str]:
+    # The submodules are reached by name; the package itself shows only the plugin.
+    return list(__all__)

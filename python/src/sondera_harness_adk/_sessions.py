@@ -20,12 +20,17 @@ from typing import Any
 
 from sondera_harness_adk._tree import AgentTree
 from sondera_harness_adk.abc import Harness
+from sondera_harness_adk.errors import (
+    AgentTreeError,
+    CapacityError,
+    ClosedError,
+    CloseError,
+    HarnessStartError,
+    LeaseError,
+    QuarantinedError,
+)
 
 SessionKey = tuple[str, str, str]
-
-
-class PluginError(Exception):
-    """The plugin refused or stopped a step; the step is blocked."""
 
 
 def describe(key: SessionKey) -> str:
@@ -73,7 +78,7 @@ class Scope:
 
     def check_usable(self) -> None:
         if self.phase is Phase.QUARANTINED:
-            raise PluginError(
+            raise QuarantinedError(
                 f"session {describe(self.key)} is quarantined ({self.quarantine_reason}); it "
                 "judges nothing until an eviction or close() ends its trajectory"
             )
@@ -81,15 +86,12 @@ class Scope:
     def invocation(self, invocation_id: str) -> Invocation:
         state = self.leases.get(invocation_id)
         if state is None:
-            raise PluginError(
+            raise LeaseError(
                 f"invocation {invocation_id} of session {describe(self.key)} holds no lease: "
-                "agent, model and tool steps are judged only inside a running invocation"
+                "the run-start callback must complete before agent, model and tool steps "
+                "are judged"
             )
         return state
-
-
-class CloseError(PluginError):
-    """``close()`` did not finish; see the message for what is left."""
 
 
 class Sessions:
@@ -149,11 +151,13 @@ class Sessions:
         creating the scope and starting its trajectory when needed."""
         while True:
             if self._closing:
-                raise PluginError("the Sondera plugin is closing and accepts no new invocations")
+                raise ClosedError(
+                    "the Sondera plugin is closing or already closed and accepts no new invocations"
+                )
             scope = self._scopes.get(key)
             if scope is not None:
                 if scope.tree.root_name != tree.root_name:
-                    raise PluginError(
+                    raise AgentTreeError(
                         f"session {describe(key)} is governed as the agent tree rooted at "
                         f"`{scope.tree.root_name}`, but this invocation runs "
                         f"`{tree.root_name}`; a session keeps its agent tree"
@@ -184,16 +188,16 @@ class Sessions:
                 victim.phase = Phase.ENDING
                 error = await self._end(victim)
                 if error is not None:
-                    raise PluginError(
-                        f"could not end the trajectory of idle session {describe(victim.key)} "
-                        f"to make room: {error}"
+                    raise CapacityError(
+                        "at capacity: could not end the trajectory of idle session "
+                        f"{describe(victim.key)} to make room: {error}"
                     ) from error
                 return
         if ending:
             await self._wait_settled()
             return
-        raise PluginError(
-            f"all {self.capacity} session scopes are in use by running invocations "
+        raise CapacityError(
+            f"at capacity: all {self.capacity} session scopes are in use by running invocations "
             f"({self._leases_text()}); raise max_session_scopes or let a run finish"
         )
 
@@ -213,7 +217,7 @@ class Sessions:
                     scope.quarantine_reason = f"starting trajectory {trajectory} failed: {error}"
                 elif not scope.leases:
                     del self._scopes[scope.key]
-                raise PluginError(
+                raise HarnessStartError(
                     f"could not start the trajectory of session {describe(scope.key)}: {error}"
                 ) from error
             scope.phase = Phase.OPEN

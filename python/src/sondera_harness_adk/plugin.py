@@ -42,13 +42,19 @@ from sondera_harness_adk import _native
 from sondera_harness_adk._sessions import (
     Invocation,
     PendingTool,
-    PluginError,
     Scope,
     SessionKey,
     Sessions,
 )
 from sondera_harness_adk._tree import AgentTree, analyse
 from sondera_harness_adk.abc import Harness
+from sondera_harness_adk.errors import (
+    AgentTreeError,
+    HarnessFactoryError,
+    LeaseError,
+    SonderaError,
+    StepError,
+)
 from sondera_harness_adk.escalation import (
     Approval,
     ApprovalDecision,
@@ -107,7 +113,7 @@ def _text_of(content: genai_types.Content | None) -> str:
 def _agent_of(ic: InvocationContext) -> BaseAgent:
     agent = ic.agent
     if not isinstance(agent, BaseAgent):
-        raise PluginError(f"cannot govern {type(agent).__name__}: not an ADK agent")
+        raise AgentTreeError(f"cannot govern {type(agent).__name__}: not an ADK agent")
     return agent
 
 
@@ -224,16 +230,16 @@ class SonderaHarnessPlugin(BasePlugin):
         assert self._factory is not None
         harness = self._factory()
         if not isinstance(harness, Harness):
-            raise PluginError(
+            raise HarnessFactoryError(
                 f"the harness factory returned {type(harness).__name__}, not a Harness"
             )
         if self._sessions.holding(harness) or harness is self._spare:
-            raise PluginError(
+            raise HarnessFactoryError(
                 "the harness factory returned a harness already issued to a session; "
                 "return a new scope for every call"
             )
         if harness.trajectory_id is not None:
-            raise PluginError(
+            raise HarnessFactoryError(
                 "the harness factory returned a harness that already holds trajectory "
                 f"{harness.trajectory_id}; return an uninitialised scope"
             )
@@ -268,7 +274,7 @@ class SonderaHarnessPlugin(BasePlugin):
         if key != own:
             parent = self._sessions.scope(key)
             if parent is None:
-                raise PluginError(f"the caller's session {key} is no longer open")
+                raise LeaseError(f"the caller's session {key} is no longer open")
             return await self._sessions.acquire(key, ic.invocation_id, parent.tree)
         scope = await self._sessions.acquire(key, ic.invocation_id, self._tree(agent))
         self._last = scope
@@ -278,9 +284,10 @@ class SonderaHarnessPlugin(BasePlugin):
         key = self._key(ctx)
         scope = self._sessions.scope(key)
         if scope is None:
-            raise PluginError(
+            raise LeaseError(
                 f"invocation {ctx.invocation_id} of session {'/'.join(key)} holds no lease: "
-                "agent, model and tool steps are judged only inside a running invocation"
+                "the run-start callback must complete before agent, model and tool steps "
+                "are judged"
             )
         return scope, scope.invocation(ctx.invocation_id)
 
@@ -292,14 +299,14 @@ class SonderaHarnessPlugin(BasePlugin):
                 return await work
             return await asyncio.wait_for(work, self._timeout)
         except TimeoutError:
-            raise PluginError(
+            raise StepError(
                 f"Sondera Harness could not judge {step}, so it was blocked: the harness did "
                 f"not answer within {self._timeout}s; the step may have been recorded"
             ) from None
-        except PluginError:
+        except SonderaError:
             raise
         except Exception as error:
-            raise PluginError(
+            raise StepError(
                 f"Sondera Harness could not judge {step}, so it was blocked: {error}"
             ) from error
 
@@ -332,14 +339,14 @@ class SonderaHarnessPlugin(BasePlugin):
         scope.check_usable()
         node = scope.tree.node(agent_name)
         if node is None:
-            raise PluginError(
+            raise AgentTreeError(
                 f"agent `{agent_name}` is not part of the agent tree rooted at "
                 f"`{scope.tree.root_name}` that this session is governed as"
             )
         async with scope.lock:
             trajectory_id = scope.harness.trajectory_id
             if trajectory_id is None:
-                raise PluginError(
+                raise StepError(
                     f"Sondera Harness could not judge {step}, so it was blocked: the session "
                     "has no trajectory"
                 )
@@ -372,7 +379,7 @@ class SonderaHarnessPlugin(BasePlugin):
             verdict = await self._judge(
                 scope, _agent_of(ic).name, "the user message", Prompt.user(text), actor=actor
             )
-        except PluginError as error:
+        except StepError as error:
             return self._refuse(ic, str(error))
         if verdict.is_allowed:
             state.last_user_prompt = text
@@ -397,7 +404,7 @@ class SonderaHarnessPlugin(BasePlugin):
             try:
                 scope = await self._lease(ic)
                 refused = scope.invocation(ic.invocation_id).blocked
-            except PluginError as error:
+            except StepError as error:
                 refused = str(error)
         if refused is None:
             return None
@@ -452,7 +459,7 @@ class SonderaHarnessPlugin(BasePlugin):
             verdict = await self._judge(
                 scope, callback_context.agent_name, "the model input", prompt
             )
-        except PluginError as error:
+        except StepError as error:
             return self._model_says(str(error))
         if assistant:
             state.last_assistant_prompt = text
@@ -484,7 +491,7 @@ class SonderaHarnessPlugin(BasePlugin):
             verdict = await self._judge(
                 scope, callback_context.agent_name, step, Prompt.assistant(text)
             )
-        except PluginError as error:
+        except StepError as error:
             return self._model_says(str(error), partial=llm_response.partial)
         if verdict.is_allowed:
             if not llm_response.partial:
@@ -516,7 +523,7 @@ class SonderaHarnessPlugin(BasePlugin):
         key = _pending_key(tool.name, call_id, tool_args)
         try:
             scope, state = self._leased(tool_context)
-        except PluginError as error:
+        except StepError as error:
             return _blocked(str(error))
         try:
             action = self._classify(tool.name, tool_args, call_id)
@@ -529,7 +536,7 @@ class SonderaHarnessPlugin(BasePlugin):
                 )
             else:
                 runs, message = verdict.is_allowed, verdict.deny_message()
-        except PluginError as error:
+        except StepError as error:
             runs, message, action = False, str(error), None
         state.pending.setdefault(key, []).append(PendingTool(action, call_id, runs))
         if not runs:
@@ -547,7 +554,7 @@ class SonderaHarnessPlugin(BasePlugin):
         try:
             action: EventPayload = _native.classify_tool_call(tool, args, call_id)
         except ValueError as error:
-            raise PluginError(
+            raise StepError(
                 f"Sondera Harness could not judge the tool call, so it was blocked: {error}"
             ) from error
         return action
@@ -557,7 +564,7 @@ class SonderaHarnessPlugin(BasePlugin):
         _, state = self._leased(ctx)
         calls = state.pending.get(_pending_key(tool.name, call_id, args))
         if not calls:
-            raise PluginError(
+            raise StepError(
                 f"after-tool for `{tool.name}` does not match any call judged before it ran; "
                 "its result was withheld"
             )
@@ -605,7 +612,7 @@ class SonderaHarnessPlugin(BasePlugin):
                 else:
                     observation = _native.observation_for(pending.action, result=result)
             except ValueError as unreadable:
-                raise PluginError(
+                raise StepError(
                     "Sondera Harness could not judge the tool result, so it was withheld: "
                     f"{unreadable}"
                 ) from unreadable
@@ -616,7 +623,7 @@ class SonderaHarnessPlugin(BasePlugin):
                 observation,
                 provider_call_id=pending.provider_call_id,
             )
-        except PluginError as failure:
+        except StepError as failure:
             return _blocked(str(failure))
         return None if verdict.is_allowed else _blocked(verdict.deny_message())
 
@@ -687,7 +694,7 @@ class SonderaHarnessPlugin(BasePlugin):
         harness timeout: operators take longer than a call."""
         ask = getattr(scope.harness, "ask_operator", None)
         if not callable(ask):
-            raise PluginError(
+            raise StepError(
                 "escalation=EscalationMode.OPERATOR needs a harness with operators behind it "
                 "(SonderaRemoteHarness); the call was blocked"
             )
@@ -695,7 +702,7 @@ class SonderaHarnessPlugin(BasePlugin):
             async with scope.lock:
                 settled: dict[str, Any] = await ask(event_id)
         except Exception as error:
-            raise PluginError(
+            raise StepError(
                 f"asking the operators failed, so the call was blocked: {error}"
             ) from error
         if settled.get("status") != "decided":
@@ -728,7 +735,7 @@ class SonderaHarnessPlugin(BasePlugin):
                 answer = self._approver(request)
                 decided: ApprovalDecision = await answer if inspect.isawaitable(answer) else answer
             except Exception as error:
-                raise PluginError(
+                raise StepError(
                     f"asking for approval failed, so the step was blocked: {error}"
                 ) from error
             phrase = f"{decided.approval.phrase} by {decided.decided_by.id}"
