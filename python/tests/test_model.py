@@ -107,6 +107,10 @@ def test_admit_provider_call_id() -> None:
     assert admit_provider_call_id("adk", None) is None
     with pytest.raises(ValueError, match="unknown adapter"):
         admit_provider_call_id("grpcio", "x")
+    # The published package's bound: 256 bytes.
+    assert admit_provider_call_id("adk", "x" * 256) == "x" * 256
+    assert admit_provider_call_id("adk", "x" * 257) is None
+    assert admit_provider_call_id("adk", "call\x00id") is None
 
 
 def test_shapes_and_coverage() -> None:

@@ -15,6 +15,7 @@ from google.genai import types
 from sondera_harness_adk import SonderaHarnessPlugin
 from sondera_harness_adk.abc import Harness, ScopeNotSupportedError
 from sondera_harness_adk.errors import (
+    AgentTreeError,
     CapacityError,
     ClosedError,
     CloseError,
@@ -717,3 +718,109 @@ def test_the_package_shows_only_the_plugin() -> None:
     from sondera_harness_adk import errors
 
     assert "SonderaError" in errors.__all__
+
+
+async def test_a_tool_added_to_a_running_tree_is_refused_for_its_session(governed: Any) -> None:
+    agent = coder(["hi", "hi again"])
+    runner, _, new_session = governed(agent)
+    session = await new_session()
+    await turn(runner, session, "hello")
+
+    def deploy(target: str) -> dict[str, Any]:
+        """Deploy the service."""
+        return {"ok": True}
+
+    agent.tools.append(deploy)
+    with pytest.raises(RuntimeError) as raised:
+        await turn(runner, session, "hello again")
+    changed = governance_error(raised.value)
+    assert isinstance(changed, AgentTreeError), raised.value
+    assert "tool `deploy` added" in str(changed)
+    # A new session is governed as the new tree.
+    assert (await turn(runner, await new_session(), "hello")).texts()
+    await runner.close()
+
+
+async def test_two_agents_with_one_name_are_an_error_naming_both(governed: Any) -> None:
+    first = coder(["a"], name="helper")
+    second = coder(["b"], name="helper")
+    root = LlmAgent(
+        name="lead",
+        model=ScriptedLlm(script=["hi"]),
+        sub_agents=[first],
+        tools=[AgentTool(agent=second)],
+    )
+    runner, _, new_session = governed(root)
+    with pytest.raises(RuntimeError) as raised:
+        await turn(runner, await new_session(), "hello")
+    duplicate = governance_error(raised.value)
+    assert isinstance(duplicate, AgentTreeError), raised.value
+    assert "lead/helper" in str(duplicate) and "named `helper`" in str(duplicate)
+
+
+async def test_two_tools_with_one_name_are_an_error_naming_both_agents(governed: Any) -> None:
+    def lookup(city: str) -> dict[str, Any]:
+        """Look up the weather of a city."""
+        return {}
+
+    def other_lookup(order_id: int, force: bool) -> dict[str, Any]:
+        """Cancel an order."""
+        return {}
+
+    other_lookup.__name__ = "lookup"
+    child = coder(["x"], name="orders", tools=[other_lookup])
+    root = coder(["hi"], name="lead", tools=[lookup], sub_agents=[child])
+    runner, _, new_session = governed(root)
+    with pytest.raises(RuntimeError) as raised:
+        await turn(runner, await new_session(), "hello")
+    conflict = governance_error(raised.value)
+    assert isinstance(conflict, AgentTreeError), raised.value
+    assert "`lead`" in str(conflict) and "`orders`" in str(conflict)
+
+
+async def test_a_factory_may_not_hand_out_an_evicted_harness_again(governed: Any) -> None:
+    evicted = Recording()
+    handed = iter([evicted, Recording(), evicted])
+    agent = coder(["one", "two", "three"])
+    runner, _, new_session = governed(
+        agent, harness_factory=lambda: next(handed), max_session_scopes=1
+    )
+    await turn(runner, await new_session(), "one")
+    await turn(runner, await new_session(), "two")  # evicts and ends the first
+    assert evicted.finalized == 1
+    with pytest.raises(RuntimeError) as raised:
+        await turn(runner, await new_session(), "three")
+    reused = governance_error(raised.value)
+    assert isinstance(reused, HarnessFactoryError), raised.value
+    assert "ended or evicted is not reused" in str(reused)
+    await runner.close()
+
+
+async def test_a_turn_cancelled_while_its_trajectory_starts_leaves_no_lease(governed: Any) -> None:
+    started = asyncio.Event()
+
+    class SlowStart(Recording):
+        async def initialize(
+            self, *, agent: Agent | None = None, session_id: str | None = None
+        ) -> None:
+            await self.inner.initialize(agent=agent, session_id=session_id)
+            started.set()
+            await asyncio.sleep(3600)
+
+    harness = SlowStart()
+    agent = coder(["hi"])
+    runner, plugin, new_session = governed(agent, harness_factory=lambda: harness)
+    session = await new_session()
+    task = asyncio.create_task(turn(runner, session, "hello"))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert plugin.active_leases() == []
+    # The trajectory that started is quarantined, not initialised again ...
+    with pytest.raises(RuntimeError) as raised:
+        await turn(runner, session, "hello again")
+    assert isinstance(governance_error(raised.value), QuarantinedError), raised.value
+    # ... and close() ends it.
+    await plugin.close()
+    assert harness.finalized == 1

@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Longest provider call id accepted, in bytes.
-pub const MAX_PROVIDER_CALL_ID_BYTES: usize = 512;
+pub const MAX_PROVIDER_CALL_ID_BYTES: usize = 256;
 
 /// The integration a provider call id arrived through. A closed set, so a
 /// metric label can never be misspelt at a call site.
@@ -152,8 +152,8 @@ mod tests {
         assert_eq!(check("  "), Err(ProviderCallIdRejection::Whitespace));
         assert_eq!(check("a\0"), Err(ProviderCallIdRejection::ContainsNul));
         assert_eq!(
-            check(&"a".repeat(513)),
-            Err(ProviderCallIdRejection::TooLong { bytes: 513 })
+            check(&"a".repeat(257)),
+            Err(ProviderCallIdRejection::TooLong { bytes: 257 })
         );
     }
 }

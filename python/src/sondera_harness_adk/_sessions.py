@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sondera_harness_adk._tree import AgentTree
+from sondera_harness_adk._tree import AgentTree, describe_change
 from sondera_harness_adk.abc import Harness
 from sondera_harness_adk.errors import (
     AgentTreeError,
@@ -156,11 +156,13 @@ class Sessions:
                 )
             scope = self._scopes.get(key)
             if scope is not None:
-                if scope.tree.root_name != tree.root_name:
+                if scope.tree.principal != tree.principal:
+                    change = describe_change(scope.tree.principal, tree.principal)
                     raise AgentTreeError(
                         f"session {describe(key)} is governed as the agent tree rooted at "
-                        f"`{scope.tree.root_name}`, but this invocation runs "
-                        f"`{tree.root_name}`; a session keeps its agent tree"
+                        f"`{scope.tree.root_name}`, but this invocation's tree differs "
+                        f"({change}); a session keeps its agent tree: start a new session "
+                        "for a changed tree"
                     )
                 if scope.phase is Phase.ENDING:
                     await self._wait_settled()
@@ -209,14 +211,19 @@ class Sessions:
                 return
             try:
                 await scope.harness.initialize(agent=scope.tree.principal, session_id=scope.key[2])
-            except Exception as error:
+            except BaseException as error:
+                # A cancelled turn (not an ``Exception``) leaves the scope as a
+                # failed start does: no lease held, and a trajectory that may
+                # have started quarantined until it is ended.
                 scope.leases.pop(invocation_id, None)
                 trajectory = scope.harness.trajectory_id
                 if trajectory is not None:
                     scope.phase = Phase.QUARANTINED
-                    scope.quarantine_reason = f"starting trajectory {trajectory} failed: {error}"
+                    scope.quarantine_reason = f"starting trajectory {trajectory} failed: {error!r}"
                 elif not scope.leases:
                     del self._scopes[scope.key]
+                if not isinstance(error, Exception):
+                    raise
                 raise HarnessStartError(
                     f"could not start the trajectory of session {describe(scope.key)}: {error}"
                 ) from error

@@ -25,6 +25,7 @@ from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
 
+from sondera_harness_adk.errors import AgentTreeError
 from sondera_harness_adk.model import (
     Agent,
     ExecutionAttribution,
@@ -142,9 +143,52 @@ def _model_name(agent: BaseAgent) -> str | None:
     return getattr(model, "model", None) if model is not None else None
 
 
+def signature(root: BaseAgent) -> tuple[tuple[int, ...], ...]:
+    """What the tree is made of, by object: each agent with its tools and
+    sub-agents. Cheap to take on every run; when it changes, the tree is
+    analysed again."""
+    parts: list[tuple[int, ...]] = []
+    stack = [root]
+    seen: set[int] = set()
+    while stack:
+        agent = stack.pop()
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        tools = agent.tools if isinstance(agent, LlmAgent) else []
+        parts.append((id(agent), *(id(t) for t in tools), -1, *(id(a) for a in agent.sub_agents)))
+        stack.extend(child for child, _, _ in _children(agent))
+    return tuple(parts)
+
+
+def describe_change(before: Agent, after: Agent) -> str:
+    """What differs between two principals' cards, for an error message."""
+    if before.id != after.id:
+        return f"its root agent is `{after.id}`, not `{before.id}`"
+
+    def names(agent: Agent) -> tuple[set[str], set[str]]:
+        card = agent.card.react_card if agent.card else None
+        if card is None:
+            return set(), set()
+        return {t.name for t in card.tools}, {a.name for a in card.sub_agents}
+
+    (tools_before, agents_before), (tools_after, agents_after) = names(before), names(after)
+    changes = [
+        *(f"tool `{t}` added" for t in sorted(tools_after - tools_before)),
+        *(f"tool `{t}` removed" for t in sorted(tools_before - tools_after)),
+        *(f"agent `{a}` added" for a in sorted(agents_after - agents_before)),
+        *(f"agent `{a}` removed" for a in sorted(agents_before - agents_after)),
+    ]
+    return ", ".join(changes) or "a tool's or an agent's definition changed"
+
+
 def analyse(root: BaseAgent) -> AgentTree:
-    """The card and node index of the tree rooted at ``root``."""
+    """The card and node index of the tree rooted at ``root``. Two agents
+    with one name, or two different tools with one name, are errors: steps
+    and policies tell them apart by name."""
     tools: dict[str, Tool] = {}
+    owners: dict[str, str] = {}
+    agents: dict[str, BaseAgent] = {}
     descriptors: list[ReActSubAgentDescriptor] = []
     nodes: dict[str, Node] = {}
     has_sub_agents = False
@@ -154,7 +198,14 @@ def analyse(root: BaseAgent) -> AgentTree:
     while stack:
         agent, path, mode, tool_parent = stack.pop()
         if agent.name in nodes:
-            continue
+            if agents[agent.name] is agent:
+                continue
+            raise AgentTreeError(
+                f"two agents of the tree are named `{agent.name}`: at "
+                f"{'/'.join(nodes[agent.name].path)} and at {'/'.join(path)}; "
+                "agent names must be unique in a tree"
+            )
+        agents[agent.name] = agent
         nodes[agent.name] = Node(agent.name, path, tool_parent)
         owned: list[str] = []
         if isinstance(agent, LlmAgent):
@@ -163,7 +214,15 @@ def analyse(root: BaseAgent) -> AgentTree:
                 if tool is None:
                     continue
                 owned.append(tool.name)
-                tools.setdefault(tool.name, _declaration(tool))
+                declared = _declaration(tool)
+                known = tools.setdefault(tool.name, declared)
+                if known != declared:
+                    raise AgentTreeError(
+                        f"two different tools are named `{tool.name}`: one of agent "
+                        f"`{owners[tool.name]}` and one of agent `{agent.name}`; tool names "
+                        "must be unique in a tree"
+                    )
+                owners.setdefault(tool.name, agent.name)
         if agent.sub_agents:
             has_sub_agents = True
         if agent is not root:

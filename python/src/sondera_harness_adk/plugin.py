@@ -20,9 +20,11 @@ the step with the reason.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +48,7 @@ from sondera_harness_adk._sessions import (
     SessionKey,
     Sessions,
 )
-from sondera_harness_adk._tree import AgentTree, analyse
+from sondera_harness_adk._tree import AgentTree, analyse, signature
 from sondera_harness_adk.abc import Harness
 from sondera_harness_adk.errors import (
     AgentTreeError,
@@ -168,9 +170,10 @@ class SonderaHarnessPlugin(BasePlugin):
             EscalationMode.ASK if approver is not None else EscalationMode.CONFIRM
         )
         self._timeout = timeout
-        self._trees: dict[int, tuple[BaseAgent, AgentTree]] = {}
+        self._trees: dict[int, tuple[BaseAgent, tuple[tuple[int, ...], ...], AgentTree]] = {}
         self._linked: dict[SessionKey, SessionKey] = {}
         self._refused: dict[str, str] = {}
+        self._issued: weakref.WeakSet[Harness] = weakref.WeakSet()
         self._standing: dict[str, list[dict[str, Any]]] = {}
         self._first: Harness | None = None
         self._last: Scope | None = None
@@ -233,24 +236,39 @@ class SonderaHarnessPlugin(BasePlugin):
             raise HarnessFactoryError(
                 f"the harness factory returned {type(harness).__name__}, not a Harness"
             )
-        if self._sessions.holding(harness) or harness is self._spare:
+        if self._sessions.holding(harness) or harness is self._spare or self._was_issued(harness):
             raise HarnessFactoryError(
-                "the harness factory returned a harness already issued to a session; "
-                "return a new scope for every call"
+                "the harness factory returned a harness already issued to a session (one "
+                "ended or evicted is not reused either); return a new scope for every call"
             )
         if harness.trajectory_id is not None:
             raise HarnessFactoryError(
                 "the harness factory returned a harness that already holds trajectory "
                 f"{harness.trajectory_id}; return an uninitialised scope"
             )
+        self._remember_issued(harness)
         return harness
 
+    def _was_issued(self, harness: Harness) -> bool:
+        try:
+            return harness in self._issued
+        except TypeError:  # not weakly referenceable: only held ones are known
+            return False
+
+    def _remember_issued(self, harness: Harness) -> None:
+        # Weakly, so a plugin that serves many sessions keeps no harness alive.
+        with contextlib.suppress(TypeError):
+            self._issued.add(harness)
+
     def _tree(self, root: BaseAgent) -> AgentTree:
+        # A tree changed in place (a tool added to the same root) is
+        # analysed again, so the session's check sees the change.
+        shape = signature(root)
         known = self._trees.get(id(root))
-        if known is not None and known[0] is root:
-            return known[1]
+        if known is not None and known[0] is root and known[1] == shape:
+            return known[2]
         tree = analyse(root)
-        self._trees[id(root)] = (root, tree)
+        self._trees[id(root)] = (root, shape, tree)
         return tree
 
     @staticmethod
