@@ -3,7 +3,7 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from google.adk.agents import LlmAgent
@@ -13,8 +13,11 @@ from google.genai import types
 sys.path.insert(0, str(Path(__file__).parent))
 
 from sondera_harness_adk import SonderaHarnessPlugin
+from sondera_harness_adk.errors import SonderaError, governance_error
 from sondera_harness_adk.harness import LocalHarness
 from sondera_harness_adk.testing import ScriptedLlm, Turn
+
+E = TypeVar("E", bound=SonderaError)
 
 
 def bash(command: str) -> dict[str, Any]:
@@ -113,3 +116,15 @@ async def closing() -> AsyncIterator[list[InMemoryRunner]]:
     yield runners
     for runner in runners:
         await runner.close()
+
+
+async def refused(
+    runner: InMemoryRunner, session_id: str, text: str, kind: type[E], *, user: str = "alice"
+) -> E:
+    """The governance error of ``kind`` a turn raises (ADK chains it under a
+    ``RuntimeError``); fails when the turn runs or raises something else."""
+    with pytest.raises(RuntimeError) as raised:
+        await turn(runner, session_id, text, user=user)
+    cause = governance_error(raised.value)
+    assert isinstance(cause, kind), raised.value
+    return cause

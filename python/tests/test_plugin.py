@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from conftest import bash, coder, turn
+from conftest import bash, coder, refused, turn
 from google.adk.agents import LlmAgent
 from google.adk.tools.agent_tool import AgentTool
 from google.genai import types
@@ -272,15 +272,9 @@ async def test_quarantine_and_recovery_by_close() -> None:
     plugin = SonderaHarnessPlugin(recording)
     runner = InMemoryRunner(agent=agent, app_name="app", plugins=[plugin])
     session = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
-    with pytest.raises(RuntimeError) as first:
-        await turn(runner, session, "hello")
-    started = governance_error(first.value)
-    assert isinstance(started, HarnessStartError), first.value
+    started = await refused(runner, session, "hello", HarnessStartError)
     assert "could not start the trajectory" in str(started)
-    with pytest.raises(RuntimeError) as second:
-        await turn(runner, session, "hello again")
-    quarantined = governance_error(second.value)
-    assert isinstance(quarantined, QuarantinedError), second.value
+    quarantined = await refused(runner, session, "hello again", QuarantinedError)
     assert "is quarantined" in str(quarantined)
     assert agent.model.calls == 0  # type: ignore[union-attr]
     with pytest.raises(CloseError, match="could not be ended"):
@@ -506,11 +500,8 @@ async def test_a_factory_must_return_fresh_harnesses(governed: Any) -> None:
     agent = coder(["hi"])
     runner, _, new_session = governed(agent, harness_factory=lambda: shared)
     await turn(runner, await new_session(), "one")
-    with pytest.raises(RuntimeError) as raised:
-        await turn(runner, await new_session(), "two")
-    refused = governance_error(raised.value)
-    assert isinstance(refused, HarnessFactoryError), raised.value
-    assert "already issued to a session" in str(refused)
+    reused = await refused(runner, await new_session(), "two", HarnessFactoryError)
+    assert "already issued to a session" in str(reused)
     await runner.close()
 
 
@@ -654,10 +645,7 @@ async def test_a_full_plugin_raises_capacity_and_runs_nothing(governed: Any) -> 
     task = asyncio.create_task(turn(runner, first, "build"))
     await started.wait()
     calls = agent.model.calls  # type: ignore[union-attr]
-    with pytest.raises(RuntimeError) as raised:
-        await turn(runner, second, "build too")
-    full = governance_error(raised.value)
-    assert isinstance(full, CapacityError), raised.value
+    full = await refused(runner, second, "build too", CapacityError)
     assert "capacity" in str(full) and "max_session_scopes" in str(full)
     assert agent.model.calls == calls  # type: ignore[union-attr]
     release.set()
@@ -670,10 +658,7 @@ async def test_a_closed_plugin_raises_and_runs_nothing(governed: Any) -> None:
     runner, plugin, new_session = governed(agent)
     session = await new_session()
     await plugin.close()
-    with pytest.raises(RuntimeError) as raised:
-        await turn(runner, session, "hello")
-    closed = governance_error(raised.value)
-    assert isinstance(closed, ClosedError), raised.value
+    closed = await refused(runner, session, "hello", ClosedError)
     assert "closing or already closed" in str(closed)
     assert agent.model.calls == 0  # type: ignore[union-attr]
 
@@ -731,10 +716,7 @@ async def test_a_tool_added_to_a_running_tree_is_refused_for_its_session(governe
         return {"ok": True}
 
     agent.tools.append(deploy)
-    with pytest.raises(RuntimeError) as raised:
-        await turn(runner, session, "hello again")
-    changed = governance_error(raised.value)
-    assert isinstance(changed, AgentTreeError), raised.value
+    changed = await refused(runner, session, "hello again", AgentTreeError)
     assert "tool `deploy` added" in str(changed)
     # A new session is governed as the new tree.
     assert (await turn(runner, await new_session(), "hello")).texts()
@@ -751,10 +733,7 @@ async def test_two_agents_with_one_name_are_an_error_naming_both(governed: Any) 
         tools=[AgentTool(agent=second)],
     )
     runner, _, new_session = governed(root)
-    with pytest.raises(RuntimeError) as raised:
-        await turn(runner, await new_session(), "hello")
-    duplicate = governance_error(raised.value)
-    assert isinstance(duplicate, AgentTreeError), raised.value
+    duplicate = await refused(runner, await new_session(), "hello", AgentTreeError)
     assert "lead/helper" in str(duplicate) and "named `helper`" in str(duplicate)
 
 
@@ -771,10 +750,7 @@ async def test_two_tools_with_one_name_are_an_error_naming_both_agents(governed:
     child = coder(["x"], name="orders", tools=[other_lookup])
     root = coder(["hi"], name="lead", tools=[lookup], sub_agents=[child])
     runner, _, new_session = governed(root)
-    with pytest.raises(RuntimeError) as raised:
-        await turn(runner, await new_session(), "hello")
-    conflict = governance_error(raised.value)
-    assert isinstance(conflict, AgentTreeError), raised.value
+    conflict = await refused(runner, await new_session(), "hello", AgentTreeError)
     assert "`lead`" in str(conflict) and "`orders`" in str(conflict)
 
 
@@ -788,10 +764,7 @@ async def test_a_factory_may_not_hand_out_an_evicted_harness_again(governed: Any
     await turn(runner, await new_session(), "one")
     await turn(runner, await new_session(), "two")  # evicts and ends the first
     assert evicted.finalized == 1
-    with pytest.raises(RuntimeError) as raised:
-        await turn(runner, await new_session(), "three")
-    reused = governance_error(raised.value)
-    assert isinstance(reused, HarnessFactoryError), raised.value
+    reused = await refused(runner, await new_session(), "three", HarnessFactoryError)
     assert "ended or evicted is not reused" in str(reused)
     await runner.close()
 
@@ -818,9 +791,7 @@ async def test_a_turn_cancelled_while_its_trajectory_starts_leaves_no_lease(gove
         await task
     assert plugin.active_leases() == []
     # The trajectory that started is quarantined, not initialised again ...
-    with pytest.raises(RuntimeError) as raised:
-        await turn(runner, session, "hello again")
-    assert isinstance(governance_error(raised.value), QuarantinedError), raised.value
+    await refused(runner, session, "hello again", QuarantinedError)
     # ... and close() ends it.
     await plugin.close()
     assert harness.finalized == 1

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import coder, turn
+from conftest import coder, refused, turn
 from google.adk.runners import InMemoryRunner
 
 from sondera_harness_adk import SonderaHarnessPlugin
-from sondera_harness_adk.errors import HarnessStartError, governance_error
+from sondera_harness_adk.errors import HarnessStartError
 from sondera_harness_adk.escalation import EscalationMode
 from sondera_harness_adk.harness import HarnessError, LocalHarness, SonderaRemoteHarness
 from sondera_harness_adk.model import Agent, Decision, Event, ShellCommand
@@ -132,10 +132,7 @@ async def test_unreachable_server_blocks_the_step() -> None:
     plugin = SonderaHarnessPlugin(harness=harness)
     runner = InMemoryRunner(agent=agent, app_name="app", plugins=[plugin])
     session = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
-    with pytest.raises(RuntimeError) as raised:
-        await turn(runner, session, "list")
-    unreachable = governance_error(raised.value)
-    assert isinstance(unreachable, HarnessStartError), raised.value
+    unreachable = await refused(runner, session, "list", HarnessStartError)
     assert "could not start the trajectory" in str(unreachable)
     assert agent.model.calls == 0  # type: ignore[union-attr]
 
