@@ -135,8 +135,27 @@ fn admit_provider_call_id(adapter: &str, value: Option<String>) -> PyResult<Opti
     Ok(sondera_model::admit_provider_call_id(adapter, value))
 }
 
+/// The Python logger every record of the extension is sent under: the
+/// crates' targets hang below it (`sondera_harness_adk.sondera_model.call_id`).
+const PACKAGE_LOGGER: &str = "sondera_harness_adk";
+
+/// Sends the crates' log records to Python's `logging`, below the package's
+/// logger. Loggers are cached but their levels are not, so logging set up
+/// after import (or by pytest's `caplog`) still decides what is shown;
+/// records below `INFO` never cross, which keeps the GIL out of hot paths.
+fn route_logs_to_python(py: Python<'_>) -> PyResult<()> {
+    let logger = pyo3_log::Logger::new(py, pyo3_log::Caching::Loggers)?
+        .filter(log::LevelFilter::Info)
+        .set_prefix(PACKAGE_LOGGER);
+    // A second import in one process (sub-interpreters aside) finds the
+    // logger installed already; the first one keeps working.
+    let _ = logger.install();
+    Ok(())
+}
+
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    route_logs_to_python(module.py())?;
     model::register(module)?;
     module.add_class::<harness::NativeHarness>()?;
     module.add_class::<awaitable::Ready>()?;

@@ -795,3 +795,30 @@ async def test_a_turn_cancelled_while_its_trajectory_starts_leaves_no_lease(gove
     # ... and close() ends it.
     await plugin.close()
     assert harness.finalized == 1
+
+
+class OversizedIds(ScriptedLlm):
+    """A model whose function call ids are longer than any provider's."""
+
+    async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+        async for response in super().generate_content_async(llm_request, stream):
+            for part in response.content.parts if response.content else []:
+                if part.function_call:
+                    part.function_call.id = "x" * 300
+            yield response
+
+
+async def test_a_rejected_call_id_is_a_warning_under_the_package_logger(
+    governed: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = OversizedIds(script=[("bash", {"command": "ls"}), "done"])
+    agent = LlmAgent(name="coder", model=model, tools=[bash])
+    runner, _, new_session = governed(agent)
+    with caplog.at_level("WARNING", logger="sondera_harness_adk"):
+        run = await turn(runner, await new_session(), "list files")
+    assert run.responses("bash") == [{"stdout": "ran: ls", "exit_code": 0}]
+    rejected = [r for r in caplog.records if "provider call id rejected" in r.getMessage()]
+    assert rejected, caplog.text
+    assert rejected[0].name.startswith("sondera_harness_adk.")
+    assert rejected[0].levelname == "WARNING"
+    assert "300 bytes" in rejected[0].getMessage()
