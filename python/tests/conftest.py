@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -13,11 +14,65 @@ from google.genai import types
 sys.path.insert(0, str(Path(__file__).parent))
 
 from sondera_harness_adk import SonderaHarnessPlugin
+from sondera_harness_adk.abc import Harness
 from sondera_harness_adk.errors import SonderaError, governance_error
 from sondera_harness_adk.harness import LocalHarness
+from sondera_harness_adk.model import Adjudicated, Agent, Event
 from sondera_harness_adk.testing import ScriptedLlm, Turn
 
 E = TypeVar("E", bound=SonderaError)
+
+
+class Recording(Harness):
+    """A custom harness over a LocalHarness that records every event and can fail."""
+
+    def __init__(self, inner: LocalHarness | None = None) -> None:
+        self.inner = inner or LocalHarness(memory=True, workspace="/w", home="/home/a")
+        self.events: list[Event] = []
+        self.fail_initialize_after_publish = False
+        self.fail_adjudicate: Exception | None = None
+        self.stall = 0.0
+        self.finalized = 0
+
+    def new_scope(self) -> Recording:
+        scope = Recording(self.inner.new_scope())
+        scope.fail_adjudicate = self.fail_adjudicate
+        scope.stall = self.stall
+        scope.fail_initialize_after_publish = self.fail_initialize_after_publish
+        return scope
+
+    @property
+    def trajectory_id(self) -> str | None:
+        return self._trajectory_id or self.inner.trajectory_id
+
+    async def initialize(
+        self, *, agent: Agent | None = None, session_id: str | None = None
+    ) -> None:
+        if self.fail_initialize_after_publish:
+            self._trajectory_id = "maybe-started"
+            raise ConnectionError("connection reset while sending started")
+        await self.inner.initialize(agent=agent, session_id=session_id)
+
+    async def resume(self, trajectory_id: str, *, agent: Agent | None = None) -> None:
+        await self.inner.resume(trajectory_id, agent=agent)
+
+    async def finalize(self, *, summary: str | None = None) -> None:
+        self.finalized += 1
+        await self.inner.finalize(summary=summary)
+
+    async def fail(self, *, reason: str) -> None:
+        await self.inner.fail(reason=reason)
+
+    async def adjudicate(self, event: Event) -> Adjudicated:
+        if self.stall:
+            await asyncio.sleep(self.stall)
+        if self.fail_adjudicate is not None:
+            raise self.fail_adjudicate
+        self.events.append(event)
+        return await self.inner.adjudicate(event)
+
+    async def adjudicates(self, events: list[Event]) -> list[Adjudicated]:
+        return [await self.adjudicate(e) for e in events]
 
 
 def bash(command: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from conftest import bash, coder, refused, turn
+from conftest import Recording, bash, coder, refused, turn
 from google.adk.agents import LlmAgent
 from google.adk.tools.agent_tool import AgentTool
 from google.genai import types
@@ -28,60 +28,8 @@ from sondera_harness_adk.errors import (
 )
 from sondera_harness_adk.escalation import Approval, ApprovalDecision, EscalationMode
 from sondera_harness_adk.harness import LocalHarness
-from sondera_harness_adk.model import Actor, Adjudicated, Agent, Decision, Event
+from sondera_harness_adk.model import Actor, Agent, Decision
 from sondera_harness_adk.testing import ScriptedLlm
-
-
-class Recording(Harness):
-    """A custom harness over a LocalHarness that records every event and can fail."""
-
-    def __init__(self, inner: LocalHarness | None = None) -> None:
-        self.inner = inner or LocalHarness(memory=True, workspace="/w", home="/home/a")
-        self.events: list[Event] = []
-        self.fail_initialize_after_publish = False
-        self.fail_adjudicate: Exception | None = None
-        self.stall = 0.0
-        self.finalized = 0
-
-    def new_scope(self) -> Recording:
-        scope = Recording(self.inner.new_scope())
-        scope.fail_adjudicate = self.fail_adjudicate
-        scope.stall = self.stall
-        scope.fail_initialize_after_publish = self.fail_initialize_after_publish
-        return scope
-
-    @property
-    def trajectory_id(self) -> str | None:
-        return self._trajectory_id or self.inner.trajectory_id
-
-    async def initialize(
-        self, *, agent: Agent | None = None, session_id: str | None = None
-    ) -> None:
-        if self.fail_initialize_after_publish:
-            self._trajectory_id = "maybe-started"
-            raise ConnectionError("connection reset while sending started")
-        await self.inner.initialize(agent=agent, session_id=session_id)
-
-    async def resume(self, trajectory_id: str, *, agent: Agent | None = None) -> None:
-        await self.inner.resume(trajectory_id, agent=agent)
-
-    async def finalize(self, *, summary: str | None = None) -> None:
-        self.finalized += 1
-        await self.inner.finalize(summary=summary)
-
-    async def fail(self, *, reason: str) -> None:
-        await self.inner.fail(reason=reason)
-
-    async def adjudicate(self, event: Event) -> Adjudicated:
-        if self.stall:
-            await asyncio.sleep(self.stall)
-        if self.fail_adjudicate is not None:
-            raise self.fail_adjudicate
-        self.events.append(event)
-        return await self.inner.adjudicate(event)
-
-    async def adjudicates(self, events: list[Event]) -> list[Adjudicated]:
-        return [await self.adjudicate(e) for e in events]
 
 
 def test_construction_is_checked() -> None:
@@ -393,7 +341,7 @@ async def test_card_and_attribution_across_agent_tools() -> None:
     await runner.close()
 
 
-async def test_escalation_inside_an_agent_tool_is_denied_when_nobody_can_be_asked() -> None:
+async def test_unattended_escalation_inside_an_agent_tool_is_denied_without_asking() -> None:
     helper = LlmAgent(
         name="pusher",
         model=ScriptedLlm(script=[("bash", {"command": "git push --force origin main"}), "tried"]),
@@ -408,15 +356,16 @@ async def test_escalation_inside_an_agent_tool_is_denied_when_nobody_can_be_aske
     )
     from google.adk.runners import InMemoryRunner
 
-    plugin = SonderaHarnessPlugin(Recording())
+    plugin = SonderaHarnessPlugin(Recording(), escalation=EscalationMode.DENY)
     runner = InMemoryRunner(agent=root, app_name="app", plugins=[plugin])
     session = (await runner.session_service.create_session(app_name="app", user_id="alice")).id
-    await turn(runner, session, "go")
+    run = await turn(runner, session, "go")
+    assert run.confirmation_calls() == []
     scope = plugin._sessions.scope(("app", "alice", session))
     decisions = [e for e in scope.harness.events if e.event_type == "adjudicated"]  # type: ignore[union-attr]
     assert len(decisions) == 1
     assert decisions[0].event.decision == Decision.DENY
-    assert "runs as a tool of `lead`" in decisions[0].event.reason
+    assert "nobody is asked" in decisions[0].event.reason
     await runner.close()
 
 

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sondera_harness_adk._delegated import MAX_OPEN_DELEGATIONS, DelegatedRun
 from sondera_harness_adk._tree import AgentTree, describe_change
 from sondera_harness_adk.abc import Harness
 from sondera_harness_adk.errors import (
@@ -52,6 +53,8 @@ class PendingTool:
     action: Any
     provider_call_id: str | None
     runs: bool
+    signature: str | None = None
+    """How a child of an agent tool's call is recognised when it is made again."""
 
 
 @dataclass
@@ -75,6 +78,18 @@ class Scope:
     leases: dict[str, Invocation] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     session_grants: list[dict[str, Any]] = field(default_factory=list)
+    delegated: dict[str, DelegatedRun] = field(default_factory=dict)
+    """Agents run as tools, by the function call of the session's own agents
+    they serve (:mod:`sondera_harness_adk._delegated`)."""
+
+    def start_delegated(self, call_id: str, action: Any) -> DelegatedRun:
+        """A fresh record for an agent tool's call; questions left unanswered
+        longest are forgotten beyond ``MAX_OPEN_DELEGATIONS``."""
+        self.delegated.pop(call_id, None)
+        while len(self.delegated) >= MAX_OPEN_DELEGATIONS:
+            del self.delegated[next(iter(self.delegated))]
+        run = self.delegated[call_id] = DelegatedRun(action=action)
+        return run
 
     def check_usable(self) -> None:
         if self.phase is Phase.QUARANTINED:

@@ -88,8 +88,11 @@ class ApprovalRequest:
 
     def question(self) -> str:
         """The question, in words, for a person."""
+        who = f"Agent `{self.agent}`"
+        if self.parent_agents:
+            who += f" (run as a tool: {' > '.join((*self.parent_agents, self.agent))})"
         text = (
-            f"Agent `{self.agent}` wants to call `{self.tool}` with {self.arguments}.\n"
+            f"{who} wants to call `{self.tool}` with {self.arguments}.\n"
             f"{self.verdict.deny_message()}"
         )
         if self.shape_text:

@@ -41,6 +41,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types as genai_types
 
 from sondera_harness_adk import _native
+from sondera_harness_adk._delegated import DelegatedRun, call_signature
 from sondera_harness_adk._sessions import (
     Invocation,
     PendingTool,
@@ -87,6 +88,9 @@ class _Caller:
     key: SessionKey
     agent: str
     chain: tuple[str, ...]
+    outer: ToolContext
+    """The outermost such call: the one of the session's own agents, which
+    the person sees and a question about a child's step is asked on."""
 
 
 # Set for the duration of an allowed AgentTool call: the child runner ADK
@@ -121,6 +125,39 @@ def _agent_of(ic: InvocationContext) -> BaseAgent:
 
 def _blocked(message: str) -> dict[str, Any]:
     return {"error": message}
+
+
+def _confirmation_payload() -> dict[str, Any]:
+    """What the person's answer to a confirmation may carry: the grant's scope."""
+    return {"grant": "once", "choices": ["once", "session", "always"]}
+
+
+def _confirmed(confirmation: Any, user: str) -> tuple[Approval, Actor, str]:
+    """The person's answer to ADK's tool confirmation: refused, or approved
+    for the scope its payload names (once unless it says otherwise)."""
+    person = Actor.human(user)
+    if not confirmation.confirmed:
+        return Approval.DENY, person, f"denied by {user}"
+    payload = confirmation.payload if isinstance(confirmation.payload, dict) else {}
+    try:
+        approval = Approval(str(payload.get("grant", "once")))
+    except ValueError:
+        approval = Approval.ONCE
+    if approval is Approval.DENY:
+        approval = Approval.ONCE
+    return approval, person, f"{approval.phrase} by {user}"
+
+
+def _waiting() -> str:
+    return (
+        "Paused: a call of this run waits for the user's confirmation; the run goes on "
+        "once it is answered."
+    )
+
+
+def _reply(result: Any) -> dict[str, Any]:
+    """The function response ADK gives the model for a call that returned."""
+    return result if isinstance(result, dict) else {"result": result}
 
 
 def _pending_key(tool: str, call_id: str | None, args: dict[str, Any]) -> str:
@@ -294,7 +331,9 @@ class SonderaHarnessPlugin(BasePlugin):
             if parent is None:
                 raise LeaseError(f"the caller's session {key} is no longer open")
             return await self._sessions.acquire(key, ic.invocation_id, parent.tree)
-        scope = await self._sessions.acquire(key, ic.invocation_id, self._tree(agent))
+        # A run resumed after a transfer, or inside a workflow, starts at the
+        # agent that was active, not at the runner's root: the tree is the root's.
+        scope = await self._sessions.acquire(key, ic.invocation_id, self._tree(agent.root_agent))
         self._last = scope
         return scope
 
@@ -458,6 +497,9 @@ class SonderaHarnessPlugin(BasePlugin):
         """The newest text the model is about to read, unless already judged."""
         try:
             scope, state = self._leased(callback_context)
+            delegated = self._delegated_run(scope, self._caller_of(callback_context))
+            if delegated is not None and delegated.paused:
+                return self._model_says(_waiting())
             newest = next(
                 (
                     (content.role, text)
@@ -543,6 +585,22 @@ class SonderaHarnessPlugin(BasePlugin):
             scope, state = self._leased(tool_context)
         except StepError as error:
             return _blocked(str(error))
+        caller = self._caller_of(tool_context)
+        delegated = self._delegated_run(scope, caller)
+        resumed = self._resumed_run(scope, tool, tool_context, caller)
+        if resumed is not None and isinstance(tool, AgentTool):
+            state.pending.setdefault(key, []).append(PendingTool(resumed.action, call_id, True))
+            self._enter_agent_tool(scope, tool, tool_context, caller)
+            return None
+        if delegated is not None and delegated.paused:
+            return _blocked(_waiting())
+        signature = None
+        if delegated is not None and not isinstance(tool, AgentTool):
+            signature = call_signature(tool_context.agent_name, tool.name, tool_args)
+            replayed, result = delegated.replay(signature)
+            if replayed:
+                state.pending.setdefault(key, []).append(PendingTool(None, call_id, False))
+                return dict(result)
         try:
             action = self._classify(tool.name, tool_args, call_id)
             verdict, event_id = await self._judge_recorded(
@@ -556,16 +614,52 @@ class SonderaHarnessPlugin(BasePlugin):
                 runs, message = verdict.is_allowed, verdict.deny_message()
         except StepError as error:
             runs, message, action = False, str(error), None
-        state.pending.setdefault(key, []).append(PendingTool(action, call_id, runs))
+        state.pending.setdefault(key, []).append(
+            PendingTool(action, call_id, runs, signature=signature)
+        )
         if not runs:
-            return _blocked(message)
+            blocked = _blocked(message)
+            if delegated is not None and not delegated.paused:
+                delegated.record(signature, blocked)
+            return blocked
         if isinstance(tool, AgentTool):
-            caller = _CALLER.get()
-            chain = (
-                (*caller.chain, tool_context.agent_name) if caller else (tool_context.agent_name,)
-            )
-            _CALLER.set(_Caller(scope.key, tool.agent.name, chain))
+            if caller is None:
+                scope.start_delegated(tool_context.function_call_id or key, action)
+            self._enter_agent_tool(scope, tool, tool_context, caller)
         return None
+
+    def _caller_of(self, ctx: CallbackContext) -> _Caller | None:
+        """The call an agent run as a tool serves, when ``ctx`` is one of its steps."""
+        own = (ctx.session.app_name, ctx.user_id, ctx.session.id)
+        return _CALLER.get() if own in self._linked else None
+
+    @staticmethod
+    def _delegated_run(scope: Scope, caller: _Caller | None) -> DelegatedRun | None:
+        if caller is None:
+            return None
+        return scope.delegated.get(caller.outer.function_call_id or "")
+
+    @staticmethod
+    def _resumed_run(
+        scope: Scope, tool: BaseTool, ctx: ToolContext, caller: _Caller | None
+    ) -> DelegatedRun | None:
+        """The run of an agent tool that asked the person and is called again
+        with the answer: it goes on, judged once already."""
+        if caller is not None or not isinstance(tool, AgentTool) or ctx.tool_confirmation is None:
+            return None
+        run = scope.delegated.get(ctx.function_call_id or "")
+        if run is None or run.asked is None:
+            return None
+        run.resume()
+        return run
+
+    @staticmethod
+    def _enter_agent_tool(
+        scope: Scope, tool: AgentTool, ctx: ToolContext, caller: _Caller | None
+    ) -> None:
+        chain = (*caller.chain, ctx.agent_name) if caller else (ctx.agent_name,)
+        outer = caller.outer if caller else ctx
+        _CALLER.set(_Caller(scope.key, tool.agent.name, chain, outer))
 
     @staticmethod
     def _classify(tool: str, args: dict[str, Any], call_id: str | None) -> EventPayload:
@@ -643,7 +737,29 @@ class SonderaHarnessPlugin(BasePlugin):
             )
         except StepError as failure:
             return _blocked(str(failure))
-        return None if verdict.is_allowed else _blocked(verdict.deny_message())
+        answer = None if verdict.is_allowed else _blocked(verdict.deny_message())
+        if error is None:
+            # A call that raised is never answered from a record: raising is
+            # not something a callback can repeat.
+            self._remember_delegated(scope, tool, ctx, pending, answer or _reply(result))
+        return answer
+
+    def _remember_delegated(
+        self, scope: Scope, tool: BaseTool, ctx: ToolContext, pending: PendingTool, reply: Any
+    ) -> None:
+        """Keeps what a child's call answered for a later attempt; forgets an
+        outermost agent tool's run once it ends without a question open."""
+        caller = self._caller_of(ctx)
+        if caller is None:
+            run_key = ctx.function_call_id or ""
+            run = scope.delegated.get(run_key)
+            if isinstance(tool, AgentTool) and run is not None and not run.paused:
+                del scope.delegated[run_key]
+            return
+        delegated = self._delegated_run(scope, caller)
+        # What ran while a question was open answers a child that was cut short.
+        if delegated is not None and not delegated.paused and not isinstance(tool, AgentTool):
+            delegated.record(pending.signature, reply)
 
     # -- escalation ----------------------------------------------------------
 
@@ -659,7 +775,7 @@ class SonderaHarnessPlugin(BasePlugin):
         event_id: str,
     ) -> tuple[bool, str]:
         shape = _native.action_shape(action)
-        caller = _CALLER.get()
+        caller = self._caller_of(ctx)
         request = ApprovalRequest(
             session=scope.key,
             agent=ctx.agent_name,
@@ -684,7 +800,7 @@ class SonderaHarnessPlugin(BasePlugin):
                 return True, ""
         if self._escalation is EscalationMode.OPERATOR:
             return await self._ask_operator(scope, verdict, event_id)
-        answer = await self._decide(request, ctx, caller)
+        answer = await self._decide(scope, request, ctx, caller)
         if answer is None:
             return False, (
                 f"{verdict.deny_message()}\nWaiting for the user's confirmation: the call runs "
@@ -737,7 +853,7 @@ class SonderaHarnessPlugin(BasePlugin):
         return True, ""
 
     async def _decide(
-        self, request: ApprovalRequest, ctx: ToolContext, caller: _Caller | None
+        self, scope: Scope, request: ApprovalRequest, ctx: ToolContext, caller: _Caller | None
     ) -> tuple[Approval, Actor, str] | None:
         """Who settles the escalation and how; ``None`` while ADK's tool
         confirmation is pending."""
@@ -759,32 +875,45 @@ class SonderaHarnessPlugin(BasePlugin):
             phrase = f"{decided.approval.phrase} by {decided.decided_by.id}"
             return decided.approval, decided.decided_by, phrase
         if caller is not None:
+            return self._confirm_through_caller(scope, request, caller)
+        if ctx.tool_confirmation is None:
+            ctx.request_confirmation(hint=request.question(), payload=_confirmation_payload())
+            return None
+        return _confirmed(ctx.tool_confirmation, ctx.user_id)
+
+    def _confirm_through_caller(
+        self, scope: Scope, request: ApprovalRequest, caller: _Caller
+    ) -> tuple[Approval, Actor, str] | None:
+        """A child's escalation, asked on the outermost call the person sees
+        (:mod:`sondera_harness_adk._delegated`)."""
+        outer = caller.outer
+        run = self._delegated_run(scope, caller)
+        signature = call_signature(request.agent, request.tool, request.arguments)
+        if run is None or signature is None:
             return (
                 Approval.DENY,
-                system,
-                (
-                    f"escalation denied: `{request.agent}` runs as a tool of `{caller.chain[-1]}` "
-                    "and nobody can be asked from inside it (configure an approver)"
-                ),
+                Actor.system("sondera-adk"),
+                f"escalation denied: `{request.agent}` runs as a tool of `{caller.chain[-1]}` "
+                "and its call cannot be recognised when it is made again",
             )
-        confirmation = ctx.tool_confirmation
-        if confirmation is None:
-            ctx.request_confirmation(
-                hint=request.question(),
-                payload={"grant": "once", "choices": ["once", "session", "always"]},
+        if outer.tool_confirmation is not None:
+            if run.asked == signature:
+                run.asked = None
+                return _confirmed(outer.tool_confirmation, outer.user_id)
+            # ADK emits no confirmation request for a call it is resuming, so
+            # this run cannot ask again; the answer it has is for another call.
+            return (
+                Approval.DENY,
+                Actor.system("sondera-adk"),
+                f"escalation denied: `{request.agent}` runs as a tool of `{caller.chain[-1]}`, "
+                "whose call already had its one question answered; ask for this step in a "
+                "new request",
             )
-            return None
-        person = Actor.human(ctx.user_id)
-        if not confirmation.confirmed:
-            return Approval.DENY, person, f"denied by {ctx.user_id}"
-        payload = confirmation.payload if isinstance(confirmation.payload, dict) else {}
-        try:
-            approval = Approval(str(payload.get("grant", "once")))
-        except ValueError:
-            approval = Approval.ONCE
-        if approval is Approval.DENY:
-            approval = Approval.ONCE
-        return approval, person, f"{approval.phrase} by {ctx.user_id}"
+        if not run.paused:
+            outer.request_confirmation(hint=request.question(), payload=_confirmation_payload())
+            run.asked = signature
+            run.paused = True
+        return None
 
     async def _granted(self, scope: Scope, shape: dict[str, Any]) -> dict[str, Any] | None:
         granted = getattr(scope.harness, "granted", None)
