@@ -7,12 +7,17 @@ mod support;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use adk_core::{ToolConfirmationDecision, ToolConfirmationHandler, ToolConfirmationRequest};
+use adk_agent::SequentialAgent;
+use adk_core::{
+    Agent as AdkAgent, Part, Tool, ToolConfirmationDecision, ToolConfirmationHandler,
+    ToolConfirmationRequest,
+};
 use async_trait::async_trait;
 use serde_json::json;
 use sondera_adk::{
     Approval, ApprovalDecision, ApprovalError, ApprovalRequest, Approver, ConfirmationApprover,
-    EscalationMode, SonderaHarnessPluginBuilder, Yolo,
+    EscalationMode, SonderaHarnessPlugin, SonderaHarnessPluginBuilder, TRANSFER_TOOL, Workflow,
+    Yolo,
 };
 use sondera_model::{Actor, ActorKind, Decision, Grant, GrantScope, Payload};
 use sondera_store::{Grants, MemoryStore, StoredEvent};
@@ -313,4 +318,107 @@ async fn an_approver_that_fails_blocks_the_call() {
     );
     let turn = fixture.turn("ana", "s1", "test").await;
     assert_eq!(shell.runs(), 1, "{turn:?}");
+}
+
+/// A model that runs `command` through `run_shell` once, then says `done`.
+fn runs_once(command: &'static str, done: &'static str) -> Arc<ScriptedModel> {
+    ScriptedModel::new(move |request| {
+        let ran = request.contents.iter().flat_map(|c| &c.parts).any(|p| {
+            matches!(p, Part::FunctionResponse { function_response, .. } if function_response.name == "run_shell")
+        });
+        if ran {
+            say(done)
+        } else {
+            call_all(vec![(
+                Some("d-1"),
+                "run_shell",
+                json!({ "command": command }),
+            )])
+        }
+    })
+}
+
+/// adk-rust settles an escalation with the approver inline, where the step
+/// runs: a delegated agent waits for the person and goes on with the answer,
+/// nothing run again.
+async fn delegated_escalation_reaches_the_person(
+    build: impl FnOnce(&SonderaHarnessPlugin, Arc<dyn Tool>) -> Arc<dyn AdkAgent> + Send + 'static,
+    agent: &str,
+    path: &[&str],
+) {
+    let person = Person::answering(&[Approval::Once]);
+    let shell = RecordingTool::new("run_shell", "command", json!({"stdout": "ok"}));
+    let tool: Arc<dyn Tool> = shell.clone();
+    let approver = person.clone();
+    let fixture = Fixture::new(
+        move |b| b.approver(approver),
+        move |sondera| build(sondera, tool),
+    );
+    let turn = fixture.turn("ana", "s1", "ship it").await;
+    assert!(turn.errors.is_empty(), "{turn:?}");
+    assert_eq!(shell.runs(), 1);
+    let asked = person.asked.lock().unwrap()[0].clone();
+    assert_eq!(asked.agent, agent);
+    let recorded = decisions(&fixture.trajectory("ana", "s1").await);
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(recorded[0].0, Decision::Allow);
+    let events = fixture.trajectory("ana", "s1").await;
+    let command = events
+        .iter()
+        .find(|e| matches!(e.event.payload, Payload::ShellCommand { .. }))
+        .and_then(|e| e.event.execution.clone())
+        .unwrap();
+    assert_eq!(command.agent_path, path);
+}
+
+#[tokio::test]
+async fn an_escalation_after_a_transfer_reaches_the_person() {
+    delegated_escalation_reaches_the_person(
+        |sondera, tool| {
+            let release = llm(
+                sondera,
+                "release",
+                runs_once("git push --force origin main", "pushed"),
+                vec![tool],
+            );
+            let lead = ScriptedModel::new(|_| {
+                call_all(vec![(
+                    Some("t-1"),
+                    TRANSFER_TOOL,
+                    json!({"agent_name": "release"}),
+                )])
+            });
+            sondera
+                .llm_agent("lead")
+                .model(lead)
+                .sub_agent(release)
+                .build()
+                .unwrap()
+        },
+        "release",
+        &["lead", "release"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_escalation_inside_a_sequential_workflow_reaches_the_person() {
+    delegated_escalation_reaches_the_person(
+        |sondera, tool| {
+            let build = llm(sondera, "build", ScriptedModel::planned(|_| vec![]), vec![]);
+            let publish = llm(
+                sondera,
+                "publish",
+                runs_once("git push --force origin main", "published"),
+                vec![tool],
+            );
+            sondera.workflow(
+                Arc::new(SequentialAgent::new("pipeline", vec![build, publish])),
+                Workflow::Sequential,
+            )
+        },
+        "publish",
+        &["pipeline", "publish"],
+    )
+    .await;
 }
