@@ -24,8 +24,10 @@ pub use convert::{
 
 /// Generated messages, client and server of `sondera.harness.v1`. The
 /// messages mirror `sondera-model`'s types, where each field is documented,
-/// and the service's methods are documented in the `.proto` file.
+/// and the service's methods are documented in the `.proto` file. The code
+/// is committed (`tests/generated_code.rs` keeps it in step with `proto/`),
+/// so no build needs the protobuf compiler.
 #[allow(missing_docs)]
 pub mod v1 {
-    tonic::include_proto!("sondera.harness.v1");
+    include!("generated/sondera.harness.v1.rs");
 }
