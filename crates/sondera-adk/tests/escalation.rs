@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use adk_agent::SequentialAgent;
 use adk_core::{
-    Agent as AdkAgent, Part, Tool, ToolConfirmationDecision, ToolConfirmationHandler,
+    Agent as AdkAgent, Tool, ToolConfirmationDecision, ToolConfirmationHandler,
     ToolConfirmationRequest,
 };
 use async_trait::async_trait;
@@ -320,24 +320,6 @@ async fn an_approver_that_fails_blocks_the_call() {
     assert_eq!(shell.runs(), 1, "{turn:?}");
 }
 
-/// A model that runs `command` through `run_shell` once, then says `done`.
-fn runs_once(command: &'static str, done: &'static str) -> Arc<ScriptedModel> {
-    ScriptedModel::new(move |request| {
-        let ran = request.contents.iter().flat_map(|c| &c.parts).any(|p| {
-            matches!(p, Part::FunctionResponse { function_response, .. } if function_response.name == "run_shell")
-        });
-        if ran {
-            say(done)
-        } else {
-            call_all(vec![(
-                Some("d-1"),
-                "run_shell",
-                json!({ "command": command }),
-            )])
-        }
-    })
-}
-
 /// adk-rust settles an escalation with the approver inline, where the step
 /// runs: a delegated agent waits for the person and goes on with the answer,
 /// nothing run again.
@@ -378,7 +360,7 @@ async fn an_escalation_after_a_transfer_reaches_the_person() {
             let release = llm(
                 sondera,
                 "release",
-                runs_once("git push --force origin main", "pushed"),
+                ScriptedModel::runs_once("d-1", "git push --force origin main", "pushed"),
                 vec![tool],
             );
             let lead = ScriptedModel::new(|_| {
@@ -409,7 +391,7 @@ async fn an_escalation_inside_a_sequential_workflow_reaches_the_person() {
             let publish = llm(
                 sondera,
                 "publish",
-                runs_once("git push --force origin main", "published"),
+                ScriptedModel::runs_once("d-1", "git push --force origin main", "published"),
                 vec![tool],
             );
             sondera.workflow(

@@ -5,7 +5,7 @@ mod support;
 use std::sync::Arc;
 
 use adk_agent::{LlmAgentBuilder, SequentialAgent};
-use adk_core::{Agent as AdkAgent, Part, Tool};
+use adk_core::{Agent as AdkAgent, Tool};
 use serde_json::json;
 use sondera_adk::{SonderaHarnessPlugin, TRANSFER_TOOL, Workflow};
 use sondera_model::{AgentCard, CollaborationMode, Payload, PromptRole};
@@ -193,20 +193,7 @@ async fn steps_name_the_root_as_principal_and_the_agent_that_ran_them() {
     let fixture = Fixture::new(
         |b| b,
         move |sondera| {
-            let worker_model = ScriptedModel::new(|request| {
-                let ran = request.contents.iter().flat_map(|c| &c.parts).any(|p| {
-                matches!(p, Part::FunctionResponse { function_response, .. } if function_response.name == "run_shell")
-            });
-                if ran {
-                    say("tests pass")
-                } else {
-                    call_all(vec![(
-                        Some("w-1"),
-                        "run_shell",
-                        json!({"command": "cargo test"}),
-                    )])
-                }
-            });
+            let worker_model = ScriptedModel::runs_once("w-1", "cargo test", "tests pass");
             let worker = llm(sondera, "worker", worker_model, vec![tool]);
             let lead_model = ScriptedModel::new(|_| {
                 call_all(vec![(
@@ -255,20 +242,7 @@ async fn steps_inside_a_workflow_name_the_llm_agent_that_ran_them() {
     let fixture = Fixture::new(
         |b| b,
         move |sondera| {
-            let writer_model = ScriptedModel::new(|request| {
-                let ran = request.contents.iter().flat_map(|c| &c.parts).any(|p| {
-                    matches!(p, Part::FunctionResponse { function_response, .. } if function_response.name == "run_shell")
-                });
-                if ran {
-                    say("written")
-                } else {
-                    call_all(vec![(
-                        Some("w-1"),
-                        "run_shell",
-                        json!({"command": "cargo build"}),
-                    )])
-                }
-            });
+            let writer_model = ScriptedModel::runs_once("w-1", "cargo build", "written");
             let writer = llm(sondera, "writer", writer_model, vec![tool]);
             let checker = llm(sondera, "checker", quiet(), vec![]);
             sondera.workflow(

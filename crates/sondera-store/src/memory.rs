@@ -100,19 +100,28 @@ impl Inner {
     fn start(&mut self, step: &StepRecord<'_>, agent: &Agent, session_id: Option<&str>) {
         let event = step.event;
         let at = event.timestamp;
-        let record = self
-            .agents
-            .entry((step.tenant.clone(), agent.id.clone()))
-            .or_insert_with(|| AgentRecord {
-                agent: agent.clone(),
-                tenant: step.tenant.clone(),
-                first_seen: at,
-                last_seen: at,
-                trajectory_count: 0,
-            });
-        record.agent = agent.clone();
-        record.last_seen = at;
-        record.trajectory_count += 1;
+        let key = (step.tenant.clone(), agent.id.clone());
+        match self.agents.get_mut(&key) {
+            Some(record) => {
+                // A card is a tree of JSON schemas: compared, it is not
+                // copied again when a new trajectory brings the same one.
+                if record.agent != *agent {
+                    record.agent = agent.clone();
+                }
+                record.last_seen = at;
+                record.trajectory_count += 1;
+            }
+            None => {
+                let record = AgentRecord {
+                    agent: agent.clone(),
+                    tenant: step.tenant.clone(),
+                    first_seen: at,
+                    last_seen: at,
+                    trajectory_count: 1,
+                };
+                self.agents.insert(key, record);
+            }
+        }
         self.trajectories
             .entry(step.tenant.clone())
             .or_default()

@@ -318,6 +318,11 @@ class SonderaHarnessPlugin(BasePlugin):
 
     async def _lease(self, ic: InvocationContext) -> Scope:
         own = self._own_key(ic)
+        held = self._sessions.scope(self._linked.get(own, own))
+        if held is not None and ic.invocation_id in held.leases:
+            # The run's first callback leased it and checked its tree.
+            held.check_usable()
+            return held
         caller = _CALLER.get()
         agent = _agent_of(ic)
         if caller is not None and own not in self._linked:
@@ -611,7 +616,8 @@ class SonderaHarnessPlugin(BasePlugin):
                     scope, tool, tool_args, tool_context, action, verdict, call_id, event_id
                 )
             else:
-                runs, message = verdict.is_allowed, verdict.deny_message()
+                runs = verdict.is_allowed
+                message = "" if runs else verdict.deny_message()
         except StepError as error:
             runs, message, action = False, str(error), None
         state.pending.setdefault(key, []).append(
@@ -630,8 +636,11 @@ class SonderaHarnessPlugin(BasePlugin):
 
     def _caller_of(self, ctx: CallbackContext) -> _Caller | None:
         """The call an agent run as a tool serves, when ``ctx`` is one of its steps."""
+        caller = _CALLER.get()
+        if caller is None or not self._linked:
+            return None
         own = (ctx.session.app_name, ctx.user_id, ctx.session.id)
-        return _CALLER.get() if own in self._linked else None
+        return caller if own in self._linked else None
 
     @staticmethod
     def _delegated_run(scope: Scope, caller: _Caller | None) -> DelegatedRun | None:

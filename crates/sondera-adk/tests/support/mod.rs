@@ -47,6 +47,29 @@ impl ScriptedModel {
         })
     }
 
+    /// A sub-agent's model: runs `command` through `run_shell` once (call
+    /// `call_id`), then says `done`.
+    pub(crate) fn runs_once(
+        call_id: &'static str,
+        command: &'static str,
+        done: &'static str,
+    ) -> Arc<Self> {
+        Self::new(move |request| {
+            let ran = request.contents.iter().flat_map(|c| &c.parts).any(|p| {
+                matches!(p, Part::FunctionResponse { function_response, .. } if function_response.name == "run_shell")
+            });
+            if ran {
+                say(done)
+            } else {
+                call_all(vec![(
+                    Some(call_id),
+                    "run_shell",
+                    json!({ "command": command }),
+                )])
+            }
+        })
+    }
+
     /// The usual loop: a user asks, the model calls what `plan` says for
     /// that text, then reports "done" once every call has answered.
     pub(crate) fn planned(
