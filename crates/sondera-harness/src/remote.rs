@@ -199,6 +199,10 @@ pub fn status_error(status: tonic::Status, timeout: Duration) -> HarnessError {
     match status.code() {
         Code::DeadlineExceeded => HarnessError::Timeout(timeout),
         Code::Cancelled if status.message().contains("Timeout") => HarnessError::Timeout(timeout),
+        // Any other cancellation reaching the client is the connection closing
+        // under the call (a server shutting down or restarting): a transport
+        // failure, which an approval's long poll survives by reconnecting.
+        Code::Cancelled => HarnessError::Transport(status.message().to_string()),
         // Unknown with an underlying error is a connection that broke mid-call.
         Code::Unavailable => HarnessError::Transport(status.message().to_string()),
         Code::Unknown if std::error::Error::source(&status).is_some() => {
@@ -478,6 +482,26 @@ impl Backend for Connection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_cut_by_the_server_going_away_is_a_transport_failure() {
+        let timeout = Duration::from_secs(5);
+        let cut = tonic::Status::cancelled("operation was canceled");
+        assert!(matches!(
+            status_error(cut, timeout),
+            HarnessError::Transport(_)
+        ));
+        let timed_out = tonic::Status::cancelled("Timeout expired");
+        assert!(matches!(
+            status_error(timed_out, timeout),
+            HarnessError::Timeout(_)
+        ));
+        let refused = tonic::Status::permission_denied("no");
+        assert!(matches!(
+            status_error(refused, timeout),
+            HarnessError::Remote { .. }
+        ));
+    }
 
     #[test]
     fn bare_endpoints_get_http_only_on_loopback() {
