@@ -16,8 +16,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use sondera_adk::{
     Approval, ApprovalDecision, ApprovalError, ApprovalRequest, Approver, ConfirmationApprover,
-    EscalationMode, SonderaHarnessPlugin, SonderaHarnessPluginBuilder, TRANSFER_TOOL, Workflow,
-    Yolo,
+    EscalationMode, SonderaHarnessPlugin, SonderaHarnessPluginBuilder, Workflow, Yolo,
 };
 use sondera_model::{Actor, ActorKind, Decision, Grant, GrantScope, Payload};
 use sondera_store::{Grants, MemoryStore, StoredEvent};
@@ -363,13 +362,7 @@ async fn an_escalation_after_a_transfer_reaches_the_person() {
                 ScriptedModel::runs_once("d-1", "git push --force origin main", "pushed"),
                 vec![tool],
             );
-            let lead = ScriptedModel::new(|_| {
-                call_all(vec![(
-                    Some("t-1"),
-                    TRANSFER_TOOL,
-                    json!({"agent_name": "release"}),
-                )])
-            });
+            let lead = ScriptedModel::transfers_to("release");
             sondera
                 .llm_agent("lead")
                 .model(lead)

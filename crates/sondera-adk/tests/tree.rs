@@ -195,13 +195,7 @@ async fn steps_name_the_root_as_principal_and_the_agent_that_ran_them() {
         move |sondera| {
             let worker_model = ScriptedModel::runs_once("w-1", "cargo test", "tests pass");
             let worker = llm(sondera, "worker", worker_model, vec![tool]);
-            let lead_model = ScriptedModel::new(|_| {
-                call_all(vec![(
-                    Some("t-1"),
-                    TRANSFER_TOOL,
-                    json!({"agent_name": "worker"}),
-                )])
-            });
+            let lead_model = ScriptedModel::transfers_to("worker");
             sondera
                 .llm_agent("lead")
                 .model(lead_model)

@@ -70,6 +70,17 @@ impl ScriptedModel {
         })
     }
 
+    /// A lead's model that hands every message to `agent`.
+    pub(crate) fn transfers_to(agent: &'static str) -> Arc<Self> {
+        Self::new(move |_| {
+            call_all(vec![(
+                Some("t-1"),
+                sondera_adk::TRANSFER_TOOL,
+                json!({ "agent_name": agent }),
+            )])
+        })
+    }
+
     /// The usual loop: a user asks, the model calls what `plan` says for
     /// that text, then reports "done" once every call has answered.
     pub(crate) fn planned(
