@@ -6,6 +6,7 @@ mod approvals;
 mod bench;
 mod explain;
 mod history;
+mod hook;
 mod import;
 mod inert;
 mod policy_check;
@@ -84,6 +85,19 @@ enum Command {
     Token(serve::TokenCommand),
     /// Follow a server's live event stream, one line per event, decisions highlighted.
     Tail(tail::TailArgs),
+    /// Answer one coding agent's hook call (its JSON on standard input): judge the step in
+    /// process (the policies, the embedded store) or on a server (--server,
+    /// SONDERA_HARNESS_ENDPOINT), and answer in the agent's dialect.
+    ///
+    /// Every failure (bad input, an unknown event, an unreachable server, a step not judged
+    /// within --timeout) is answered so that the step does not run: exit status 2 with the
+    /// reason on standard error, or for Copilot CLI, which runs the tool on any other failed
+    /// exit, a refusal it reads. Set up with `sondera hooks install <agent>`.
+    Hook(Box<hook::HookArgs>),
+    /// Put `sondera hook` in a coding agent's hook configuration, take it out, or show where
+    /// it is.
+    #[command(subcommand)]
+    Hooks(hook::HooksCommand),
     /// Load-test a harness server (an embedded one unless --server is given): concurrent
     /// trajectories over gRPC, with throughput and latency percentiles, and the ratio of an
     /// adjudication's round trip to an empty Health round trip on the same connection.
@@ -385,10 +399,19 @@ impl PolicyArgs {
 
     /// Loads the policy set these arguments name; warnings go to standard error.
     fn engine(&self) -> anyhow::Result<sondera_policy::PolicyEngine> {
+        self.engine_in(None)
+    }
+
+    /// The engine, with `root` as the workspace when --workspace is not given.
+    fn engine_in(&self, root: Option<String>) -> anyhow::Result<sondera_policy::PolicyEngine> {
+        let mut workspace = self.workspace();
+        if let Some(root) = root.filter(|_| self.workspace.is_none()) {
+            workspace = sondera_policy::Workspace::new(root, workspace.home);
+        }
         let engine = sondera_policy::PolicyEngine::builder()
             .builtin_or_directories(self.dirs.iter().cloned())
             .mode(self.mode)
-            .workspace(self.workspace())
+            .workspace(workspace)
             .allowed_hosts(self.allowed_hosts()?)
             .build()?;
         for warning in engine.warnings() {
@@ -556,6 +579,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(*args),
         Command::Token(command) => serve::token(command),
         Command::Tail(args) => tail::run(args),
+        Command::Hook(args) => hook::run(*args),
+        Command::Hooks(command) => hook::hooks(command),
         Command::Bench(args) => bench::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;

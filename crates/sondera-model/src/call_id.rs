@@ -21,11 +21,13 @@ pub enum Adapter {
     Server,
     /// Events read by the command line.
     Cli,
+    /// Coding agents' hook calls.
+    Hooks,
 }
 
 impl Adapter {
     /// Every adapter, in the order of their counters.
-    pub const ALL: [Adapter; 3] = [Adapter::Adk, Adapter::Server, Adapter::Cli];
+    pub const ALL: [Adapter; 4] = [Adapter::Adk, Adapter::Server, Adapter::Cli, Adapter::Hooks];
 
     /// The adapter's name in metrics.
     pub fn label(self) -> &'static str {
@@ -33,6 +35,7 @@ impl Adapter {
             Self::Adk => "adk",
             Self::Server => "server",
             Self::Cli => "cli",
+            Self::Hooks => "hooks",
         }
     }
 
@@ -41,7 +44,8 @@ impl Adapter {
     }
 }
 
-static REJECTED: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+static REJECTED: [AtomicU64; Adapter::ALL.len()] =
+    [const { AtomicU64::new(0) }; Adapter::ALL.len()];
 
 /// Why a provider call id was not admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

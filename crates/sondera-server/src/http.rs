@@ -46,6 +46,7 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
     axum::Router::new()
         .route("/v1/adjudicate", post(adjudicate))
         .route("/v1/adjudicate/batch", post(adjudicate_batch))
+        .route("/v1/hooks/{agent}", post(crate::hooks::hook))
         .route("/v1/agents", get(list_agents))
         .route("/v1/agents/{id}", get(get_agent))
         .route("/v1/agents/{id}/grants", get(list_grants).post(put_grant))
@@ -98,7 +99,7 @@ async fn within_request_timeout(
 /// When the request's time runs out, counted from its arrival: judging
 /// that ends later records nothing.
 #[derive(Debug, Clone, Copy)]
-struct RequestDeadline(std::time::Instant);
+pub(crate) struct RequestDeadline(pub(crate) std::time::Instant);
 
 type Reply<T> = Result<Json<T>, ServiceError>;
 

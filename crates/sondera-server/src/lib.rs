@@ -37,6 +37,7 @@ mod dashboard;
 mod error;
 mod governance;
 mod grpc;
+mod hooks;
 mod http;
 mod limits;
 mod listener;
