@@ -27,6 +27,8 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
         (_, _) if under("legacy_credentials") => "cloud_credentials",
         (Some(".oci"), "config") => "cloud_credentials",
         (Some("gh"), "hosts.yml") => "credential_file",
+        // hub, GitHub's older command line, keeps its OAuth token here.
+        (Some(".config"), "hub") => "credential_file",
         (Some(".terraform.d"), "credentials.tfrc.json") => "credential_file",
         (Some(".cargo"), "credentials" | "credentials.toml") => "credential_file",
         (Some(".gem"), "credentials") => "credential_file",
@@ -326,6 +328,7 @@ mod tests {
             ("/home/dev/.pgpass", "credential_file"),
             ("/etc/shadow", "system_passwords"),
             ("/home/dev/.config/gh/hosts.yml", "credential_file"),
+            ("/home/dev/.config/hub", "credential_file"),
             ("/home/dev/.cargo/credentials.toml", "credential_file"),
             ("/home/dev/.vault-token", "credential_file"),
             (

@@ -53,15 +53,22 @@ pub(crate) fn command(
     gate: Gate,
     outcome: &Outcome,
 ) -> CommandAnswer {
-    let blocks = match outcome {
-        Outcome::Fail(reason) => Some(reason),
-        // Codex documents exit status 2 as its one sure way to block.
-        Outcome::Deny(reason) if agent == CodingAgent::Codex && gate != Gate::None => Some(reason),
-        _ => None,
-    };
+    let failed = matches!(outcome, Outcome::Fail(_));
+    let refused = refusal(agent, gate, outcome);
+    // Codex documents exit status 2 as its one sure way to block a step;
+    // every other agent but Copilot CLI blocks on it when judging failed.
     // Copilot CLI skips a hook that exits with any status but 0, so its
-    // failures are refusals it reads.
-    if let Some(reason) = blocks.filter(|_| agent != CodingAgent::Copilot) {
+    // refusals are always the JSON it reads.
+    let by_status = agent != CodingAgent::Copilot && (failed || agent == CodingAgent::Codex);
+    if let Some((_, reason)) = refused.as_ref().filter(|_| by_status) {
+        return CommandAnswer {
+            exit_code: BLOCK,
+            stdout: String::new(),
+            stderr: format!("sondera: {reason}\n"),
+        };
+    }
+    if let (true, None, Outcome::Fail(reason)) = (by_status, &refused, outcome) {
+        // A failure where the answer stops nothing still says why.
         return CommandAnswer {
             exit_code: BLOCK,
             stdout: String::new(),
@@ -84,23 +91,30 @@ pub(crate) fn command(
 /// The JSON answer for `outcome` of `event`: an HTTP hook's body, and a
 /// command hook's output where it answers in JSON. `{}` decides nothing.
 pub(crate) fn http(agent: CodingAgent, event: &str, gate: Gate, outcome: &Outcome) -> Value {
-    let refusal = match outcome {
+    match refusal(agent, gate, outcome) {
+        Some((ask, reason)) => refuse(agent, event, gate, ask, &reason),
+        None => proceed(agent, gate),
+    }
+}
+
+/// Whether the answer refuses, and if so whether it asks and why. Only a
+/// tool gate of an agent that asks can ask; elsewhere a step that needs a
+/// person is refused with that said.
+fn refusal(agent: CodingAgent, gate: Gate, outcome: &Outcome) -> Option<(bool, String)> {
+    if gate == Gate::None {
+        return None;
+    }
+    match outcome {
         Outcome::Proceed => None,
-        Outcome::Deny(reason) | Outcome::Fail(reason) => Some((false, reason.as_str())),
-        Outcome::Ask(reason) => Some((true, reason.as_str())),
-    };
-    let Some((ask, reason)) = refusal.filter(|_| gate != Gate::None) else {
-        return proceed(agent, gate);
-    };
-    // Only a tool gate of an agent that asks can ask; elsewhere a step that
-    // needs a person is refused with that said.
-    let ask = ask && gate == Gate::Tool && agent.can_ask();
-    let reason = if matches!(outcome, Outcome::Ask(_)) && !ask {
-        format!("a person must approve this step, and {agent} cannot ask here: {reason}")
-    } else {
-        reason.to_string()
-    };
-    refuse(agent, event, gate, ask, &reason)
+        Outcome::Deny(reason) | Outcome::Fail(reason) => Some((false, reason.clone())),
+        Outcome::Ask(reason) if gate == Gate::Tool && agent.can_ask() => {
+            Some((true, reason.clone()))
+        }
+        Outcome::Ask(reason) => Some((
+            false,
+            format!("a person must approve this step, and {agent} cannot ask here: {reason}"),
+        )),
+    }
 }
 
 fn proceed(agent: CodingAgent, gate: Gate) -> Value {

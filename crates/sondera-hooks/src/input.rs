@@ -305,7 +305,7 @@ impl HookCall {
             event: &event,
             fields: &fields,
         };
-        let session_id = reader.required(keys::SESSION, "session id")?;
+        let session_id = reader.required(keys::SESSION, "a session id")?;
         let step = reader.step(role)?;
         Ok(Self {
             agent,

@@ -25,16 +25,32 @@ fn file_refs(word: &Word) -> Option<Word> {
         rest
     } else if let Some(rest) = address_file(text) {
         rest
+    } else if let Some(rest) = named_file(text) {
+        rest
     } else if text.starts_with('-') {
         return None;
     } else {
         text
     };
+    // `$HOME` expands anywhere in a word, so `@$HOME/.netrc` names a file
+    // at home; `~` only at the word's start.
+    let at_home = path.starts_with("$HOME");
     (!path.is_empty() && path != "-").then(|| Word {
         text: path.to_string(),
-        home_relative: word.home_relative && path.len() == text.len(),
+        home_relative: (word.home_relative && path.len() == text.len()) || at_home,
         ..word.clone()
     })
+}
+
+/// The file of curl's `name@file` (`--data-urlencode`, `-F`): a plain name,
+/// then the file. A URL's user (`https://user@host`) is not one.
+fn named_file(text: &str) -> Option<&str> {
+    let (name, rest) = text.split_once('@')?;
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    (plain && !text.contains("://")).then_some(rest)
 }
 
 /// The file of a socat-style address (`FILE:~/.ssh/id_rsa`,

@@ -141,3 +141,39 @@ impl Drop for ServerProcess {
         let _ = self.child.wait();
     }
 }
+
+/// POSTs `body` as JSON to `path` on `addr` with `headers`; the status and
+/// the response body.
+pub(crate) fn post_json(
+    addr: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let (_, rest) = response.split_once("\r\n\r\n").unwrap();
+    // Chunked bodies come as size lines around the text.
+    let text = if response
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        rest.split("\r\n").skip(1).step_by(2).collect::<String>()
+    } else {
+        rest.to_string()
+    };
+    (status, text)
+}

@@ -1,0 +1,325 @@
+//! Coding agents end to end: `sondera hook <agent>` in process and against
+//! a server, `POST /v1/hooks/{agent}`, operators deciding an agent's
+//! escalation, and `sondera hooks install|status|uninstall`.
+
+mod common;
+
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+const AGENTS: [&str; 5] = ["claude-code", "gemini-cli", "cursor", "copilot", "codex"];
+
+/// A shell command about to run, as `agent`'s tool gate sends it: the event
+/// to name on the command line (Copilot's inputs carry none) and the input.
+fn shell_call(agent: &str, session: &str, command: &str) -> (Option<&'static str>, String) {
+    let cwd = "/home/dev/project";
+    let input = match agent {
+        "claude-code" | "codex" => json!({
+            "session_id": session, "cwd": cwd, "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "toolu_1"
+        }),
+        "gemini-cli" => json!({
+            "session_id": session, "cwd": cwd, "hook_event_name": "BeforeTool",
+            "tool_name": "run_shell_command", "tool_input": {"command": command}
+        }),
+        "cursor" => json!({
+            "conversation_id": session, "generation_id": "g1", "workspace_roots": [cwd],
+            "hook_event_name": "beforeShellExecution", "command": command, "cwd": cwd
+        }),
+        "copilot" => json!({
+            "sessionId": session, "timestamp": 1, "cwd": cwd, "toolName": "bash",
+            "toolArgs": json!({"command": command}).to_string()
+        }),
+        other => panic!("{other}"),
+    };
+    let event = (agent == "copilot").then_some("preToolUse");
+    (event, input.to_string())
+}
+
+fn hook(agent: &str, event: Option<&str>, input: &str, env: &[(&str, &str)]) -> Output {
+    let mut args = vec!["hook", agent];
+    args.extend(event);
+    let mut child = command(&args);
+    for (name, value) in env {
+        child.env(name, value);
+    }
+    let mut child = child
+        .env("SONDERA_HOME", "/home/dev")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Whether an answer refuses the step, in the agent's dialect.
+fn refused(agent: &str, output: &Output) -> bool {
+    if output.status.code() == Some(2) {
+        return agent != "copilot";
+    }
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = stdout(output);
+    if text.trim().is_empty() {
+        return false;
+    }
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    let decision = answer["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .or(answer["permissionDecision"].as_str())
+        .or(answer["decision"].as_str())
+        .or(answer["permission"].as_str())
+        .unwrap_or_default();
+    matches!(decision, "deny" | "block" | "ask")
+}
+
+#[test]
+fn every_agent_is_judged_in_process_and_recorded_in_the_embedded_store() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().display().to_string();
+    let env = [("SONDERA_DATA_DIR", dir.as_str())];
+    for agent in AGENTS {
+        let (event, input) = shell_call(agent, "s1", "cargo test");
+        let allowed = hook(agent, event, &input, &env);
+        assert!(!refused(agent, &allowed), "{agent}: {allowed:?}");
+        let (event, input) = shell_call(agent, "s1", "rm -rf ~");
+        let denied = hook(agent, event, &input, &env);
+        assert!(refused(agent, &denied), "{agent}: {denied:?}");
+    }
+    let listed = stdout(&sondera(&["trajectories", "list", "--data-dir", &dir]));
+    for agent in AGENTS {
+        assert!(listed.contains(&format!("{agent}-s1")), "{listed}");
+    }
+}
+
+#[test]
+fn every_agent_is_judged_by_a_server_through_both_ways_in() {
+    let data = tempfile::tempdir().unwrap();
+    let store = data.path().display().to_string();
+    let token = "sk_hooks_agent";
+    let entry = stdout(&sondera_with_input(
+        &["token", "hash", "--tenant", "acme"],
+        token,
+    ));
+    let server = ServerProcess::start(&["--store", &store, "--token", entry.trim()]);
+    let env = [
+        ("SONDERA_HARNESS_ENDPOINT", server.grpc.as_str()),
+        ("SONDERA_API_TOKEN", token),
+    ];
+    let bearer = format!("Bearer {token}");
+    for agent in AGENTS {
+        let (event, input) = shell_call(agent, "remote-1", "git status");
+        assert!(
+            !refused(agent, &hook(agent, event, &input, &env)),
+            "{agent}"
+        );
+        let (event, input) = shell_call(agent, "remote-1", "rm -rf ~");
+        assert!(refused(agent, &hook(agent, event, &input, &env)), "{agent}");
+
+        let path = match event {
+            Some(event) => format!("/v1/hooks/{agent}?event={event}"),
+            None => format!("/v1/hooks/{agent}"),
+        };
+        let auth = [("authorization", bearer.as_str())];
+        let (_, input) = shell_call(agent, "http-1", "rm -rf ~");
+        let (status, body) = post_json(&server.http, &path, &auth, &input);
+        assert_eq!(status, 200, "{agent}: {body}");
+        assert!(
+            body.contains("destructive-delete-outside-workspace"),
+            "{agent}: {body}"
+        );
+        let (_, input) = shell_call(agent, "http-1", "ls -la");
+        let (status, body) = post_json(&server.http, &path, &auth, &input);
+        assert_eq!(status, 200);
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        assert!(
+            !body.contains("deny") && !body.contains("block"),
+            "{agent}: {answer}"
+        );
+
+        // No token, or a body that is not JSON: still 200, with a refusal.
+        let (status, body) = post_json(&server.http, &path, &[], &input);
+        assert_eq!(status, 200);
+        assert!(body.contains("token"), "{agent}: {body}");
+        let (status, body) = post_json(&server.http, &path, &auth, "{\"session_id\": ");
+        assert_eq!(status, 200);
+        assert!(body.contains("not JSON"), "{agent}: {body}");
+    }
+}
+
+#[test]
+fn an_unreachable_server_blocks_the_step_in_every_dialect() {
+    let env = [("SONDERA_HARNESS_ENDPOINT", "127.0.0.1:9")];
+    for agent in AGENTS {
+        let (event, input) = shell_call(agent, "s1", "ls");
+        let output = hook(agent, event, &input, &env);
+        assert!(refused(agent, &output), "{agent}: {output:?}");
+        let said = format!(
+            "{}{}",
+            stdout(&output),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            said.contains("cannot reach the harness server"),
+            "{agent}: {said}"
+        );
+    }
+    // A setting that makes no sense is a refusal too, not a quiet default.
+    let (event, input) = shell_call("claude-code", "s1", "ls");
+    let output = hook(
+        "claude-code",
+        event,
+        &input,
+        &[("SONDERA_HOOK_ESCALATE", "nobody")],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("SONDERA_HOOK_ESCALATE"));
+}
+
+#[test]
+fn an_operator_decides_a_coding_agents_escalation() {
+    let data = tempfile::tempdir().unwrap();
+    let store = data.path().display().to_string();
+    let agent_token = "sk_hooks_agent";
+    let operator_token = "sk_hooks_operator";
+    let agent_entry = stdout(&sondera_with_input(
+        &["token", "hash", "--tenant", "acme"],
+        agent_token,
+    ));
+    let operator_entry = stdout(&sondera_with_input(
+        &[
+            "token", "hash", "--tenant", "acme", "--role", "operator", "--name", "ana",
+        ],
+        operator_token,
+    ));
+    let tokens = format!("{},{}", agent_entry.trim(), operator_entry.trim());
+    let server = ServerProcess::start(&["--store", &store, "--token", &tokens]);
+    let (event, input) = shell_call("gemini-cli", "ops-1", "git push --force origin main");
+    let grpc = server.grpc.clone();
+    let waiting = std::thread::spawn(move || {
+        let env = [
+            ("SONDERA_HARNESS_ENDPOINT", grpc.as_str()),
+            ("SONDERA_API_TOKEN", agent_token),
+            ("SONDERA_HOOK_ESCALATE", "operators"),
+            ("SONDERA_HOOK_WAIT", "30"),
+        ];
+        hook("gemini-cli", event, &input, &env)
+    });
+    let as_operator = ["--server", server.grpc.as_str(), "--token", operator_token];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let id = loop {
+        let listed = stdout(&sondera(
+            &[&["approvals", "list", "--json"][..], &as_operator].concat(),
+        ));
+        if let Some(first) = listed.lines().next() {
+            let approval: Value = serde_json::from_str(first).unwrap();
+            assert_eq!(approval["trajectory_id"], "gemini-cli-ops-1");
+            break approval["id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "no approval appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let approved = sondera(&[&["approvals", "approve", &id][..], &as_operator].concat());
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    let answer = waiting.join().unwrap();
+    assert_eq!(answer.status.code(), Some(0));
+    assert_eq!(
+        stdout(&answer),
+        "",
+        "approved: the agent goes on under its own rules"
+    );
+
+    // Nobody decides within the wait: refused, saying so.
+    let (event, input) = shell_call("claude-code", "ops-2", "git push --force origin main");
+    let short = [
+        ("SONDERA_HARNESS_ENDPOINT", server.grpc.as_str()),
+        ("SONDERA_API_TOKEN", agent_token),
+        ("SONDERA_HOOK_ESCALATE", "operators"),
+        ("SONDERA_HOOK_WAIT", "1"),
+    ];
+    let answer = hook("claude-code", event, &input, &short);
+    assert!(refused("claude-code", &answer));
+    assert!(
+        stdout(&answer).contains("no operator approved this step within 1s"),
+        "{}",
+        stdout(&answer)
+    );
+}
+
+#[test]
+fn hooks_install_status_and_uninstall_in_a_project() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let dir = project.path().display().to_string();
+    let run = |args: &[&str]| {
+        command(args)
+            .env("HOME", home.path())
+            .current_dir(project.path())
+            .output()
+            .unwrap()
+    };
+    for agent in AGENTS {
+        let installed = run(&["hooks", "install", agent]);
+        assert!(
+            installed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&installed.stderr)
+        );
+        assert!(
+            stdout(&installed).contains("added"),
+            "{}",
+            stdout(&installed)
+        );
+        let again = run(&["hooks", "install", agent, "--project", &dir]);
+        assert!(stdout(&again).contains("installed already; nothing changed"));
+    }
+    let user = run(&["hooks", "install", "claude-code", "--user"]);
+    assert!(
+        stdout(&user).contains(
+            &home
+                .path()
+                .join(".claude/settings.json")
+                .display()
+                .to_string()
+        )
+    );
+    let status = stdout(&run(&["hooks", "status"]));
+    assert!(
+        status.contains("PreToolUse") && status.contains("beforeShellExecution"),
+        "{status}"
+    );
+    assert!(
+        !status.contains("not installed") || status.matches("not installed").count() == 4,
+        "{status}"
+    );
+    let settings = std::fs::read_to_string(project.path().join(".claude/settings.json")).unwrap();
+    assert!(settings.contains(&format!(
+        "{} hook claude-code",
+        env!("CARGO_BIN_EXE_sondera")
+    )));
+    for agent in AGENTS {
+        let removed = run(&["hooks", "uninstall", agent]);
+        assert!(stdout(&removed).contains("removed"), "{}", stdout(&removed));
+    }
+    let status = stdout(&run(&["hooks", "status"]));
+    assert_eq!(status.matches("not installed").count(), 9, "{status}");
+}
