@@ -209,6 +209,19 @@ fn an_operator_decides_a_coding_agents_escalation() {
     ));
     let tokens = format!("{},{}", agent_entry.trim(), operator_entry.trim());
     let server = ServerProcess::start(&["--store", &store, "--token", &tokens]);
+    let mut tail = command(&[
+        "tail",
+        "--server",
+        &server.grpc,
+        "--token",
+        operator_token,
+        "--json",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
     let (event, input) = shell_call("gemini-cli", "ops-1", "git push --force origin main");
     let grpc = server.grpc.clone();
     let waiting = std::thread::spawn(move || {
@@ -234,6 +247,31 @@ fn an_operator_decides_a_coding_agents_escalation() {
         assert!(Instant::now() < deadline, "no approval appeared");
         std::thread::sleep(Duration::from_millis(100));
     };
+    // The session is followed live like any agent's: started, where it works, the call.
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(tail.stdout.take().unwrap()).lines();
+    let followed: Vec<Value> = (0..3)
+        .map(|_| serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap())
+        .collect();
+    tail.kill().unwrap();
+    tail.wait().unwrap();
+    let kinds: Vec<&str> = followed
+        .iter()
+        .map(|l| l["event"]["payload"]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["started", "snapshot", "shell_command"]);
+    assert_eq!(followed[0]["event"]["payload"]["session_id"], "ops-1");
+    assert_eq!(
+        followed[1]["event"]["payload"]["working_dir"],
+        "/home/dev/project"
+    );
+    assert!(
+        followed[2]["event"]["agent"]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("gemini-cli")
+    );
+    assert_eq!(followed[2]["adjudication"]["decision"], "escalate");
     let approved = sondera(&[&["approvals", "approve", &id][..], &as_operator].concat());
     assert!(
         approved.status.success(),

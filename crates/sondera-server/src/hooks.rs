@@ -30,7 +30,7 @@ use crate::http::{HttpState, RequestDeadline};
 /// answer (a refusal, if need be) is sent before the connection is cut.
 const ANSWER_MARGIN: Duration = Duration::from_secs(2);
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize)]
 pub(crate) struct HookQuery {
     /// The event, for inputs that do not name it.
     event: Option<String>,
@@ -52,10 +52,16 @@ pub(crate) async fn hook(
     let agent: CodingAgent = agent
         .parse()
         .map_err(|e: sondera_hooks::UnknownAgent| ServiceError::NotFound(e.to_string()))?;
-    let Query(query) = query.unwrap_or_default();
-    let judged = answer(&state, agent, &query, deadline, &headers, body)
-        .await
-        .unwrap_or_else(|reason| Judged::failed(agent, query.event.as_deref(), reason));
+    let judged = match query {
+        Ok(Query(query)) => answer(&state, agent, &query, deadline, &headers, body)
+            .await
+            .unwrap_or_else(|reason| Judged::failed(agent, query.event.as_deref(), reason)),
+        Err(e) => Judged::failed(
+            agent,
+            None,
+            format!("the query is not valid: {}", e.body_text()),
+        ),
+    };
     Ok(Json(judged.http()))
 }
 
