@@ -16,6 +16,19 @@ use sondera_store::{MemoryStore, SqliteStore, TrajectoryStore};
 
 use crate::{PolicyArgs, StoreArgs};
 
+// `sondera hook ...` parsed on its own (see `main`).
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "sondera hook",
+    bin_name = "sondera hook",
+    version,
+    about = "Answer one coding agent's hook call (its JSON on standard input) in the agent's dialect"
+)]
+pub(crate) struct HookCommandLine {
+    #[command(flatten)]
+    pub(crate) args: HookArgs,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct HookArgs {
     /// The agent calling: claude-code, gemini-cli, cursor, copilot or codex.

@@ -556,6 +556,17 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    // A coding agent starts `sondera hook` for every tool call: its
+    // arguments are read alone, without building every other command's.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "hook") {
+        let words = std::env::args_os()
+            .take(1)
+            .chain(std::env::args_os().skip(2));
+        return hook::run(hook::HookCommandLine::parse_from(words).args).unwrap_or_else(|e| {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        });
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Adjudicate(args) => adjudicate::run(args),
