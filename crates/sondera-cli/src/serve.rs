@@ -119,6 +119,12 @@ pub(crate) struct ServeArgs {
     /// The longest deadline an agent may ask an operator for.
     #[arg(long, default_value_t = Limits::default().max_approval_timeout.as_secs(), value_name = "SECONDS")]
     max_approval_timeout: u64,
+    /// Seconds a dashboard session may go unused before it ends.
+    #[arg(long, default_value_t = Limits::default().session_idle.as_secs(), value_name = "SECONDS")]
+    session_idle: u64,
+    /// Seconds a dashboard session lasts after signing in, however used.
+    #[arg(long, default_value_t = Limits::default().session_lifetime.as_secs(), value_name = "SECONDS")]
+    session_lifetime: u64,
 }
 
 impl ServeArgs {
@@ -158,6 +164,8 @@ impl ServeArgs {
             stream_buffer: self.stream_buffer,
             approval_timeout: Duration::from_secs(self.approval_timeout),
             max_approval_timeout: Duration::from_secs(self.max_approval_timeout),
+            session_idle: Duration::from_secs(self.session_idle),
+            session_lifetime: Duration::from_secs(self.session_lifetime),
         }
     }
 }

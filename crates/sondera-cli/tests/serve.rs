@@ -458,3 +458,96 @@ fn bench_reports_throughput_latency_and_the_health_ratio() {
         );
     }
 }
+
+/// Opens the live event stream over HTTP with `credential` (a header line)
+/// and returns the connection once the stream has started.
+fn open_stream(server: &ServerProcess, credential: &str) -> std::net::TcpStream {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(&server.http).unwrap();
+    write!(
+        stream,
+        "GET /v1/events/stream HTTP/1.1\r\nhost: {}\r\n{credential}\r\n\r\n",
+        server.http
+    )
+    .unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200", "{credential}");
+    stream
+}
+
+/// Whether the server closes `stream` within `within`.
+fn closed_within(mut stream: std::net::TcpStream, within: Duration) -> bool {
+    use std::io::Read;
+    stream.set_read_timeout(Some(within)).unwrap();
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).is_ok()
+}
+
+#[test]
+fn a_token_removed_on_sighup_ends_its_streams_and_the_sessions_it_signed_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tokens.txt");
+    let entry = |token: &str| format!("acme={} role=operator\n", sondera_server::hash_token(token));
+    std::fs::write(&file, entry("leaving-ops") + &entry("staying-ops")).unwrap();
+    let tokens = file.display().to_string();
+    let mut server = ServerProcess::start(&["--store", "memory", "--tokens-file", &tokens]);
+    let signed_in = {
+        use std::io::{Read, Write};
+        let body = r#"{"token": "leaving-ops"}"#;
+        let mut s = std::net::TcpStream::connect(&server.http).unwrap();
+        write!(
+            s,
+            "POST /session HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            server.http,
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        s.read_to_string(&mut response).unwrap();
+        let cookie = response
+            .lines()
+            .find_map(|l| l.strip_prefix("set-cookie: sondera_session="))
+            .unwrap_or_else(|| panic!("a session cookie in {response}"))
+            .split(';')
+            .next()
+            .unwrap()
+            .to_string();
+        format!("cookie: sondera_session={cookie}")
+    };
+    let by_token = open_stream(&server, "authorization: Bearer leaving-ops");
+    let by_session = open_stream(&server, &signed_in);
+    let staying = open_stream(&server, "authorization: Bearer staying-ops");
+
+    std::fs::write(&file, entry("staying-ops")).unwrap();
+    server.signal("HUP");
+    assert!(
+        closed_within(by_token, Duration::from_secs(10)),
+        "the token's stream ends"
+    );
+    assert!(
+        closed_within(by_session, Duration::from_secs(10)),
+        "so does its session's"
+    );
+    assert!(
+        !closed_within(staying, Duration::from_millis(500)),
+        "another token's goes on"
+    );
+    let (status, _) = get_with(&server.http, "/session", &signed_in);
+    assert_eq!(status, 401, "the session ended with its token");
+    server.stop();
+}
+
+/// GET `path` with one extra header line; the status and body.
+fn get_with(addr: &str, path: &str, line: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nhost: {addr}\r\n{line}\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    (response[9..12].parse().unwrap(), response)
+}

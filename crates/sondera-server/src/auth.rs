@@ -195,11 +195,28 @@ fn valid_name(name: &str) -> bool {
 pub type TokenLoader = Arc<dyn Fn() -> Result<Tokens, String> + Send + Sync>;
 
 /// Who may call, replaceable while the server runs: with a
-/// [`TokenLoader`], tokens reload on SIGHUP as policies do, and requests
-/// already authenticated are not affected.
+/// [`TokenLoader`], tokens reload on SIGHUP as policies do. A request
+/// already being answered finishes; a live stream opened with a token that
+/// is no longer configured ends (see [`AccessControl::until_revoked`]).
 pub struct AccessControl {
     current: RwLock<Arc<Access>>,
     loader: Option<TokenLoader>,
+    /// Counts the reloads put in force, for those waiting on a revocation.
+    reloads: tokio::sync::watch::Sender<u64>,
+}
+
+/// A token as the service keeps it: its SHA-256 digest.
+pub(crate) type TokenDigest = [u8; 32];
+
+/// The digest of the token an `authorization` header value carries, if it
+/// carries one (`Bearer TOKEN`, the scheme in any case, RFC 9110).
+pub(crate) fn bearer_digest(authorization: Option<&str>) -> Option<TokenDigest> {
+    let token = authorization
+        .and_then(|value| value.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+        .filter(|token| !token.is_empty())?;
+    Some(Sha256::digest(token.as_bytes()).into())
 }
 
 /// What a token reload did.
@@ -221,6 +238,27 @@ impl AccessControl {
         Self {
             current: RwLock::new(Arc::new(access)),
             loader,
+            reloads: tokio::sync::watch::Sender::new(0),
+        }
+    }
+
+    /// Whether the token of `digest` is configured now (always, on a
+    /// loopback-only server, which has none).
+    pub(crate) fn holds(&self, digest: &TokenDigest) -> bool {
+        match &**self.current.read() {
+            Access::LoopbackOnly => true,
+            Access::Tokens(tokens) => tokens.callers.contains_key(digest),
+        }
+    }
+
+    /// Returns once the token of `digest` is no longer configured (a reload
+    /// took it out); never, while it is.
+    pub(crate) async fn until_revoked(&self, digest: TokenDigest) {
+        let mut reloads = self.reloads.subscribe();
+        while self.holds(&digest) {
+            if reloads.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
         }
     }
 
@@ -252,6 +290,7 @@ impl AccessControl {
             Ok(tokens) => {
                 let count = tokens.len();
                 *self.current.write() = Arc::new(Access::Tokens(tokens));
+                self.reloads.send_modify(|n| *n += 1);
                 TokenReload::Reloaded(count)
             }
             Err(problem) => TokenReload::Refused(problem),
@@ -273,14 +312,7 @@ impl Access {
         match self {
             Self::LoopbackOnly => Ok(Caller::loopback()),
             Self::Tokens(tokens) => {
-                // The scheme is case-insensitive (RFC 9110).
-                let token = authorization
-                    .and_then(|value| value.split_once(' '))
-                    .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-                    .map(|(_, token)| token.trim())
-                    .filter(|token| !token.is_empty())
-                    .ok_or(ServiceError::Unauthenticated)?;
-                let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+                let digest = bearer_digest(authorization).ok_or(ServiceError::Unauthenticated)?;
                 tokens
                     .callers
                     .get(&digest)

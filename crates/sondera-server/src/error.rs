@@ -37,6 +37,9 @@ pub enum ServiceError {
     /// The token is valid but its role may not do this.
     #[error("{0}")]
     PermissionDenied(String),
+    /// The caller must wait before trying again (failed sign-ins).
+    #[error("{0}")]
+    TooManyRequests(String),
     /// The request took longer than its deadline.
     #[error(
         "the request took longer than the {0:?} limit (--request-timeout); a step still being judged then is not recorded and may be sent again, but one already being written may still have been recorded"
@@ -91,7 +94,7 @@ impl ServiceError {
             Self::Unauthenticated => Code::Unauthenticated,
             Self::PermissionDenied(_) => Code::PermissionDenied,
             Self::Timeout(_) => Code::DeadlineExceeded,
-            Self::SlowSubscriber { .. } => Code::ResourceExhausted,
+            Self::SlowSubscriber { .. } | Self::TooManyRequests(_) => Code::ResourceExhausted,
             Self::Unavailable(_) => Code::Unavailable,
             Self::Internal(_) => Code::Internal,
         }
@@ -110,7 +113,7 @@ impl ServiceError {
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
             Self::PermissionDenied(_) => StatusCode::FORBIDDEN,
             Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
-            Self::SlowSubscriber { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::SlowSubscriber { .. } | Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

@@ -258,6 +258,20 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         request: Request<v1::StreamEventsRequest>,
     ) -> Reply<Self::StreamEventsStream> {
         let tenant = self.operator(&request, "following the live stream")?;
+        // The stream ends once its token is taken out of the configuration.
+        let digest = crate::auth::bearer_digest(
+            request
+                .metadata()
+                .get("authorization")
+                .and_then(|v| v.to_str().ok()),
+        );
+        let access = self.access.clone();
+        let revoked = async move {
+            match digest {
+                Some(digest) => access.until_revoked(digest).await,
+                None => std::future::pending().await,
+            }
+        };
         let r = request.into_inner();
         let subscription = self.governance.subscribe(
             &tenant,
@@ -287,7 +301,8 @@ impl v1::harness_service_server::HarnessService for GrpcService {
             })
             .map_err(Status::from)
         });
-        let stream: Self::StreamEventsStream = Box::pin(stream);
+        let stream: Self::StreamEventsStream =
+            Box::pin(futures_util::StreamExt::take_until(stream, revoked));
         Ok(Response::new(stream))
     }
 

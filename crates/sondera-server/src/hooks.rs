@@ -15,7 +15,6 @@ use async_trait::async_trait;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::HeaderMap;
 use axum::{Extension, Json};
 use serde::Deserialize;
 use sondera_hooks::{CodingAgent, Escalation, HookJudge, Judged, StepError, Steps};
@@ -24,7 +23,7 @@ use sondera_store::{ApprovalRecord, ApprovalState, TenantId};
 
 use crate::error::ServiceError;
 use crate::governance::Governance;
-use crate::http::{HttpState, RequestDeadline};
+use crate::http::{HttpState, RequestDeadline, Who};
 
 /// How long before the request's own deadline a hook is answered, so the
 /// answer (a refusal, if need be) is sent before the connection is cut.
@@ -45,7 +44,7 @@ pub(crate) async fn hook(
     Extension(RequestDeadline(deadline)): Extension<RequestDeadline>,
     Path(agent): Path<String>,
     query: Result<Query<HookQuery>, axum::extract::rejection::QueryRejection>,
-    headers: HeaderMap,
+    who: Who,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<serde_json::Value>, ServiceError> {
     // An unknown agent has no dialect to refuse in: a plain error.
@@ -53,7 +52,7 @@ pub(crate) async fn hook(
         .parse()
         .map_err(|e: sondera_hooks::UnknownAgent| ServiceError::NotFound(e.to_string()))?;
     let judged = match query {
-        Ok(Query(query)) => answer(&state, agent, &query, deadline, &headers, body)
+        Ok(Query(query)) => answer(&state, agent, &query, deadline, &who, body)
             .await
             .unwrap_or_else(|reason| Judged::failed(agent, query.event.as_deref(), reason)),
         Err(e) => Judged::failed(
@@ -70,10 +69,10 @@ async fn answer(
     agent: CodingAgent,
     query: &HookQuery,
     deadline: Instant,
-    headers: &HeaderMap,
+    who: &Who,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Judged, String> {
-    let caller = state.caller(headers).map_err(|e| e.to_string())?;
+    let caller = state.caller(who).map_err(|e| e.to_string())?;
     let body = body.map_err(|e| format!("the hook input could not be read: {}", e.body_text()))?;
     let answer_by = deadline - ANSWER_MARGIN;
     let escalation = match query.escalate.as_deref() {

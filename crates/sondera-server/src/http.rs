@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::extract::rejection::StringRejection;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -34,6 +34,8 @@ pub(crate) struct HttpState {
     pub(crate) public_hosts: Arc<crate::browser::PublicHosts>,
     /// Whether `/metrics` is served without a token on a server with tokens.
     pub(crate) public_metrics: bool,
+    /// The dashboard's sign-in sessions.
+    pub(crate) sessions: Arc<crate::sessions::Sessions>,
 }
 
 /// The OpenAPI document of the `/v1` routes.
@@ -65,12 +67,16 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .merge(crate::dashboard::routes())
-        .layer(axum::middleware::from_fn(
-            crate::dashboard::cookie_credentials,
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::dashboard::session_credentials,
         ))
         .layer(axum::middleware::from_fn_with_state(
             public_hosts,
             crate::browser::same_origin_only,
+        ))
+        .layer(axum::middleware::from_fn(
+            crate::dashboard::security_headers,
         ))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn_with_state(
@@ -101,23 +107,73 @@ async fn within_request_timeout(
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RequestDeadline(pub(crate) std::time::Instant);
 
+/// The credentials a request carries: an `authorization` header, and the
+/// dashboard's session when its cookie named an open one (see
+/// [`crate::dashboard::session_credentials`]).
+pub(crate) struct Who {
+    authorization: Option<String>,
+    session: Option<crate::sessions::Session>,
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Who {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Self {
+            authorization: parts
+                .headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+            session: parts.extensions.get::<crate::sessions::Session>().cloned(),
+        })
+    }
+}
+
+impl Who {
+    /// The dashboard's session the request was made with, if any.
+    pub(crate) fn session(&self) -> Option<&crate::sessions::Session> {
+        self.session.as_ref()
+    }
+}
+
 type Reply<T> = Result<Json<T>, ServiceError>;
 
 impl HttpState {
-    pub(crate) fn caller(&self, headers: &HeaderMap) -> Result<Caller, ServiceError> {
-        let header = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
-        self.access.caller(header)
+    /// Who `who` is: the `authorization` header's token when there is one,
+    /// else the dashboard's session, else no one (everyone, on a
+    /// loopback-only server).
+    pub(crate) fn caller(&self, who: &Who) -> Result<Caller, ServiceError> {
+        match (&who.authorization, &who.session) {
+            (Some(header), _) => self.access.caller(Some(header)),
+            (None, Some(session)) => Ok(session.caller.clone()),
+            (None, None) => self.access.caller(None),
+        }
     }
 
-    fn tenant(&self, headers: &HeaderMap) -> Result<TenantId, ServiceError> {
-        Ok(self.caller(headers)?.tenant)
+    fn tenant(&self, who: &Who) -> Result<TenantId, ServiceError> {
+        Ok(self.caller(who)?.tenant)
     }
 
     /// The tenant, when the caller is one of its operators.
-    fn operator(&self, headers: &HeaderMap, doing: &str) -> Result<TenantId, ServiceError> {
-        Ok(self.caller(headers)?.operator(doing)?.clone())
+    fn operator(&self, who: &Who, doing: &str) -> Result<TenantId, ServiceError> {
+        Ok(self.caller(who)?.operator(doing)?.clone())
+    }
+
+    /// Returns when the credentials `who` follows a stream with stop being
+    /// good: the session ends, or the token is taken out of the configuration.
+    async fn credentials_end(&self, who: &Who) {
+        match (&who.authorization, &who.session) {
+            (Some(header), _) => match crate::auth::bearer_digest(Some(header)) {
+                Some(digest) => self.access.until_revoked(digest).await,
+                None => std::future::pending().await,
+            },
+            (None, Some(session)) => session.ended(&self.access).await,
+            (None, None) => std::future::pending().await,
+        }
     }
 
     /// A JSON body of type `T`, or an error naming what is wrong with it.
@@ -159,10 +215,10 @@ impl HttpState {
 async fn adjudicate(
     State(state): State<HttpState>,
     Extension(RequestDeadline(deadline)): Extension<RequestDeadline>,
-    headers: HeaderMap,
+    who: Who,
     body: Result<String, StringRejection>,
 ) -> Reply<sondera_model::Adjudicated> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.tenant(&who)?;
     let body = state.body(body)?;
     let event = state.event(&body)?;
     let governance = &state.governance;
@@ -182,10 +238,10 @@ struct BatchBody<'a> {
 async fn adjudicate_batch(
     State(state): State<HttpState>,
     Extension(RequestDeadline(deadline)): Extension<RequestDeadline>,
-    headers: HeaderMap,
+    who: Who,
     body: Result<String, StringRejection>,
 ) -> Reply<serde_json::Value> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.tenant(&who)?;
     let body = state.body(body)?;
     let batch: BatchBody = serde_json::from_str(&body).map_err(|e| {
         ServiceError::InvalidArgument(format!("expected {{\"events\": [...]}}: {e}"))
@@ -245,30 +301,30 @@ struct PageQuery {
 
 async fn list_agents(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Params(q): Params<PageQuery>,
 ) -> Reply<sondera_store::Page<sondera_store::AgentRecord>> {
-    let tenant = state.operator(&headers, "listing agents")?;
+    let tenant = state.operator(&who, "listing agents")?;
     let page = page_request(q.page_size, q.page_token)?;
     Ok(Json(state.governance.list_agents(&tenant, &page).await?))
 }
 
 async fn get_agent(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Path(id): Path<String>,
 ) -> Reply<sondera_model::Agent> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.tenant(&who)?;
     Ok(Json(state.governance.agent(&tenant, &id).await?))
 }
 
 async fn put_grant(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Path(id): Path<String>,
     body: Result<String, StringRejection>,
 ) -> Reply<serde_json::Value> {
-    let caller = state.caller(&headers)?;
+    let caller = state.caller(&who)?;
     let grant: Grant = state.json(body, "grant")?;
     state.governance.put_grant(&caller, &id, grant).await?;
     Ok(Json(serde_json::json!({})))
@@ -281,10 +337,10 @@ struct GrantList {
 
 async fn list_grants(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Path(id): Path<String>,
 ) -> Reply<GrantList> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.tenant(&who)?;
     let grants = state.governance.grants(&tenant, &id).await?;
     Ok(Json(GrantList { grants }))
 }
@@ -300,10 +356,10 @@ struct TrajectoryQuery {
 
 async fn list_trajectories(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Params(q): Params<TrajectoryQuery>,
 ) -> Reply<sondera_store::Page<sondera_store::TrajectorySummary>> {
-    let tenant = state.operator(&headers, "listing trajectories")?;
+    let tenant = state.operator(&who, "listing trajectories")?;
     let status = q
         .status
         .as_deref()
@@ -334,11 +390,11 @@ struct DetailQuery {
 
 async fn get_trajectory(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Path(id): Path<String>,
     Params(q): Params<DetailQuery>,
 ) -> Reply<sondera_store::TrajectoryDetail> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.tenant(&who)?;
     Ok(Json(
         state
             .governance
@@ -358,10 +414,10 @@ struct AdjudicationQuery {
 
 async fn list_adjudications(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Params(q): Params<AdjudicationQuery>,
 ) -> Reply<sondera_store::Page<sondera_store::AdjudicationRecord>> {
-    let tenant = state.operator(&headers, "listing adjudications")?;
+    let tenant = state.operator(&who, "listing adjudications")?;
     let decision = match q.decision.as_deref() {
         None => None,
         Some("deny") => Some(Decision::Deny),
@@ -394,10 +450,10 @@ struct WindowQuery {
 
 async fn analytics(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Params(q): Params<WindowQuery>,
 ) -> Reply<sondera_store::Analytics> {
-    let tenant = state.operator(&headers, "reading analytics")?;
+    let tenant = state.operator(&who, "reading analytics")?;
     let window = TimeWindow {
         since: q.since,
         until: q.until,
@@ -413,10 +469,10 @@ struct StreamQuery {
 
 async fn stream_events(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Params(q): Params<StreamQuery>,
 ) -> Result<impl IntoResponse, ServiceError> {
-    let tenant = state.operator(&headers, "following the live stream")?;
+    let tenant = state.operator(&who, "following the live stream")?;
     let subscription = state.governance.subscribe(
         &tenant,
         StreamFilter {
@@ -450,6 +506,12 @@ async fn stream_events(
             Err(e) => SseEvent::default().event("error").data(e.to_string()),
         })
     });
+    // Signing out, the session's expiry or the token's removal ends it.
+    let ends = {
+        let state = state.clone();
+        async move { state.credentials_end(&who).await }
+    };
+    let stream = futures_util::StreamExt::take_until(stream, ends);
     let events: Sse<_> = Sse::new(stream).keep_alive(KeepAlive::default());
     Ok(([(header::CONNECTION, "close")], events))
 }
@@ -466,10 +528,10 @@ struct ApprovalRequestBody {
 
 async fn request_approval(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     body: Result<String, StringRejection>,
 ) -> Reply<ApprovalRecord> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.tenant(&who)?;
     let asked: ApprovalRequestBody = state.json(body, "approval request")?;
     let timeout = asked.timeout_seconds.map(std::time::Duration::from_secs);
     let approval = state
@@ -487,11 +549,11 @@ struct WaitQuery {
 
 async fn get_approval(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Path(id): Path<String>,
     Params(q): Params<WaitQuery>,
 ) -> Reply<ApprovalRecord> {
-    let tenant = state.tenant(&headers)?;
+    let tenant = state.tenant(&who)?;
     let wait = std::time::Duration::from_secs(q.wait);
     Ok(Json(
         state.governance.wait_approval(&tenant, &id, wait).await?,
@@ -509,10 +571,10 @@ struct ApprovalQuery {
 
 async fn list_approvals(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Params(q): Params<ApprovalQuery>,
 ) -> Reply<sondera_store::Page<ApprovalRecord>> {
-    let caller = state.caller(&headers)?;
+    let caller = state.caller(&who)?;
     let status = q
         .status
         .as_deref()
@@ -546,11 +608,11 @@ struct DecisionBody {
 
 async fn decide_approval(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
     Path(id): Path<String>,
     body: Result<String, StringRejection>,
 ) -> Reply<ApprovalRecord> {
-    let caller = state.caller(&headers)?;
+    let caller = state.caller(&who)?;
     let decided: DecisionBody = state.json(body, "decision")?;
     let approval = state
         .governance
@@ -570,11 +632,8 @@ struct LoadedPolicy<'a> {
     shadow: bool,
 }
 
-async fn list_policies(
-    State(state): State<HttpState>,
-    headers: HeaderMap,
-) -> Reply<serde_json::Value> {
-    state.operator(&headers, "listing the policies")?;
+async fn list_policies(State(state): State<HttpState>, who: Who) -> Reply<serde_json::Value> {
+    state.operator(&who, "listing the policies")?;
     let engine = state.governance.engine();
     let policies: Vec<LoadedPolicy<'_>> = engine
         .policy_ids()
@@ -599,14 +658,14 @@ async fn list_policies(
 
 async fn latency(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    who: Who,
 ) -> Reply<crate::metrics::LatencySummary> {
-    let tenant = state.operator(&headers, "reading latency")?;
+    let tenant = state.operator(&who, "reading latency")?;
     Ok(Json(state.governance.latency(&tenant)))
 }
 
-async fn health(State(state): State<HttpState>, headers: HeaderMap) -> Reply<serde_json::Value> {
-    state.tenant(&headers)?;
+async fn health(State(state): State<HttpState>, who: Who) -> Reply<serde_json::Value> {
+    state.tenant(&who)?;
     state.governance.healthy().await?;
     Ok(Json(serde_json::json!({
         "status": "serving",

@@ -44,6 +44,7 @@ mod listener;
 mod metrics;
 mod reload;
 mod serve;
+mod sessions;
 
 pub use auth::{
     Access, AccessControl, Caller, Role, TokenConfigError, TokenLoader, TokenReload, Tokens,

@@ -35,6 +35,10 @@ pub struct Limits {
     pub approval_timeout: Duration,
     /// The longest deadline an agent may ask for.
     pub max_approval_timeout: Duration,
+    /// A dashboard session unused this long ends.
+    pub session_idle: Duration,
+    /// A dashboard session ends this long after signing in, however used.
+    pub session_lifetime: Duration,
 }
 
 impl Default for Limits {
@@ -52,6 +56,8 @@ impl Default for Limits {
             stream_buffer: 1024,
             approval_timeout: Duration::from_secs(300),
             max_approval_timeout: Duration::from_secs(3600),
+            session_idle: Duration::from_secs(3600),
+            session_lifetime: Duration::from_secs(12 * 3600),
         }
     }
 }

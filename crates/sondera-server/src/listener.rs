@@ -37,12 +37,16 @@ pub(crate) struct Connection {
     /// and how many are still due.
     opening: Option<(Pin<Box<Sleep>>, usize)>,
     _permit: OwnedSemaphorePermit,
-    _peer: PeerSlot,
+    peer: PeerSlot,
 }
 
 /// How many connections each client address holds open on one listener.
 #[derive(Debug, Default)]
 struct PeerCounts(parking_lot::Mutex<std::collections::HashMap<IpAddr, usize>>);
+
+/// The client address a request came from, as its connection was accepted.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PeerAddr(pub(crate) IpAddr);
 
 /// One connection's place in its peer's count, given back when dropped.
 struct PeerSlot {
@@ -183,8 +187,13 @@ impl Connection {
             idle: Box::pin(tokio::time::sleep(idle_timeout)),
             opening: Some((Box::pin(tokio::time::sleep(opening_timeout)), OPENING_BYTES)),
             _permit: permit,
-            _peer: peer,
+            peer,
         }
+    }
+
+    /// The client address.
+    pub(crate) fn peer(&self) -> IpAddr {
+        self.peer.peer
     }
 
     fn tcp(&self) -> &TcpStream {

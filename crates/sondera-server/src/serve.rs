@@ -25,6 +25,7 @@ use crate::limits::Limits;
 use crate::listener;
 use crate::metrics::{Metrics, WriteTimer};
 use crate::reload::{self, PolicyLoader};
+use crate::sessions::Sessions;
 
 /// A certificate chain and its private key, PEM files.
 #[derive(Debug, Clone)]
@@ -188,6 +189,10 @@ impl ServerBuilder {
                 .await
                 .map_err(|source| ServerError::Bind { addr, source })
         };
+        let sessions = Arc::new(Sessions::new(
+            self.limits.session_idle,
+            self.limits.session_lifetime,
+        ));
         Ok(Server {
             grpc: bind(self.grpc_addr).await?,
             http: bind(self.http_addr).await?,
@@ -200,6 +205,7 @@ impl ServerBuilder {
             poll: self.poll,
             public_hosts: Arc::new(PublicHosts::new(self.public_hosts)),
             public_metrics: self.public_metrics,
+            sessions,
         })
     }
 }
@@ -217,6 +223,7 @@ pub struct Server {
     poll: Duration,
     public_hosts: Arc<PublicHosts>,
     public_metrics: bool,
+    sessions: Arc<Sessions>,
 }
 
 struct Tls {
@@ -344,6 +351,7 @@ impl Server {
             secure_cookies: tls.is_some(),
             public_hosts: self.public_hosts.clone(),
             public_metrics: self.public_metrics,
+            sessions: self.sessions.clone(),
         });
         let http = serve_http(self.http, app, &self.limits, tls, stopped.clone());
         let servers = async { tokio::join!(grpc, http).0 };
@@ -434,7 +442,9 @@ async fn serve_http(
     let mut incoming = listener::accept(listener, limits, tls, stopped);
     while let Some(connection) = incoming.recv().await {
         let Ok(connection) = connection else { continue };
-        let service = TowerToHyperService::new(app.clone());
+        // The client's address goes with each request, for what is limited per client.
+        let peer = crate::listener::PeerAddr(connection.peer());
+        let service = TowerToHyperService::new(app.clone().layer(axum::Extension(peer)));
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(connection), service);
         let watched = graceful.watch(conn.into_owned());
         tokio::spawn(async move {

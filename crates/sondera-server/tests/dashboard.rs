@@ -440,9 +440,9 @@ async fn an_agent_token_cannot_sign_in_nor_a_forged_request_decide() {
         .await;
     assert_eq!(forged, 403);
     let cookie_visible = browser
-        .run("arguments[0](document.cookie.includes('sondera_token'))")
+        .run("arguments[0](document.cookie.includes('sondera_session'))")
         .await;
-    assert_eq!(cookie_visible, false, "the token cookie is HttpOnly");
+    assert_eq!(cookie_visible, false, "the session cookie is HttpOnly");
     let by_agent = connection(server.grpc, Some(ACME))
         .decide(&approval_id, sondera_model::Approval::Once, None)
         .await

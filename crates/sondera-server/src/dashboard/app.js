@@ -22,9 +22,13 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// The CSRF value the server set at sign-in: `__Host-` prefixed over TLS.
 function csrf() {
-  const found = document.cookie.split('; ').find((c) => c.startsWith('sondera_csrf='));
-  return found ? decodeURIComponent(found.slice('sondera_csrf='.length)) : '';
+  for (const name of ['__Host-sondera_csrf=', 'sondera_csrf=']) {
+    const found = document.cookie.split('; ').find((c) => c.startsWith(name));
+    if (found) return decodeURIComponent(found.slice(name.length));
+  }
+  return '';
 }
 
 class SignInNeeded extends Error {}
@@ -209,10 +213,15 @@ function follow() {
     else api('/v1/approvals?status=pending').then((p) => setPending(p.items.length)).catch(() => {});
   });
   stream.addEventListener('error', () => {
-    // The browser reconnects by itself; a closed stream is opened again.
+    // The browser reconnects by itself. A stream the server closed for good
+    // (signed out here or in another tab, the session expired, the token
+    // removed) asks to sign in again; any other is opened again.
     if (stream.readyState === EventSource.CLOSED) {
       state.stream = null;
-      setTimeout(follow, 1000);
+      api('/session').then(() => setTimeout(follow, 1000)).catch((error) => {
+        if (error instanceof SignInNeeded) signIn();
+        else setTimeout(follow, 1000);
+      });
     }
   });
 }
