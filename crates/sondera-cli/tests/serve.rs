@@ -459,14 +459,14 @@ fn bench_reports_throughput_latency_and_the_health_ratio() {
     }
 }
 
-/// Opens the live event stream over HTTP with `credential` (a header line)
-/// and returns the connection once the stream has started.
-fn open_stream(server: &ServerProcess, credential: &str) -> std::net::TcpStream {
+/// Opens the live event stream over HTTP at `path` with `credential` (a
+/// header line) and returns the connection once the stream has started.
+fn open_stream(server: &ServerProcess, path: &str, credential: &str) -> std::net::TcpStream {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(&server.http).unwrap();
     write!(
         stream,
-        "GET /v1/events/stream HTTP/1.1\r\nhost: {}\r\n{credential}\r\n\r\n",
+        "GET {path} HTTP/1.1\r\nhost: {}\r\n{credential}\r\n\r\n",
         server.http
     )
     .unwrap();
@@ -513,11 +513,18 @@ fn a_token_removed_on_sighup_ends_its_streams_and_the_sessions_it_signed_in() {
             .next()
             .unwrap()
             .to_string();
-        format!("cookie: sondera_session={cookie}")
+        let (_, body) = response.split_once("\r\n\r\n").unwrap();
+        let key: serde_json::Value = serde_json::from_str(body).unwrap();
+        (
+            format!("cookie: sondera_session={cookie}"),
+            key["page_key"].as_str().unwrap().to_string(),
+        )
     };
-    let by_token = open_stream(&server, "authorization: Bearer leaving-ops");
-    let by_session = open_stream(&server, &signed_in);
-    let staying = open_stream(&server, "authorization: Bearer staying-ops");
+    let (signed_in, key) = signed_in;
+    let stream = "/v1/events/stream";
+    let by_token = open_stream(&server, stream, "authorization: Bearer leaving-ops");
+    let by_session = open_stream(&server, &format!("{stream}?page_key={key}"), &signed_in);
+    let staying = open_stream(&server, stream, "authorization: Bearer staying-ops");
 
     std::fs::write(&file, entry("staying-ops")).unwrap();
     server.signal("HUP");
@@ -533,9 +540,28 @@ fn a_token_removed_on_sighup_ends_its_streams_and_the_sessions_it_signed_in() {
         !closed_within(staying, Duration::from_millis(500)),
         "another token's goes on"
     );
-    let (status, _) = get_with(&server.http, "/session", &signed_in);
+    let (status, _) = get_with(
+        &server.http,
+        "/session",
+        &format!("{signed_in}\r\nx-sondera-page-key: {key}"),
+    );
     assert_eq!(status, 401, "the session ended with its token");
-    server.stop();
+    let (status, _) = post_json(
+        &server.http,
+        "/session",
+        &[],
+        r#"{"token": "wrong-secret"}"#,
+    );
+    assert_eq!(status, 401);
+    let (_, stderr) = server.stop();
+    assert!(
+        stderr.contains("dashboard sign-in refused: an unknown token"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("wrong-secret"),
+        "the token is never logged"
+    );
 }
 
 /// GET `path` with one extra header line; the status and body.

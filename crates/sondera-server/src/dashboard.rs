@@ -2,14 +2,21 @@
 //! into the binary, reading the same `/v1` API as every other client.
 //!
 //! Signing in exchanges an operator token for a session (see
-//! [`crate::sessions`]): an opaque id in an `HttpOnly`, `SameSite=Strict`
-//! cookie (`__Host-` prefixed and `Secure` over TLS), never the token, and a
-//! random CSRF value in a cookie the script can read. A request made with
-//! the session that changes anything must echo that value in
-//! `x-csrf-token`; a page on another site can neither read it nor send the
-//! header without a preflight the server never allows. Signing out ends the
-//! session on the server. Failed sign-ins are logged (without the token)
-//! and, past a few from one address, answered only after a growing wait.
+//! [`crate::sessions`]) held in two parts. The browser keeps an opaque id in
+//! an `HttpOnly`, `SameSite=Strict` cookie (`__Host-` prefixed and `Secure`
+//! over TLS), never the token. The page keeps a second random value, its
+//! *page key*, which the sign-in answer's body carries and the page stores
+//! in `localStorage`, and sends with every request (`x-sondera-page-key`,
+//! or `page_key=` in the live stream's URL, which an `EventSource` cannot
+//! give headers). Cookies are not kept apart by port, so another service on
+//! the same host (a dev server on 127.0.0.1) receives the cookie; it never
+//! receives the page key, which is kept per origin, so the cookie alone
+//! reads nothing and changes nothing. A page on another site can neither
+//! read the key nor send the header without a preflight the server never
+//! allows, which also makes the key the page's defence against cross-site
+//! requests. Signing out ends the session on the server. Failed sign-ins
+//! are logged (without the token) and, past a few from one address, answered
+//! only after a growing wait.
 //! Without tokens (loopback only) the page needs no sign-in.
 
 use std::net::IpAddr;
@@ -34,11 +41,10 @@ const SESSION_COOKIE_TLS: &str = "__Host-sondera_session";
 /// The session cookie over plain HTTP (loopback or a trusted network),
 /// where browsers refuse the `__Host-` prefix.
 const SESSION_COOKIE: &str = "sondera_session";
-/// The CSRF cookies, readable by the page's script.
-const CSRF_COOKIE_TLS: &str = "__Host-sondera_csrf";
-const CSRF_COOKIE: &str = "sondera_csrf";
-/// The header a cookie-authenticated change must echo the CSRF value in.
-const CSRF_HEADER: &str = "x-csrf-token";
+/// The header every request made with the session carries the page key in.
+const PAGE_KEY_HEADER: &str = "x-sondera-page-key";
+/// The same, in the live stream's URL.
+const PAGE_KEY_PARAM: &str = "page_key";
 
 const INDEX: &str = include_str!("dashboard/index.html");
 const SCRIPT: &str = include_str!("dashboard/app.js");
@@ -104,14 +110,11 @@ fn session_cookie_name(tls: bool) -> &'static str {
     }
 }
 
-fn csrf_cookie_name(tls: bool) -> &'static str {
-    if tls { CSRF_COOKIE_TLS } else { CSRF_COOKIE }
-}
-
 /// Resolves the session cookie into the session a request is made with,
-/// after checking the CSRF value on anything but a read. A request with an
-/// `authorization` header is judged by it alone; a cookie naming no open
-/// session makes the request one without credentials.
+/// when the request also carries the session's page key. A request with an
+/// `authorization` header is judged by it alone. A read whose cookie names
+/// no open session, or that lacks the key, is a request without
+/// credentials; such a change is refused.
 pub(crate) async fn session_credentials(
     State(state): State<HttpState>,
     mut request: Request<axum::body::Body>,
@@ -127,17 +130,32 @@ pub(crate) async fn session_credentials(
     else {
         return next.run(request).await;
     };
-    if !request.method().is_safe() {
-        let sent = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
-        if sent != Some(session.csrf.as_str()) {
-            return ServiceError::PermissionDenied(format!(
-                "a change made with the dashboard's session must carry the `{CSRF_HEADER}` header the page sends"
-            ))
-            .into_response();
-        }
+    let keyed = page_key(&request).is_some_and(|key| key == session.page_key);
+    if keyed {
+        request.extensions_mut().insert(session);
+    } else if !request.method().is_safe() {
+        return ServiceError::PermissionDenied(format!(
+            "a change made with the dashboard's session must carry the `{PAGE_KEY_HEADER}` header the page sends"
+        ))
+        .into_response();
     }
-    request.extensions_mut().insert(session);
     next.run(request).await
+}
+
+/// The page key a request carries: its header, or for the live stream (an
+/// `EventSource` sends no headers) the URL's `page_key`.
+fn page_key(request: &Request<axum::body::Body>) -> Option<String> {
+    if let Some(key) = request.headers().get(PAGE_KEY_HEADER) {
+        return key.to_str().ok().map(str::to_string);
+    }
+    if request.uri().path() != "/v1/events/stream" {
+        return None;
+    }
+    let axum::extract::Query(mut query) = axum::extract::Query::<
+        std::collections::HashMap<String, String>,
+    >::try_from_uri(request.uri())
+    .ok()?;
+    query.remove(PAGE_KEY_PARAM)
 }
 
 /// The value of cookie `name`, if the request carries it.
@@ -221,22 +239,16 @@ async fn sign_in(
     };
     state.sessions.signed_in(peer);
     let token = crate::auth::bearer_digest(Some(&authorization)).unwrap_or_default();
-    let (id, csrf) = state.sessions.open(caller.clone(), token);
+    let (id, page_key) = state.sessions.open(caller.clone(), token);
     let mut response = Json(serde_json::json!({
         "tenant": caller.tenant,
         "name": caller.name,
         "role": caller.role.as_str(),
+        "page_key": page_key,
     }))
     .into_response();
     let tls = state.secure_cookies;
-    set_cookie(
-        &mut response,
-        cookie_for(session_cookie_name(tls), id, true, tls),
-    );
-    set_cookie(
-        &mut response,
-        cookie_for(csrf_cookie_name(tls), csrf, false, tls),
-    );
+    set_cookie(&mut response, session_cookie(tls, id));
     response
 }
 
@@ -253,30 +265,26 @@ fn refuse_sign_in(
     error.into_response()
 }
 
-/// Ends the session and forgets its cookies. Like every change, it needs
-/// the CSRF header; the session's live streams end with it.
+/// Ends the session and forgets its cookie. Like every change, it needs
+/// the page key; the session's live streams end with it.
 async fn sign_out(State(state): State<HttpState>, who: Who) -> Response {
     if let Some(session) = who.session() {
         state.sessions.end(session);
     }
     let mut response = StatusCode::NO_CONTENT.into_response();
-    let tls = state.secure_cookies;
-    for (name, http_only) in [
-        (session_cookie_name(tls), true),
-        (csrf_cookie_name(tls), false),
-    ] {
-        let mut gone = cookie_for(name, String::new(), http_only, tls);
-        gone.make_removal();
-        set_cookie(&mut response, gone);
-    }
+    let mut gone = session_cookie(state.secure_cookies, String::new());
+    gone.make_removal();
+    set_cookie(&mut response, gone);
     response
 }
 
-fn cookie_for(name: &'static str, value: String, http_only: bool, secure: bool) -> Cookie<'static> {
-    Cookie::build((name, value))
+/// The session cookie: host-only, `HttpOnly`, `SameSite=Strict`, the whole
+/// path; over TLS `Secure` and `__Host-` prefixed.
+fn session_cookie(tls: bool, value: String) -> Cookie<'static> {
+    Cookie::build((session_cookie_name(tls), value))
         .path("/")
-        .http_only(http_only)
-        .secure(secure)
+        .http_only(true)
+        .secure(tls)
         .same_site(SameSite::Strict)
         .build()
 }
@@ -291,57 +299,53 @@ fn set_cookie(response: &mut Response, cookie: Cookie<'_>) {
 mod tests {
     use super::*;
 
-    /// What a browser sends back: the name=value part of each Set-Cookie.
-    fn sent_back(response: &Response) -> HeaderMap {
-        let pairs: Vec<String> = response
-            .headers()
-            .get_all(header::SET_COOKIE)
-            .iter()
-            .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_string())
-            .collect();
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::COOKIE,
-            HeaderValue::from_str(&pairs.join("; ")).unwrap(),
+    #[test]
+    fn the_session_cookie_is_host_only_http_only_and_strict_and_survives_any_value() {
+        let value = "s3cret; with=odd chars,%";
+        let mut response = StatusCode::OK.into_response();
+        set_cookie(&mut response, session_cookie(true, value.into()));
+        let set = response.headers()[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            set.starts_with("__Host-sondera_session=")
+                && set.contains("HttpOnly")
+                && set.contains("SameSite=Strict")
+                && set.contains("Secure")
+                && set.contains("Path=/")
+                && !set.contains("Domain"),
+            "{set}"
         );
-        headers
+        let plain = session_cookie(false, "x".into()).to_string();
+        assert!(
+            plain.starts_with("sondera_session=") && !plain.contains("Secure"),
+            "{plain}"
+        );
+        let mut headers = HeaderMap::new();
+        let sent_back = set.split(';').next().unwrap();
+        headers.insert(header::COOKIE, HeaderValue::from_str(sent_back).unwrap());
+        assert_eq!(cookie(&headers, SESSION_COOKIE_TLS).as_deref(), Some(value));
+        assert_eq!(cookie(&headers, "other"), None);
     }
 
     #[test]
-    fn the_session_cookie_is_host_only_http_only_and_strict_over_tls() {
-        let token = "s3cret; with=odd chars,%";
-        let mut response = StatusCode::OK.into_response();
-        set_cookie(
-            &mut response,
-            cookie_for(session_cookie_name(true), token.into(), true, true),
+    fn the_page_key_comes_from_its_header_or_the_live_streams_url_only() {
+        let request = |uri: &str, header: Option<&str>| {
+            let mut builder = Request::builder().uri(uri);
+            if let Some(key) = header {
+                builder = builder.header(PAGE_KEY_HEADER, key);
+            }
+            builder.body(axum::body::Body::empty()).unwrap()
+        };
+        assert_eq!(
+            page_key(&request("/v1/approvals", Some("k1"))).as_deref(),
+            Some("k1")
         );
-        set_cookie(
-            &mut response,
-            cookie_for(csrf_cookie_name(true), "abc".into(), false, true),
+        assert_eq!(
+            page_key(&request("/v1/events/stream?page_key=k%202", None)).as_deref(),
+            Some("k 2")
         );
-        let set: Vec<&str> = response
-            .headers()
-            .get_all(header::SET_COOKIE)
-            .iter()
-            .map(|v| v.to_str().unwrap())
-            .collect();
-        assert!(
-            set[0].starts_with("__Host-")
-                && set[0].contains("HttpOnly")
-                && set[0].contains("SameSite=Strict")
-                && set[0].contains("Secure")
-                && set[0].contains("Path=/")
-                && !set[0].contains("Domain"),
-            "{}",
-            set[0]
-        );
-        assert!(
-            !set[1].contains("HttpOnly"),
-            "the page reads the CSRF value"
-        );
-        let headers = sent_back(&response);
-        assert_eq!(cookie(&headers, SESSION_COOKIE_TLS).as_deref(), Some(token));
-        assert_eq!(cookie(&headers, CSRF_COOKIE_TLS).as_deref(), Some("abc"));
-        assert_eq!(cookie(&headers, "other"), None);
+        assert_eq!(page_key(&request("/v1/approvals?page_key=k3", None)), None);
     }
 }

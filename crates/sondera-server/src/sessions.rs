@@ -37,8 +37,9 @@ const MAX_TRACKED_PEERS: usize = 10_000;
 pub(crate) struct Session {
     /// Who it acts as.
     pub(crate) caller: Caller,
-    /// The value a change made with it must echo.
-    pub(crate) csrf: String,
+    /// The value every request made with it must carry (see
+    /// [`crate::dashboard`]).
+    pub(crate) page_key: String,
     digest: SessionDigest,
     token: TokenDigest,
     expires: Instant,
@@ -49,7 +50,7 @@ type SessionDigest = [u8; 32];
 
 struct Entry {
     caller: Caller,
-    csrf: String,
+    page_key: String,
     token: TokenDigest,
     opened: Instant,
     used: Instant,
@@ -95,9 +96,9 @@ impl Sessions {
     }
 
     /// Opens a session for `caller`, signed in with the token of `token`;
-    /// its id and its CSRF value.
+    /// its id and its page key.
     pub(crate) fn open(&self, caller: Caller, token: TokenDigest) -> (String, String) {
-        let (id, csrf) = (random(), random());
+        let (id, page_key) = (random(), random());
         let now = Instant::now();
         let mut open = self.open.lock();
         if open.len() >= MAX_SESSIONS
@@ -110,14 +111,14 @@ impl Sessions {
             digest(&id),
             Entry {
                 caller,
-                csrf: csrf.clone(),
+                page_key: page_key.clone(),
                 token,
                 opened: now,
                 used: now,
                 ended: tokio::sync::watch::Sender::new(false),
             },
         );
-        (id, csrf)
+        (id, page_key)
     }
 
     /// The session `id` names, if it is open and its token still
@@ -140,7 +141,7 @@ impl Sessions {
         entry.used = now;
         Some(Session {
             caller: entry.caller.clone(),
-            csrf: entry.csrf.clone(),
+            page_key: entry.page_key.clone(),
             digest: key,
             token: entry.token,
             expires,

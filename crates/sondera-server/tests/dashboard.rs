@@ -599,3 +599,104 @@ async fn agents_policies_and_charts_show_the_tenants_records() {
     browser.wait_for("#feed-title").await;
     server.stop().await;
 }
+
+/// A page served on another port of this host, as another dev server
+/// would: the request head the browser sent it, once it has one.
+async fn another_port() -> (u16, tokio::task::JoinHandle<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = tokio::spawn(async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut head = vec![0u8; 8192];
+            let n = socket.read(&mut head).await.unwrap();
+            let head = String::from_utf8_lossy(&head[..n]).into_owned();
+            let _ = socket
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 2\r\nconnection: close\r\n\r\nhi")
+                .await;
+            if head.starts_with("GET / ") {
+                return head;
+            }
+        }
+    });
+    (port, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_port_of_this_host_gets_nothing_it_can_use() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+    let (port, seen) = another_port().await;
+    browser
+        .client
+        .goto(&format!("http://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
+    let head = tokio::time::timeout(Duration::from_secs(10), seen)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!head.contains(ACME_OPS), "the token never leaves: {head}");
+    // Cookies are not kept apart by port: the browser sends the session's.
+    let cookie = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("cookie: ")
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    let id = cookie
+        .split("; ")
+        .find_map(|c| c.strip_prefix("sondera_session="))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        !id.is_empty(),
+        "the session cookie reaches the other port: {head}"
+    );
+    // Replayed from there, it reads nothing: the page key stayed with the page.
+    for path in ["/v1/approvals", "/v1/trajectories", "/session"] {
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nhost: {}\r\ncookie: {cookie}\r\nconnection: close\r\n\r\n",
+            server.http
+        );
+        assert_eq!(send(server.http, &request).await.status, 401, "{path}");
+    }
+    let as_bearer = http(server.http, "GET", "/v1/approvals", Some(&id), None).await;
+    assert_eq!(as_bearer.status, 401);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_out_in_one_tab_signs_out_the_other() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+    let first = browser.client.window().await.unwrap();
+    let second = browser.client.new_window(true).await.unwrap().handle;
+    browser
+        .client
+        .switch_to_window(second.clone())
+        .await
+        .unwrap();
+    browser.go("#/feed").await;
+    browser.wait_for("#feed tbody").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The second tab follows the live feed.
+    let mut agent = agent(&server).await;
+    step(&mut agent, shell("rm -rf ~")).await;
+    browser
+        .text_when("#feed tr.deny", Duration::from_secs(5), |t| {
+            t.contains("rm -rf")
+        })
+        .await;
+
+    browser.client.switch_to_window(first).await.unwrap();
+    browser.click("#who button").await;
+    browser.wait_for("#token").await;
+    browser.client.switch_to_window(second).await.unwrap();
+    browser.wait_for("#token").await;
+    browser.screenshot("signed-out-second-tab").await;
+    server.stop().await;
+}

@@ -1,7 +1,7 @@
 //! The dashboard's sign-in sessions at the HTTP level: an opaque cookie
-//! that is not the token, sign-out and expiry that end access and the live
-//! streams opened with it, the limit on failed sign-ins, and the security
-//! headers on every response.
+//! that is not the token and reads nothing without the page's key, sign-out
+//! and expiry that end access and the live streams opened with it, the
+//! limit on failed sign-ins, and the security headers on every response.
 
 mod common;
 
@@ -23,10 +23,10 @@ async fn server(limits: Limits) -> Running {
     .await
 }
 
-/// A signed-in page: its session cookie and CSRF value.
+/// A signed-in page: its session cookie and its page key.
 struct Page {
     cookie: String,
-    csrf: String,
+    key: String,
 }
 
 fn set_cookie<'a>(response: &'a HttpResponse, name: &str) -> &'a str {
@@ -59,18 +59,28 @@ async fn signed_in(addr: SocketAddr, token: &str) -> Page {
     assert_eq!(response.status, 200, "{}", response.body);
     Page {
         cookie: value(set_cookie(&response, "sondera_session")),
-        csrf: value(set_cookie(&response, "sondera_csrf")),
+        key: response.json()["page_key"].as_str().unwrap().to_string(),
     }
 }
 
-/// A request made by the page: its cookies, and the CSRF header on changes.
+/// A request made by the page: its cookie and its key.
 async fn as_page(addr: SocketAddr, page: &Page, method: &str, path: &str) -> HttpResponse {
+    with_cookie(addr, &page.cookie, Some(&page.key), method, path).await
+}
+
+/// A request carrying the session cookie, and the page key when given.
+async fn with_cookie(
+    addr: SocketAddr,
+    cookie: &str,
+    key: Option<&str>,
+    method: &str,
+    path: &str,
+) -> HttpResponse {
     let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ncookie: sondera_session={}; sondera_csrf={}\r\n",
-        page.cookie, page.csrf
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ncookie: sondera_session={cookie}\r\n"
     );
-    if method != "GET" {
-        request.push_str(&format!("x-csrf-token: {}\r\n", page.csrf));
+    if let Some(key) = key {
+        request.push_str(&format!("x-sondera-page-key: {key}\r\n"));
     }
     request.push_str("content-length: 0\r\n\r\n");
     send(addr, &request).await
@@ -80,8 +90,8 @@ async fn as_page(addr: SocketAddr, page: &Page, method: &str, path: &str) -> Htt
 async fn follow(addr: SocketAddr, page: &Page) -> tokio::net::TcpStream {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let request = format!(
-        "GET /v1/events/stream HTTP/1.1\r\nhost: {addr}\r\ncookie: sondera_session={}\r\n\r\n",
-        page.cookie
+        "GET /v1/events/stream?page_key={} HTTP/1.1\r\nhost: {addr}\r\ncookie: sondera_session={}\r\n\r\n",
+        page.key, page.cookie
     );
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut head = [0u8; 12];
@@ -113,27 +123,52 @@ async fn the_cookie_is_an_opaque_session_not_the_token() {
     let again = signed_in(server.http, ACME_OPS).await;
     assert_ne!(again.cookie, id, "every sign-in opens a session of its own");
 
+    let key = response.json()["page_key"].as_str().unwrap().to_string();
+    assert!(key.len() == 64 && key != id, "{key}");
+    assert_eq!(
+        set_cookie_names(&response),
+        ["sondera_session"],
+        "no other cookie"
+    );
     let page = Page {
         cookie: id.clone(),
-        csrf: value(set_cookie(&response, "sondera_csrf")),
+        key: key.clone(),
     };
     let listed = as_page(server.http, &page, "GET", "/v1/approvals").await;
     assert_eq!(listed.status, 200, "{}", listed.body);
+    let me = as_page(server.http, &page, "GET", "/session").await;
+    assert_eq!(me.status, 200);
+    assert!(
+        !me.body.contains(&key),
+        "only the sign-in answer carries the key"
+    );
+
+    // The cookie alone, as another service on this host receives it, reads
+    // nothing, changes nothing and follows nothing.
+    for path in ["/v1/approvals", "/session", "/v1/events/stream"] {
+        let alone = with_cookie(server.http, &id, None, "GET", path).await;
+        assert_eq!(alone.status, 401, "{path}");
+    }
+    let change = with_cookie(server.http, &id, None, "DELETE", "/session").await;
+    assert_eq!(change.status, 403);
+    let wrong = with_cookie(server.http, &id, Some("guessed"), "GET", "/v1/approvals").await;
+    assert_eq!(wrong.status, 401);
     // Anywhere else the id is worth nothing: not a bearer token, and a
     // token in the cookie is not a session.
     let as_bearer = http(server.http, "GET", "/v1/approvals", Some(&id), None).await;
     assert_eq!(as_bearer.status, 401);
-    let token_cookie = Page {
-        cookie: ACME_OPS.into(),
-        csrf: page.csrf.clone(),
-    };
-    assert_eq!(
-        as_page(server.http, &token_cookie, "GET", "/v1/approvals")
-            .await
-            .status,
-        401
-    );
+    let token_cookie = with_cookie(server.http, ACME_OPS, Some(&key), "GET", "/v1/approvals").await;
+    assert_eq!(token_cookie.status, 401);
     server.stop().await;
+}
+
+fn set_cookie_names(response: &HttpResponse) -> Vec<String> {
+    response
+        .headers
+        .iter()
+        .filter(|(k, _)| k == "set-cookie")
+        .map(|(_, v)| v.split('=').next().unwrap().to_string())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -147,7 +182,7 @@ async fn signing_out_ends_the_session_and_every_stream_it_opened() {
 
     let forged = Page {
         cookie: page.cookie.clone(),
-        csrf: "guessed".into(),
+        key: "guessed".into(),
     };
     assert_eq!(
         as_page(server.http, &forged, "DELETE", "/session")

@@ -22,13 +22,12 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-// The CSRF value the server set at sign-in: `__Host-` prefixed over TLS.
-function csrf() {
-  for (const name of ['__Host-sondera_csrf=', 'sondera_csrf=']) {
-    const found = document.cookie.split('; ').find((c) => c.startsWith(name));
-    if (found) return decodeURIComponent(found.slice(name.length));
-  }
-  return '';
+// The page key the server gave at sign-in. It is kept per origin (another
+// service on this host never sees it, unlike the session cookie) and sent
+// with every request made with the session.
+const PAGE_KEY = 'sondera-page-key';
+function pageKey() {
+  return localStorage.getItem(PAGE_KEY) || '';
 }
 
 class SignInNeeded extends Error {}
@@ -37,7 +36,7 @@ async function api(path, options = {}) {
   const method = options.method || 'GET';
   const headers = {};
   if (options.body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET') headers['x-csrf-token'] = csrf();
+  headers['x-sondera-page-key'] = pageKey();
   const response = await fetch(path, {
     method,
     headers,
@@ -188,7 +187,7 @@ function renderFeed() {
 
 function follow() {
   if (state.stream) return;
-  const stream = new EventSource('/v1/events/stream');
+  const stream = new EventSource(`/v1/events/stream?page_key=${encodeURIComponent(pageKey())}`);
   state.stream = stream;
   stream.addEventListener('event', (message) => {
     const data = JSON.parse(message.data);
@@ -461,7 +460,8 @@ function signIn() {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     try {
-      await api('/session', { method: 'POST', body: { token: document.getElementById('token').value } });
+      const session = await api('/session', { method: 'POST', body: { token: document.getElementById('token').value } });
+      localStorage.setItem(PAGE_KEY, session.page_key);
       await start();
     } catch (error) {
       document.getElementById('sign-in-error').textContent = error instanceof SignInNeeded ? 'That token is not accepted.' : error.message;
@@ -478,7 +478,11 @@ async function start() {
     throw error;
   }
   const out = el('button', {
-    onclick: async () => { await api('/session', { method: 'DELETE' }).catch(() => {}); signIn(); },
+    onclick: async () => {
+      await api('/session', { method: 'DELETE' }).catch(() => {});
+      localStorage.removeItem(PAGE_KEY);
+      signIn();
+    },
   }, 'Sign out');
   document.getElementById('who').replaceChildren(
     el('span', {}, `${me.name} · ${me.tenant}`), me.sign_in_needed ? out : '');
