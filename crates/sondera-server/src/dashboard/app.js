@@ -15,7 +15,7 @@ function el(tag, attrs, ...children) {
     else if (key === 'class') node.className = value;
     else node.setAttribute(key, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -65,22 +65,77 @@ function decisionLabel(decision) {
 }
 
 /** The step in a few words. */
+// One line (or a few) for any payload, every kind of the wire format
+// (schema/event.schema.json) by its own field names.
 function describe(payload) {
+  const json = (value) => JSON.stringify(value === undefined ? null : value);
   switch (payload.type) {
-    case 'shell_command': return `$ ${payload.command}`;
-    case 'tool_call': return `${payload.tool} ${JSON.stringify(payload.arguments)}`;
-    case 'web_fetch': return `fetch ${payload.url}`;
-    case 'file_operation': return `${payload.operation} ${payload.path}`;
+    case 'tool_call': return `${payload.tool} ${json(payload.arguments)}`;
+    case 'shell_command': return `$ ${payload.command}${payload.working_dir ? `  (in ${payload.working_dir})` : ''}`;
+    case 'web_fetch': return `${payload.method || 'GET'} ${payload.url}${payload.body ? `\n${payload.body}` : ''}`;
+    case 'file_operation': return `${payload.operation} ${payload.path}${payload.content ? `\n${payload.content}` : ''}`;
     case 'prompt': return `${payload.role}: ${payload.content}`;
     case 'thought': return payload.content || '';
-    case 'tool_output': return `${payload.tool || 'output'}: ${JSON.stringify(payload.output)}`;
-    case 'shell_command_output': return `exit ${payload.exit_code ?? '?'}: ${payload.stdout || ''}${payload.stderr || ''}`;
-    case 'web_fetch_output': return `status ${payload.status ?? '?'}: ${payload.content || ''}`;
-    case 'file_operation_result': return payload.success ? (payload.content || 'ok') : `failed: ${payload.error || ''}`;
+    case 'tool_output': return payload.success ? `returned ${json(payload.output)}` : `raised: ${payload.error || json(payload.output)}`;
+    case 'shell_command_output': return `exit ${payload.exit_code}: ${payload.stdout || ''}${payload.stderr ? `\n${payload.stderr}` : ''}`;
+    case 'web_fetch_output': return `${payload.code} ${payload.url}: ${payload.result || ''}`;
+    case 'file_operation_result': return payload.success ? (payload.content ?? 'ok') : `failed: ${payload.error || ''}`;
+    case 'started': return `started${payload.session_id ? ` (session ${payload.session_id})` : ''}${payload.task ? `: ${payload.task}` : ''}`;
+    case 'completed': return `completed${payload.summary ? `: ${payload.summary}` : ''}`;
+    case 'failed': return `failed: ${payload.reason}`;
+    case 'terminated': return `terminated by ${payload.terminated_by.kind}:${payload.terminated_by.id}: ${payload.reason}`;
+    case 'suspended': return `suspended: ${payload.reason}`;
+    case 'resumed': return `resumed by ${payload.resumed_by.kind}:${payload.resumed_by.id}`;
     case 'adjudicated': return `${payload.decision}: ${payload.reason || ''}`;
-    case 'started': return `started${payload.session_id ? ` (session ${payload.session_id})` : ''}`;
+    case 'snapshot': return `in ${payload.working_dir || '?'}${payload.git_branch ? ` on ${payload.git_branch}` : ''}${(payload.open_files || []).length ? `, open: ${payload.open_files.join(', ')}` : ''}`;
     default: return payload.type;
   }
+}
+
+// The whole action an approval is about, as the person deciding needs it:
+// a command in full, what a write puts in the file, what an edit replaces
+// and with what, a request's method and body, arguments laid out.
+function actionDetail(action) {
+  const block = (label, text, cls) => [el('div', { class: 'muted' }, label), el('pre', { class: cls || '' }, text)];
+  switch (action.type) {
+    case 'shell_command':
+      return [block('Command', action.command), action.working_dir ? el('p', { class: 'muted' }, `in ${action.working_dir}`) : ''];
+    case 'file_operation': {
+      const parts = [el('p', {}, el('strong', {}, action.operation), ' ', el('code', {}, action.path))];
+      if (action.old_content != null) parts.push(block('Replaces', action.old_content, 'removed'));
+      if (action.content != null) parts.push(block(action.operation === 'edit' ? 'With' : 'Content written', action.content, 'added'));
+      return parts;
+    }
+    case 'web_fetch':
+      return [el('p', {}, el('strong', {}, action.method || 'GET'), ' ', el('code', {}, action.url)),
+        action.prompt ? block('Asking the page', action.prompt) : '',
+        action.body ? block('Body sent', action.body) : ''];
+    case 'tool_call':
+      return [el('p', {}, el('strong', {}, action.tool)), block('Arguments', JSON.stringify(action.arguments, null, 2))];
+    default:
+      return [el('pre', {}, describe(action))];
+  }
+}
+
+// How long an approval has waited and how long it has left, kept current.
+function clock(approval) {
+  const node = el('span', { class: 'clock' });
+  const tick = () => {
+    if (!node.isConnected && node.dataset.started) return;
+    node.dataset.started = '1';
+    const waited = Math.max(0, Math.round((Date.now() - Date.parse(approval.created_at)) / 1000));
+    const left = Math.round((Date.parse(approval.expires_at) - Date.now()) / 1000);
+    node.textContent = `waiting ${span(waited)} · ${left > 0 ? `${span(left)} left before it is denied` : 'past its deadline'}`;
+    setTimeout(tick, 1000);
+  };
+  tick();
+  return node;
+}
+
+function span(seconds) {
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
 }
 
 function policyList(policies) {
@@ -118,7 +173,8 @@ function approvalCard(approval) {
   trajectorySoFar(approval).then((node) => history.replaceChildren(node)).catch(() => history.replaceChildren());
   return el('article', { class: 'card escalate', 'data-approval': approval.id },
     el('h3', {}, `${approval.agent_id} wants to run`),
-    el('pre', {}, describe(approval.action)),
+    el('div', { class: 'action' }, actionDetail(approval.action)),
+    el('p', { class: 'muted' }, clock(approval)),
     el('p', {}, approval.verdict.reason || ''),
     policyList(approval.verdict.policies),
     el('p', { class: 'muted' },
