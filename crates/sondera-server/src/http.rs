@@ -58,6 +58,7 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
         .route("/v1/analytics", get(analytics))
         .route("/v1/approvals", get(list_approvals).post(request_approval))
         .route("/v1/approvals/{id}", get(get_approval))
+        .route("/v1/approvals/{id}/analysis", get(approval_analysis))
         .route("/v1/approvals/{id}/decision", post(decide_approval))
         .route("/v1/events/stream", get(stream_events))
         .route("/v1/policies", get(list_policies))
@@ -558,6 +559,48 @@ async fn get_approval(
     Ok(Json(
         state.governance.wait_approval(&tenant, &id, wait).await?,
     ))
+}
+
+/// What the shell analysis finds in an escalated command, for the person
+/// deciding: the programs it runs, the hosts it reaches, the paths outside
+/// the workspace it deletes, the risks with the words that show them.
+/// Empty for an action that is not a shell command.
+async fn approval_analysis(
+    State(state): State<HttpState>,
+    who: Who,
+    Path(id): Path<String>,
+) -> Reply<serde_json::Value> {
+    let tenant = state.operator(&who, "reading an approval's analysis")?;
+    let approval = state.governance.current_approval(&tenant, &id).await?;
+    let sondera_model::Payload::ShellCommand {
+        command,
+        working_dir,
+        ..
+    } = &approval.action
+    else {
+        return Ok(Json(serde_json::json!({})));
+    };
+    let engine = state.governance.engine();
+    let workspace = engine.workspace();
+    let context = sondera_guard::shell::ShellContext {
+        working_dir: working_dir.as_deref().unwrap_or(&workspace.root),
+        workspace_root: &workspace.root,
+        home: &workspace.home,
+    };
+    let analysis = sondera_guard::shell::analyze(command, &context);
+    let risks: Vec<serde_json::Value> = analysis
+        .risks
+        .iter()
+        .map(|r| serde_json::json!({"kind": r.kind.as_str(), "evidence": r.evidence}))
+        .collect();
+    Ok(Json(serde_json::json!({
+        "programs": analysis.programs(),
+        "hosts": analysis.hosts,
+        "paths_outside_workspace": analysis.paths_outside_workspace,
+        "risks": risks,
+        "privileged": analysis.privileged(),
+        "unparsable": analysis.unparsable,
+    })))
 }
 
 #[derive(Deserialize)]

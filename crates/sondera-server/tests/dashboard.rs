@@ -152,7 +152,7 @@ impl Browser {
 
     /// Waits until the approvals page says nothing is pending.
     async fn nothing_waiting(&self) {
-        self.text_when("#approvals-title + p", Duration::from_secs(5), |t| {
+        self.text_when("#nothing-waiting", Duration::from_secs(5), |t| {
             t.contains("Nothing is waiting")
         })
         .await;
@@ -371,6 +371,12 @@ async fn deciding_in_the_page_settles_the_waiting_tool_call() {
             card.contains("Command\nterraform apply -auto-approve"),
             "{card}"
         );
+        let analysis = browser
+            .text_when("dl.analysis", Duration::from_secs(5), |t| {
+                t.contains("Programs")
+            })
+            .await;
+        assert!(analysis.contains("Programs\nterraform"), "{analysis}");
         assert!(
             card.contains("infra-apply")
                 && card.contains("Applying infrastructure changes needs an operator"),
@@ -872,5 +878,55 @@ async fn the_card_shows_what_an_edit_writes_and_how_long_it_has_waited() {
         .await;
     browser.screenshot("approval-edit").await;
     waiting.abort();
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cards_change_in_place_and_a_typed_reason_stays() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+    let first = pending_card(&browser, agent(&server).await).await;
+    let field = browser.wait_for("article[data-approval] input").await;
+    field.send_keys("checked the plan with Bo").await.unwrap();
+
+    // A second approval arrives, then is settled elsewhere: the first card,
+    // and what is typed in it, are left alone.
+    let mut other = agent(&server).await;
+    let event_id = escalate(&mut other).await;
+    let second = tokio::spawn(async move { other.ask_operator(&event_id, None).await });
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while browser.texts("article[data-approval]").await.len() < 2 {
+        assert!(Instant::now() < deadline, "the second card never appeared");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pending = http(
+        server.http,
+        "GET",
+        "/v1/approvals?status=pending",
+        Some(ACME_OPS),
+        None,
+    )
+    .await
+    .json();
+    let newest = pending["items"][0]["id"].as_str().unwrap().to_string();
+    connection(server.grpc, Some(ACME_OPS))
+        .decide(&newest, sondera_model::Approval::Deny, None)
+        .await
+        .unwrap();
+    assert!(!second.await.unwrap().unwrap().approved());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while browser.texts("article[data-approval]").await.len() != 1 {
+        assert!(Instant::now() < deadline, "the settled card stayed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let typed = browser
+        .run("arguments[0](document.querySelector('article[data-approval] input').value)")
+        .await;
+    assert_eq!(typed, "checked the plan with Bo");
+    assert_eq!(browser.texts("#pending-count").await, ["1"]);
+
+    browser.click("article[data-approval] button.approve").await;
+    assert!(first.await.unwrap().unwrap().approved());
+    browser.nothing_waiting().await;
     server.stop().await;
 }

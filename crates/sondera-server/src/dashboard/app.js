@@ -117,6 +117,25 @@ function actionDetail(action) {
   }
 }
 
+// What the shell analysis finds in the command: programs, hosts, paths
+// outside the workspace, risks with the words that show them.
+function shellAnalysis(approval) {
+  const node = el('dl', { class: 'analysis' });
+  api(`/v1/approvals/${encodeURIComponent(approval.id)}/analysis`).then((a) => {
+    const row = (label, values) => (values && values.length
+      ? [el('dt', {}, label), el('dd', {}, values.join(', '))] : []);
+    node.replaceChildren(...[
+      row('Programs', a.programs),
+      row('Hosts', a.hosts),
+      row('Deletes outside the workspace', a.paths_outside_workspace),
+      row('Risks', (a.risks || []).map((r) => `${r.kind} (${r.evidence})`)),
+      a.privileged ? row('Privileges', ['runs as another user (sudo, doas, ...)']) : [],
+      a.unparsable ? row('Not fully analysed', [a.unparsable]) : [],
+    ].flat());
+  }).catch(() => node.replaceChildren(el('dd', { class: 'muted' }, 'The analysis could not be loaded.')));
+  return node;
+}
+
 // How long an approval has waited and how long it has left, kept current.
 function clock(approval) {
   const node = el('span', { class: 'clock' });
@@ -149,10 +168,24 @@ function policyList(policies) {
 async function approvalsView() {
   const page = await api('/v1/approvals?status=pending');
   setPending(page.items.length);
-  const cards = page.items.map(approvalCard);
   return el('section', { 'aria-labelledby': 'approvals-title' },
     el('h2', { id: 'approvals-title' }, 'Pending approvals'),
-    cards.length ? cards : el('p', { class: 'muted' }, 'Nothing is waiting for a decision.'));
+    el('div', { id: 'approval-cards' }, page.items.map(approvalCard)),
+    el('p', { class: 'muted', id: 'nothing-waiting', hidden: page.items.length > 0 }, 'Nothing is waiting for a decision.'));
+}
+
+// Puts one approval's change into the open approvals view in place: a new
+// one is added on top, a settled one taken away, and every other card
+// (with whatever reason is being typed in it) stays as it is.
+function updateCard(approval) {
+  const cards = document.getElementById('approval-cards');
+  if (!cards) return;
+  const existing = cards.querySelector(`article[data-approval="${CSS.escape(approval.id)}"]`);
+  if (approval.status === 'pending' && !existing) cards.prepend(approvalCard(approval));
+  if (approval.status !== 'pending' && existing) existing.remove();
+  const count = cards.querySelectorAll('article[data-approval]').length;
+  document.getElementById('nothing-waiting').hidden = count > 0;
+  setPending(count);
 }
 
 function approvalCard(approval) {
@@ -163,17 +196,18 @@ function approvalCard(approval) {
         method: 'POST', body: { decision, reason: reason.value || null },
       });
       say(`Approval ${decision === 'deny' ? 'denied' : 'approved'}`);
+      updateCard({ ...approval, status: 'decided' });
     } catch (error) {
       say(error.message);
     }
-    route();
   };
   const once = !approval.shape;
   const history = el('div', { class: 'history' }, el('p', { class: 'muted' }, 'Loading the trajectory…'));
   trajectorySoFar(approval).then((node) => history.replaceChildren(node)).catch(() => history.replaceChildren());
   return el('article', { class: 'card escalate', 'data-approval': approval.id },
     el('h3', {}, `${approval.agent_id} wants to run`),
-    el('div', { class: 'action' }, actionDetail(approval.action)),
+    el('div', { class: 'action' }, actionDetail(approval.action),
+      approval.action.type === 'shell_command' ? shellAnalysis(approval) : ''),
     el('p', { class: 'muted' }, clock(approval)),
     el('p', {}, approval.verdict.reason || ''),
     policyList(approval.verdict.policies),
@@ -264,7 +298,7 @@ function follow() {
   stream.addEventListener('approval', (message) => {
     const approval = JSON.parse(message.data);
     if (approval.status === 'pending') say(`${approval.agent_id} is waiting for a decision`);
-    if (currentView() === 'approvals') route();
+    if (currentView() === 'approvals') updateCard(approval);
     else api('/v1/approvals?status=pending').then((p) => setPending(p.items.length)).catch(() => {});
   });
   stream.addEventListener('error', () => {
