@@ -930,3 +930,49 @@ async fn cards_change_in_place_and_a_typed_reason_stays() {
     browser.nothing_waiting().await;
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_view_fits_a_phone_without_scrolling_sideways() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let mut agent = agent(&server).await;
+    let id = agent.trajectory_id().unwrap().to_string();
+    step(&mut agent, shell("rm -rf /")).await;
+    step(
+        &mut agent,
+        shell("cargo build --release --all-targets --locked"),
+    )
+    .await;
+    let waiting = pending_card(&Browser::signed_in(&server, ACME_OPS).await, agent).await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+    browser.client.set_window_size(390, 844).await.unwrap();
+    let width = browser.run("arguments[0](window.innerWidth)").await;
+    assert!(width.as_u64().unwrap() <= 390, "{width}");
+    for (view, ready) in [
+        ("#/approvals", "article[data-approval]"),
+        ("#/feed", "#feed"),
+        ("#/agents", ".grid"),
+        ("#/policies", "table"),
+        ("#/charts", ".chart"),
+        (&format!("#/trajectory/{id}")[..], "#timeline tbody tr"),
+    ] {
+        browser.go(view).await;
+        browser.wait_for(ready).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let overflow = browser
+            .run("arguments[0](document.documentElement.scrollWidth - window.innerWidth)")
+            .await;
+        let name = view.trim_start_matches("#/").split('/').next().unwrap();
+        browser.screenshot(&format!("phone-{name}")).await;
+        assert!(
+            overflow.as_i64().unwrap() <= 0,
+            "{view} is {overflow} px too wide"
+        );
+    }
+    // The trajectory's step column is readable: not a few letters a line.
+    let step_width = browser
+        .run("arguments[0](document.querySelector('#timeline tbody tr td:nth-child(5)').getBoundingClientRect().width)")
+        .await;
+    assert!(step_width.as_f64().unwrap() > 300.0, "{step_width}");
+    waiting.abort();
+    server.stop().await;
+}

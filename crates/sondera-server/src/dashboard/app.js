@@ -32,17 +32,27 @@ function pageKey() {
 
 class SignInNeeded extends Error {}
 
+// The server did not answer at all (it is down, restarting, or the network is).
+class Unreachable extends Error {
+  constructor() { super('The server cannot be reached; trying again in a few seconds.'); }
+}
+
 async function api(path, options = {}) {
   const method = options.method || 'GET';
   const headers = {};
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   headers['x-sondera-page-key'] = pageKey();
-  const response = await fetch(path, {
-    method,
-    headers,
-    credentials: 'same-origin',
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+  } catch (error) {
+    throw new Unreachable();
+  }
   if (response.status === 401) throw new SignInNeeded();
   if (response.status === 204) return null;
   const body = await response.json().catch(() => ({}));
@@ -221,7 +231,15 @@ function approvalCard(approval) {
       el('button', { class: 'deny', onclick: decide('deny') }, 'Deny'),
       el('button', { class: 'approve', onclick: decide('once') }, 'Approve once'),
       el('button', { class: 'approve', onclick: decide('session'), disabled: once, title: once ? 'This step can be approved once only' : undefined }, 'Approve for session'),
-      el('button', { class: 'approve', onclick: decide('always'), disabled: once, title: once ? 'This step can be approved once only' : undefined }, 'Approve always')));
+      el('button', {
+        class: 'approve',
+        onclick: () => {
+          const shape = `${approval.agent_id} may do this kind of step from now on, in every session, without asking.`;
+          if (window.confirm(`${shape} Approve always?`)) decide('always')();
+        },
+        disabled: once,
+        title: once ? 'This step can be approved once only' : undefined,
+      }, 'Approve always')));
 }
 
 async function trajectorySoFar(approval) {
@@ -267,12 +285,12 @@ function renderFeed() {
   const body = document.querySelector('#feed tbody');
   if (!body) return;
   body.replaceChildren(...state.feed.filter(shown).map((item) => el('tr', { class: item.decision },
-    el('td', {}, time(item.at)),
-    el('td', {}, item.agent),
-    el('td', {}, el('a', { href: `#/trajectory/${encodeURIComponent(item.trajectory)}` }, `${item.trajectory.slice(0, 8)}#${item.seq}`)),
-    el('td', {}, item.step),
-    el('td', {}, decisionLabel(item.decision), item.reason ? el('div', { class: 'muted' }, item.reason) : ''),
-    el('td', {}, item.policies.join(', ')))));
+    el('td', { 'data-label': 'Time' }, time(item.at)),
+    el('td', { 'data-label': 'Agent' }, item.agent),
+    el('td', { 'data-label': 'Trajectory' }, el('a', { href: `#/trajectory/${encodeURIComponent(item.trajectory)}` }, `${item.trajectory.slice(0, 8)}#${item.seq}`)),
+    el('td', { 'data-label': 'Step' }, item.step),
+    el('td', { 'data-label': 'Decision' }, decisionLabel(item.decision), item.reason ? el('div', { class: 'muted' }, item.reason) : ''),
+    el('td', { 'data-label': 'Policies' }, item.policies.join(', ')))));
 }
 
 function follow() {
@@ -379,13 +397,13 @@ async function trajectoryView(id) {
     if (isCall && results[payload.call_id] !== undefined) link = stepLink(results[payload.call_id], `result: step ${results[payload.call_id]}`);
     else if (!isCall && calls[payload.call_id] !== undefined) link = stepLink(calls[payload.call_id], `answers step ${calls[payload.call_id]}`);
     return el('tr', { id: `step-${e.seq}`, class: verdict ? verdict.decision : '', tabindex: '-1' },
-      el('td', {}, String(e.seq)),
-      el('td', {}, time(e.event.timestamp)),
-      el('td', {}, `${e.event.actor.kind}:${e.event.actor.id}`),
-      el('td', {}, payload.type),
-      el('td', {}, el('pre', {}, describe(payload)), link),
-      el('td', {}, verdict ? [decisionLabel(verdict.decision), verdict.decision !== 'allow' ? el('div', { class: 'muted' }, verdict.reason || '') : ''] : ''),
-      el('td', {}, verdict ? (verdict.policies || []).map((p) => p.policy_id).join(', ') : ''));
+      el('td', { 'data-label': '#' }, String(e.seq)),
+      el('td', { 'data-label': 'Time' }, time(e.event.timestamp)),
+      el('td', { 'data-label': 'Actor' }, `${e.event.actor.kind}:${e.event.actor.id}`),
+      el('td', { 'data-label': 'Kind' }, payload.type),
+      el('td', { 'data-label': 'Step' }, el('pre', {}, describe(payload)), link),
+      el('td', { 'data-label': 'Verdict' }, verdict ? [decisionLabel(verdict.decision), verdict.decision !== 'allow' ? el('div', { class: 'muted' }, verdict.reason || '') : ''] : ''),
+      el('td', { 'data-label': 'Policies' }, verdict ? (verdict.policies || []).map((p) => p.policy_id).join(', ') : ''));
   });
   return el('section', { 'aria-labelledby': 'trajectory-title' },
     el('h2', { id: 'trajectory-title' }, `Trajectory ${s.id}`),
@@ -428,12 +446,12 @@ async function policiesView() {
     onchange: (e) => { sessionStorage.setItem('window', e.target.value); route(); },
   }, Object.keys(WINDOWS).map((w) => el('option', { value: w, selected: w === picked }, `last ${w}`)));
   const rows = loaded.policies.map((p) => el('tr', { 'data-policy': p.policy_id },
-    el('td', {}, el('code', {}, p.policy_id)),
-    el('td', {}, p.description || ''),
-    el('td', {}, [p.effect, p.escalate ? 'escalates' : '', p.shadow ? 'shadow (monitor)' : ''].filter(Boolean).join(', ')),
-    el('td', {}, Object.entries(p.annotations).filter(([k]) => !['id', 'description'].includes(k)).map(([k, v]) => `@${k}(${v})`).join(' ')),
-    el('td', {}, String(counts[p.policy_id] || 0)),
-    el('td', {}, p.shadow ? String(shadowCounts[p.policy_id] || 0) : '')));
+    el('td', { 'data-label': 'Policy' }, el('code', {}, p.policy_id)),
+    el('td', { 'data-label': 'Description' }, p.description || ''),
+    el('td', { 'data-label': 'Kind' }, [p.effect, p.escalate ? 'escalates' : '', p.shadow ? 'shadow (monitor)' : ''].filter(Boolean).join(', ')),
+    el('td', { 'data-label': 'Annotations' }, Object.entries(p.annotations).filter(([k]) => !['id', 'description'].includes(k)).map(([k, v]) => `@${k}(${v})`).join(' ')),
+    el('td', { 'data-label': 'Denied or escalated' }, String(counts[p.policy_id] || 0)),
+    el('td', { 'data-label': 'Would have denied (shadow)' }, p.shadow ? String(shadowCounts[p.policy_id] || 0) : '')));
   const wouldDeny = loaded.policies.filter((p) => p.shadow && shadowCounts[p.policy_id]);
   return el('section', { 'aria-labelledby': 'policies-title' },
     el('h2', { id: 'policies-title' }, `Policies (${loaded.policies.length}, mode ${loaded.mode})`),
@@ -525,6 +543,7 @@ function currentView() {
 }
 
 async function route() {
+  const shown = location.hash;
   const [name, arg] = location.hash.replace(/^#\//, '').split('/');
   const key = name || 'approvals';
   for (const link of document.querySelectorAll('nav a')) {
@@ -538,6 +557,7 @@ async function route() {
   } catch (error) {
     if (error instanceof SignInNeeded) return signIn();
     view.replaceChildren(el('p', { class: 'error', role: 'alert' }, error.message));
+    if (error instanceof Unreachable) setTimeout(() => { if (location.hash === shown) route(); }, 3000);
   }
 }
 
@@ -581,4 +601,8 @@ async function start() {
 }
 
 window.addEventListener('hashchange', route);
+// A page going away closes its stream at once rather than leaving it open
+// on the server until the connection times out.
+window.addEventListener('pagehide', () => { if (state.stream) { state.stream.close(); state.stream = null; } });
+window.addEventListener('pageshow', (event) => { if (event.persisted) follow(); });
 start();
