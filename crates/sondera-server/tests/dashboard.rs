@@ -976,3 +976,36 @@ async fn every_view_fits_a_phone_without_scrolling_sideways() {
     waiting.abort();
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_always_asks_first_and_a_lost_server_is_said_plainly() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+    let waiting = pending_card(&browser, agent(&server).await).await;
+    let always = "article[data-approval] .decide button:last-child";
+    browser.click(always).await;
+    let question = browser.client.get_alert_text().await.unwrap();
+    assert!(
+        question.contains("from now on") && question.contains("Approve always?"),
+        "{question}"
+    );
+    browser.client.dismiss_alert().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        browser.texts("article[data-approval]").await.len(),
+        1,
+        "nothing decided"
+    );
+    browser.click(always).await;
+    browser.client.accept_alert().await.unwrap();
+    let outcome = waiting.await.unwrap().unwrap();
+    assert!(outcome.approved(), "{:?}", outcome.state);
+
+    server.stop().await;
+    browser.go("#/policies").await;
+    let said = browser
+        .text_when("#view", Duration::from_secs(10), |t| !t.is_empty())
+        .await;
+    assert!(said.contains("cannot be reached"), "{said}");
+    assert!(!said.contains("Failed to fetch"), "{said}");
+}
