@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -42,25 +42,9 @@ fn shell_call(agent: &str, session: &str, command: &str) -> (Option<&'static str
 fn hook(agent: &str, event: Option<&str>, input: &str, env: &[(&str, &str)]) -> Output {
     let mut args = vec!["hook", agent];
     args.extend(event);
-    let mut child = command(&args);
-    for (name, value) in env {
-        child.env(name, value);
-    }
-    let mut child = child
-        .env("SONDERA_HOME", "/home/dev")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut env = env.to_vec();
+    env.push(("SONDERA_HOME", "/home/dev"));
+    sondera_with_env(&args, input, &env)
 }
 
 /// Whether an answer refuses the step, in the agent's dialect.
@@ -209,19 +193,7 @@ fn an_operator_decides_a_coding_agents_escalation() {
     ));
     let tokens = format!("{},{}", agent_entry.trim(), operator_entry.trim());
     let server = ServerProcess::start(&["--store", &store, "--token", &tokens]);
-    let mut tail = command(&[
-        "tail",
-        "--server",
-        &server.grpc,
-        "--token",
-        operator_token,
-        "--json",
-    ])
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    let mut tail = tail_json(&server.grpc, operator_token);
     let (event, input) = shell_call("gemini-cli", "ops-1", "git push --force origin main");
     let grpc = server.grpc.clone();
     let waiting = std::thread::spawn(move || {

@@ -3,7 +3,6 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -72,19 +71,7 @@ fn a_server_records_what_remote_agents_do_and_the_cli_reads_it() {
     let tokens = format!("{entry},{operator_entry}");
     let mut server = ServerProcess::start(&["--store", &store, "--token", &tokens]);
 
-    let mut tail = command(&[
-        "tail",
-        "--server",
-        &server.grpc,
-        "--token",
-        operator,
-        "--json",
-    ])
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    let mut tail = tail_json(&server.grpc, operator);
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

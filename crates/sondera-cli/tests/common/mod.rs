@@ -35,7 +35,14 @@ pub(crate) fn command(args: &[&str]) -> Command {
 
 /// `sondera ARGS...` with `stdin` on its standard input.
 pub(crate) fn sondera_with_input(args: &[&str], stdin: &str) -> Output {
-    let mut child = command(args)
+    sondera_with_env(args, stdin, &[])
+}
+
+/// `sondera ARGS...` with `stdin` on its standard input and `env` set.
+pub(crate) fn sondera_with_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Output {
+    let mut child = command(args);
+    child.envs(env.iter().copied());
+    let mut child = child
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -57,6 +64,17 @@ pub(crate) fn sondera(args: &[&str]) -> Output {
 
 pub(crate) fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+/// `sondera tail --json` following `grpc` with `token`, given a moment to subscribe.
+pub(crate) fn tail_json(grpc: &str, token: &str) -> Child {
+    let tail = command(&["tail", "--server", grpc, "--token", token, "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    tail
 }
 
 pub(crate) fn free_port() -> u16 {
