@@ -244,7 +244,8 @@ fn an_operator_decides_a_coding_agents_escalation() {
             .starts_with("gemini-cli")
     );
     assert_eq!(followed[2]["adjudication"]["decision"], "escalate");
-    let approved = sondera(&[&["approvals", "approve", &id][..], &as_operator].concat());
+    let approved =
+        sondera(&[&["approvals", "approve", &id, "--always"][..], &as_operator].concat());
     assert!(
         approved.status.success(),
         "{}",
@@ -258,14 +259,28 @@ fn an_operator_decides_a_coding_agents_escalation() {
         "approved: the agent goes on under its own rules"
     );
 
-    // Nobody decides within the wait: refused, saying so.
-    let (event, input) = shell_call("claude-code", "ops-2", "git push --force origin main");
     let short = [
         ("SONDERA_HARNESS_ENDPOINT", server.grpc.as_str()),
         ("SONDERA_API_TOKEN", agent_token),
         ("SONDERA_HOOK_ESCALATE", "operators"),
         ("SONDERA_HOOK_WAIT", "1"),
     ];
+    // Approved always: the next push of the same shape, in a new session,
+    // goes ahead without asking anyone, and the record says whose approval.
+    let (event, input) = shell_call("gemini-cli", "ops-3", "git push --force origin main");
+    let again = hook("gemini-cli", event, &input, &short);
+    assert!(!refused("gemini-cli", &again), "{again:?}");
+    let shown = stdout(&sondera(
+        &[
+            &["trajectories", "show", "gemini-cli-ops-3"][..],
+            &as_operator,
+        ]
+        .concat(),
+    ));
+    assert!(shown.contains("adjudicated"), "{shown}");
+
+    // Nobody decides within the wait: refused, saying so.
+    let (event, input) = shell_call("claude-code", "ops-2", "git push --force origin main");
     let answer = hook("claude-code", event, &input, &short);
     assert!(refused("claude-code", &answer));
     assert!(

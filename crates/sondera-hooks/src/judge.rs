@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 use sondera_harness::{ApprovalRecord, ApprovalState, Backend, HarnessError};
 use sondera_model::{
-    Actor, Adapter, Adjudicated, Agent, Approval, Decision, Event, ExecutionAttribution, Payload,
-    admit_provider_call_id,
+    Actor, Adapter, Adjudicated, Agent, Approval, Decision, Event, ExecutionAttribution, Grant,
+    Payload, admit_provider_call_id,
 };
 
 use crate::CodingAgent;
@@ -35,6 +35,9 @@ pub trait Steps: Send + Sync {
     /// Judges and records one event.
     async fn adjudicate(&self, event: Event) -> Result<Adjudicated, StepError>;
 
+    /// The standing approvals kept for `agent_id` (an operator's "always").
+    async fn grants(&self, agent_id: &str) -> Result<Vec<Grant>, StepError>;
+
     /// Asks the operators about escalated event `event_id` and waits at
     /// most `wait` for their decision.
     async fn ask_operators(
@@ -49,6 +52,10 @@ pub trait Steps: Send + Sync {
 impl<B: Backend> Steps for B {
     async fn adjudicate(&self, event: Event) -> Result<Adjudicated, StepError> {
         self.adjudicate_one(event).await.map_err(step_error)
+    }
+
+    async fn grants(&self, agent_id: &str) -> Result<Vec<Grant>, StepError> {
+        Backend::grants(self, agent_id).await.map_err(step_error)
     }
 
     async fn ask_operators(
@@ -275,8 +282,53 @@ impl<S: Steps> HookJudge<S> {
         Ok(match verdict.effective_decision() {
             Decision::Allow => Outcome::Proceed,
             Decision::Deny => Outcome::Deny(verdict.deny_message()),
-            Decision::Escalate => self.escalate(&event, &verdict).await?,
+            Decision::Escalate => match self.standing_approval(session, &event).await? {
+                Some(grant) => {
+                    self.record_grant(session, call, &event, &verdict, grant)
+                        .await?;
+                    Outcome::Proceed
+                }
+                None => self.escalate(&event, &verdict).await?,
+            },
         })
+    }
+
+    /// The operator's standing approval that covers escalated `event`, if
+    /// one does. Nothing covers a denial.
+    async fn standing_approval(
+        &self,
+        session: &Session,
+        event: &Event,
+    ) -> Result<Option<Grant>, StepError> {
+        let Some(shape) = sondera_guard::action_shape(&event.payload) else {
+            return Ok(None);
+        };
+        let kept = self.steps.grants(&session.agent.id).await?;
+        Ok(kept.into_iter().find(|grant| grant.shape.covers(&shape)))
+    }
+
+    /// Records that `grant` let escalated `event` go ahead, as the person
+    /// who granted it.
+    async fn record_grant(
+        &self,
+        session: &Session,
+        call: &HookCall,
+        event: &Event,
+        verdict: &Adjudicated,
+        grant: Grant,
+    ) -> Result<(), StepError> {
+        let reason = format!(
+            "covered by a standing approval ({}) for {}",
+            grant.scope.as_str(),
+            grant.shape
+        );
+        let mut decision = Adjudicated::allow(verdict.mode, reason);
+        decision.policies = verdict.policies.clone();
+        let mut recorded = session.event(call, Payload::Adjudicated(decision));
+        recorded.actor = grant.granted_by;
+        recorded.causality.causation_id = Some(event.event_id.clone());
+        self.steps.adjudicate(recorded).await?;
+        Ok(())
     }
 
     async fn escalate(&self, event: &Event, verdict: &Adjudicated) -> Result<Outcome, StepError> {

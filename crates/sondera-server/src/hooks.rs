@@ -122,6 +122,13 @@ impl Steps for TenantSteps<'_> {
             .map_err(step_error)
     }
 
+    async fn grants(&self, agent_id: &str) -> Result<Vec<sondera_model::Grant>, StepError> {
+        self.governance
+            .grants(&self.tenant, agent_id)
+            .await
+            .map_err(step_error)
+    }
+
     async fn ask_operators(
         &self,
         trajectory_id: &str,
