@@ -2,11 +2,13 @@
 //! there, once), taken out (exactly ours), and listed.
 //!
 //! A handler is ours when its command runs a `sondera` binary's `hook
-//! <agent>`; nothing else is touched. Files are rewritten whole, with the
-//! previous content kept beside them (`<file>.sondera-backup`).
+//! <agent>`; nothing else is touched. A file is written back with its
+//! members in their order and every member but the hooks as it was
+//! written, its previous content kept beside it (`<file>.sondera-backup`).
 
 use std::path::{Path, PathBuf};
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::CodingAgent;
@@ -105,22 +107,22 @@ pub fn hook_command(program: &str, agent: CodingAgent, event: &str) -> String {
 /// Adds our handler for every event `agent` is judged at to the
 /// configuration in `path`; `program` is the `sondera` binary to run.
 pub fn install(agent: CodingAgent, path: &Path, program: &str) -> Result<Report, InstallError> {
-    let (mut config, existed) = read(path)?;
+    let mut config = read(path)?;
     let mut changes = Vec::new();
     for event in installed_events(agent) {
         let command = hook_command(program, agent, event);
-        if add_handler(agent, &mut config, event, &command, path)? {
+        if add_handler(agent, &mut config.value, event, &command, path)? {
             changes.push(format!("added {event}: {command}"));
         }
     }
-    write_if_changed(path, &config, existed, changes)
+    write_if_changed(path, &config, changes)
 }
 
 /// Takes every handler of ours for `agent` out of `path`, and the groups
 /// and lists left empty by that.
 pub fn uninstall(agent: CodingAgent, path: &Path) -> Result<Report, InstallError> {
-    let (mut config, existed) = read(path)?;
-    if !existed {
+    let mut config = read(path)?;
+    if config.original.is_none() {
         return Ok(Report {
             path: path.to_path_buf(),
             changes: Vec::new(),
@@ -128,7 +130,7 @@ pub fn uninstall(agent: CodingAgent, path: &Path) -> Result<Report, InstallError
         });
     }
     let mut changes = Vec::new();
-    if let Some(hooks) = config.get_mut("hooks").and_then(Value::as_object_mut) {
+    if let Some(hooks) = config.value.get_mut("hooks").and_then(Value::as_object_mut) {
         for (event, entries) in hooks.iter_mut() {
             for command in remove_ours(agent, entries) {
                 changes.push(format!("removed {event}: {command}"));
@@ -136,13 +138,22 @@ pub fn uninstall(agent: CodingAgent, path: &Path) -> Result<Report, InstallError
         }
         hooks.retain(|_, entries| entries.as_array().is_none_or(|a| !a.is_empty()));
     }
-    write_if_changed(path, &config, existed, changes)
+    let emptied = config.value["hooks"].as_object().is_some_and(Map::is_empty);
+    if emptied && !changes.is_empty() {
+        // What is left decides nothing; the key goes as install brought it.
+        config
+            .value
+            .as_object_mut()
+            .expect("checked when read")
+            .remove("hooks");
+    }
+    write_if_changed(path, &config, changes)
 }
 
 /// The events our handler for `agent` is installed at in `path`.
 pub fn installed(agent: CodingAgent, path: &Path) -> Result<Vec<String>, InstallError> {
-    let (config, _) = read(path)?;
-    let Some(hooks) = config.get("hooks").and_then(Value::as_object) else {
+    let config = read(path)?;
+    let Some(hooks) = config.value.get("hooks").and_then(Value::as_object) else {
         return Ok(Vec::new());
     };
     Ok(hooks
@@ -152,31 +163,51 @@ pub fn installed(agent: CodingAgent, path: &Path) -> Result<Vec<String>, Install
         .collect())
 }
 
-fn read(path: &Path) -> Result<(Value, bool), InstallError> {
+/// A configuration file as read: its value, to change, and its members in
+/// their order with their text, so that what is written back changes only
+/// what was changed.
+struct Config {
+    value: Value,
+    original: Option<Members>,
+}
+
+fn read(path: &Path) -> Result<Config, InstallError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((json!({}), false)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Config {
+                value: json!({}),
+                original: None,
+            });
+        }
         Err(source) => return Err(io(path, source)),
     };
     if text.trim().is_empty() {
-        return Ok((json!({}), true));
+        return Ok(Config {
+            value: json!({}),
+            original: Some(Members(Vec::new())),
+        });
     }
-    let value: Value = serde_json::from_str(&text).map_err(|e| InstallError::NotJson {
+    let not_json = |e: serde_json::Error| InstallError::NotJson {
         path: path.to_path_buf(),
         line: e.line(),
         column: e.column(),
         message: e.to_string(),
-    })?;
+    };
+    let value: Value = serde_json::from_str(&text).map_err(not_json)?;
     if !value.is_object() {
         return Err(shape(path, "the file", "a JSON object"));
     }
-    Ok((value, true))
+    let original: Members = serde_json::from_str(&text).map_err(not_json)?;
+    Ok(Config {
+        value,
+        original: Some(original),
+    })
 }
 
 fn write_if_changed(
     path: &Path,
-    config: &Value,
-    existed: bool,
+    config: &Config,
     changes: Vec<String>,
 ) -> Result<Report, InstallError> {
     let mut backup = None;
@@ -184,12 +215,12 @@ fn write_if_changed(
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
         }
-        if existed {
+        if config.original.is_some() {
             let kept = backup_path(path);
             std::fs::copy(path, &kept).map_err(|e| io(&kept, e))?;
             backup = Some(kept);
         }
-        let text = serde_json::to_string_pretty(config).expect("a JSON value serialises") + "\n";
+        let text = config.text();
         // Written beside the file and renamed over it, so a crash leaves
         // the old or the new configuration, never half of one.
         let partial = path.with_extension("sondera-partial");
@@ -201,6 +232,82 @@ fn write_if_changed(
         changes,
         backup,
     })
+}
+
+impl Config {
+    /// The file's new text: its members in their order, each unchanged one
+    /// as it was written, then the new ones.
+    fn text(&self) -> String {
+        let object = self.value.as_object().expect("checked when read");
+        let kept = self
+            .original
+            .as_ref()
+            .map(|m| m.0.as_slice())
+            .unwrap_or_default();
+        let mut members = Vec::with_capacity(object.len());
+        for (key, raw) in kept {
+            let Some(now) = object.get(key) else { continue };
+            let unchanged = serde_json::from_str::<Value>(raw.get()).is_ok_and(|was| was == *now);
+            members.push((
+                key.clone(),
+                if unchanged {
+                    raw.clone()
+                } else {
+                    member_text(now)
+                },
+            ));
+        }
+        for (key, now) in object {
+            if !kept.iter().any(|(k, _)| k == key) {
+                members.push((key.clone(), member_text(now)));
+            }
+        }
+        serde_json::to_string_pretty(&Members(members)).expect("JSON serialises") + "\n"
+    }
+}
+
+/// `value` laid out as a member of the top-level object: pretty, one level in.
+fn member_text(value: &Value) -> Box<RawValue> {
+    let pretty = serde_json::to_string_pretty(value).expect("JSON serialises");
+    // JSON strings hold no raw line breaks, so each one starts a line.
+    RawValue::from_string(pretty.replace('\n', "\n  ")).expect("still JSON")
+}
+
+/// The members of a JSON object, in order, each with its own text.
+struct Members(Vec<(String, Box<RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Members;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry::<String, Box<RawValue>>()? {
+                    members.push(member);
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+impl serde::Serialize for Members {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
 }
 
 /// `<file>.sondera-backup`.

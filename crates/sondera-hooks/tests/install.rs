@@ -136,9 +136,9 @@ fn a_fresh_configuration_is_created_and_covers_every_tool() {
         "Copilot's inputs do not name their event, so the command does"
     );
     // Uninstalling the last handler of a file created by install leaves an
-    // empty configuration, not someone else's.
+    // empty configuration.
     install::uninstall(CodingAgent::ClaudeCode, &path).unwrap();
-    assert_eq!(read(&path), json!({"hooks": {}}));
+    assert_eq!(read(&path), json!({}));
 }
 
 #[test]
@@ -221,4 +221,40 @@ fn another_tools_handler_is_never_taken_for_ours() {
             .is_empty()
     );
     assert_eq!(read(&path), theirs);
+}
+
+#[test]
+fn everything_but_the_hooks_keeps_its_order_and_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = config_path(
+        CodingAgent::ClaudeCode,
+        &Scope::Project(dir.path().to_path_buf()),
+    );
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let original = r#"{
+  "permissions": {
+    "deny": ["Read(./.env)"],
+    "allow": ["Bash(npm test:*)"]
+  },
+  "model": "sonnet",
+  "env": {"ZED": "1", "ALPHA": "2"}
+}
+"#;
+    std::fs::write(&path, original).unwrap();
+    install::install(CodingAgent::ClaudeCode, &path, PROGRAM).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env)\"],\n    \"allow\": [\"Bash(npm test:*)\"]\n  },\n  \"model\": \"sonnet\",\n  \"env\": {\"ZED\": \"1\", \"ALPHA\": \"2\"},\n  \"hooks\": {\n    \""),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n    \"PreToolUse\": [\n      {\n"),
+        "the hooks one level in: {text}"
+    );
+    install::uninstall(CodingAgent::ClaudeCode, &path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text,
+        "{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env)\"],\n    \"allow\": [\"Bash(npm test:*)\"]\n  },\n  \"model\": \"sonnet\",\n  \"env\": {\"ZED\": \"1\", \"ALPHA\": \"2\"}\n}\n"
+    );
 }
