@@ -103,7 +103,7 @@ fn judge(args: &HookArgs) -> anyhow::Result<Judged> {
             Escalation::Operators(wait) => wait,
             Escalation::Agent => Duration::ZERO,
         };
-    let input = read_input()?;
+    let input = read_input(seconds(&args.timeout, "--timeout")?)?;
     let user = std::env::var("USER").ok();
     let event = args.event.as_deref();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -144,13 +144,26 @@ fn seconds(value: &str, flag: &str) -> anyhow::Result<Duration> {
     Ok(Duration::from_secs(seconds))
 }
 
-fn read_input() -> anyhow::Result<Vec<u8>> {
-    let mut input = Vec::new();
-    std::io::stdin()
-        .take(MAX_INPUT_BYTES as u64 + 1)
-        .read_to_end(&mut input)
-        .context("reading the hook input")?;
-    Ok(input)
+/// The hook input, read to its end within `bound`: an agent that never
+/// closes standard input gets a refusal in time, not its own timeout (which
+/// most agents read as "go ahead").
+fn read_input(bound: Duration) -> anyhow::Result<Vec<u8>> {
+    let (sender, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut input = Vec::new();
+        let read = std::io::stdin()
+            .take(MAX_INPUT_BYTES as u64 + 1)
+            .read_to_end(&mut input)
+            .map(|_| input);
+        let _ = sender.send(read);
+    });
+    match received.recv_timeout(bound) {
+        Ok(read) => Ok(read.context("reading the hook input")?),
+        Err(_) => anyhow::bail!(
+            "the hook input did not end within {}s (standard input was not closed)",
+            bound.as_secs()
+        ),
+    }
 }
 
 fn remote_config(args: &HookArgs) -> anyhow::Result<Option<RemoteConfig>> {

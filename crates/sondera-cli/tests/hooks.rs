@@ -348,3 +348,22 @@ fn hooks_install_status_and_uninstall_in_a_project() {
     let status = stdout(&run(&["hooks", "status"]));
     assert_eq!(status.matches("not installed").count(), 9, "{status}");
 }
+
+#[test]
+fn an_input_that_never_ends_is_refused_in_time() {
+    use std::io::Write;
+    let mut child = command(&["hook", "codex", "--timeout", "1"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"session_id\": \"s1\", ").unwrap();
+    let started = Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("did not end within 1s"));
+    drop(stdin);
+}
