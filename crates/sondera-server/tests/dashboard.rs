@@ -563,6 +563,17 @@ async fn agents_policies_and_charts_show_the_tenants_records() {
         .unwrap()
         .unwrap();
     assert!(label.contains("1 denied"), "{label}");
+    let axis = browser.texts(".chart .y-axis text").await;
+    assert!(
+        axis.contains(&"0".to_string()) && axis.contains(&"steps".to_string()),
+        "{axis:?}"
+    );
+    let buckets = browser.texts(".chart text.bucket").await;
+    assert_eq!(buckets.len(), 12, "{buckets:?}");
+    assert!(
+        buckets.iter().all(|b| b.contains('–')),
+        "each bucket names its range: {buckets:?}"
+    );
     let latency = browser.texts("#latency p").await.join(" ");
     assert!(latency.contains("adjudications"), "{latency}");
     browser.screenshot("charts").await;

@@ -493,26 +493,40 @@ function svg(tag, attrs, ...children) {
   return node;
 }
 
+// Stacked bars of decisions per bucket, with a y-axis of counts and each
+// bucket's time range under it (the last edge is now).
 function decisionsChart(counts, edges) {
-  const width = 1100, height = 220, left = 40, bottom = 30;
+  const width = 1100, height = 250, left = 48, bottom = 40, top = 24;
   const max = Math.max(1, ...counts.map((c) => c.allowed + c.denied + c.escalated));
   const slot = (width - left) / counts.length;
-  const scale = (n) => (n / max) * (height - bottom - 10);
+  const plot = height - bottom - top;
+  const scale = (n) => (n / max) * plot;
+  const clock = (d) => d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  const ticks = [...new Set([0, Math.round(max / 2), max])];
+  const axis = svg('g', { class: 'y-axis' },
+    svg('line', { x1: left - 6, y1: top, x2: left - 6, y2: height - bottom, stroke: '#5b6573' }),
+    ticks.map((t) => {
+      const y = height - bottom - scale(t);
+      return svg('g', {},
+        svg('line', { x1: left - 10, y1: y, x2: width, y2: y, stroke: '#d6dbe2' }),
+        svg('text', { x: left - 12, y: y + 4, 'text-anchor': 'end', 'font-size': 11 }, String(t)));
+    }),
+    svg('text', { x: left - 12, y: top - 10, 'text-anchor': 'end', 'font-size': 11 }, 'steps'));
   const bars = counts.map((c, i) => {
     let y = height - bottom;
     const parts = [['allowed', c.allowed, '#1f7a43'], ['escalated', c.escalated, '#a35a00'], ['denied', c.denied, '#b3261e']];
+    const range = `${clock(edges[i])}–${clock(edges[i + 1])}`;
     return svg('g', {}, parts.map(([name, n, colour]) => {
       const h = scale(n);
       y -= h;
       return svg('rect', { x: left + i * slot + 4, y, width: slot - 8, height: h, fill: colour },
-        svg('title', {}, `${name}: ${n}`));
-    }), svg('text', { x: left + i * slot + slot / 2, y: height - 10, 'text-anchor': 'middle', 'font-size': 11 },
-      edges[i].toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })));
+        svg('title', {}, `${range}: ${n} ${name}`));
+    }), svg('text', { class: 'bucket', x: left + i * slot + slot / 2, y: height - 22, 'text-anchor': 'middle', 'font-size': 10 }, range));
   });
   const totals = counts.reduce((t, c) => ({ allowed: t.allowed + c.allowed, denied: t.denied + c.denied, escalated: t.escalated + c.escalated }), { allowed: 0, denied: 0, escalated: 0 });
   return [
     svg('svg', { viewBox: `0 0 ${width} ${height}`, width: '100%', role: 'img', 'aria-label': `Decisions: ${totals.allowed} allowed, ${totals.denied} denied, ${totals.escalated} escalated` },
-      svg('text', { x: 0, y: 12, 'font-size': 11 }, String(max)), bars),
+      axis, bars),
     el('p', { class: 'legend' },
       el('span', { class: 'decision allow' }, `allowed ${totals.allowed}`),
       el('span', { class: 'decision deny' }, `denied ${totals.denied}`),
