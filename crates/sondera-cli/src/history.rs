@@ -18,6 +18,11 @@ pub(crate) fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitC
             agent,
             status,
             session,
+            decision,
+            policy,
+            since,
+            until,
+            text,
             limit,
             json,
         } => {
@@ -28,6 +33,10 @@ pub(crate) fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitC
                 agent_id: agent,
                 status,
                 session_id: session,
+                decision,
+                policy_id: policy,
+                created: sondera_store::TimeWindow { since, until },
+                text,
             };
             let records = store.open_recorded()?;
             let page = block_on(records.list_trajectories(

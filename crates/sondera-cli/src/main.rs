@@ -5,6 +5,7 @@ mod adjudicate;
 mod approvals;
 mod bench;
 mod explain;
+mod grants;
 mod history;
 mod hook;
 mod import;
@@ -20,7 +21,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use sondera_model::Mode;
+use sondera_model::{Decision, Mode};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -73,6 +74,9 @@ enum Command {
     /// Needs an operator token (`sondera token new --tenant T --role operator`).
     #[command(subcommand)]
     Approvals(approvals::ApprovalsCommand),
+    /// Standing ("always") approvals kept for an agent on a server: list them, revoke one.
+    #[command(subcommand)]
+    Grants(grants::GrantsCommand),
     /// Run the harness service: gRPC and HTTP over one adjudicator, recording to a store.
     ///
     /// Defaults work with no configuration: 127.0.0.1:50051 (gRPC) and 127.0.0.1:8080 (HTTP),
@@ -241,6 +245,24 @@ enum TrajectoriesCommand {
         status: Option<String>,
         #[arg(long, value_name = "SESSION_ID")]
         session: Option<String>,
+        /// Only trajectories with a denied (deny) or escalated (escalate) step, or with every
+        /// step allowed (allow).
+        #[arg(long)]
+        decision: Option<Decision>,
+        /// Only trajectories where this policy denied or escalated a step (or, in shadow
+        /// mode, would have).
+        #[arg(long, value_name = "POLICY_ID")]
+        policy: Option<String>,
+        /// Only trajectories created at or after this time (RFC 3339).
+        #[arg(long, value_name = "TIME")]
+        since: Option<chrono::DateTime<chrono::Utc>>,
+        /// Only trajectories created before this time (RFC 3339).
+        #[arg(long, value_name = "TIME")]
+        until: Option<chrono::DateTime<chrono::Utc>>,
+        /// Only trajectories whose id, agent, session or any event contains this text,
+        /// ignoring case.
+        #[arg(long)]
+        text: Option<String>,
         #[arg(long, default_value_t = 50)]
         limit: usize,
         /// One JSON object per trajectory.
@@ -587,6 +609,7 @@ fn main() -> ExitCode {
         Command::Trajectories(command) => history::trajectories(command),
         Command::Adjudications(command) => history::adjudications(command),
         Command::Approvals(command) => approvals::run(command),
+        Command::Grants(command) => grants::run(command),
         Command::Serve(args) => serve::run(*args),
         Command::Token(command) => serve::token(command),
         Command::Tail(args) => tail::run(args),

@@ -91,6 +91,29 @@ fn recorded_trajectories_and_adjudications_are_listed() {
         "demo-trajectory-1",
     ]);
     insta::assert_snapshot!("trajectory_show", stdout(&show));
+    let by_policy = sondera(&[
+        "trajectories",
+        "list",
+        "--data-dir",
+        data,
+        "--policy",
+        "persist-shell-rc",
+        "--text",
+        "BASHRC",
+    ]);
+    assert!(
+        stdout(&by_policy).starts_with("demo-trajectory-1 "),
+        "{by_policy:?}"
+    );
+    let nothing = sondera(&[
+        "trajectories",
+        "list",
+        "--data-dir",
+        data,
+        "--policy",
+        "no-such-policy",
+    ]);
+    assert_eq!(stdout(&nothing), "");
     let missing = sondera(&["trajectories", "show", "--data-dir", data, "nope"]);
     assert_eq!(missing.status.code(), Some(1));
 

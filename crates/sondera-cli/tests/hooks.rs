@@ -279,6 +279,27 @@ fn an_operator_decides_a_coding_agents_escalation() {
     ));
     assert!(shown.contains("adjudicated"), "{shown}");
 
+    // The operator lists the standing grant, revokes it by its id, and the
+    // same push asks again (and, nobody deciding, is refused).
+    let agent_id = followed[2]["event"]["agent"]["id"].as_str().unwrap();
+    let listed = stdout(&sondera(
+        &[&["grants", "list", agent_id, "--json"][..], &as_operator].concat(),
+    ));
+    let grant: Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    assert_eq!(grant["scope"], "always");
+    assert_eq!(grant["granted_by"]["id"], "ana");
+    let grant_id = grant["id"].as_str().unwrap();
+    let revoked = sondera(&[&["grants", "revoke", agent_id, grant_id][..], &as_operator].concat());
+    assert!(revoked.status.success(), "{revoked:?}");
+    assert!(stdout(&revoked).contains("shell: git push"), "{revoked:?}");
+    let twice = sondera(&[&["grants", "revoke", agent_id, grant_id][..], &as_operator].concat());
+    assert_eq!(twice.status.code(), Some(1), "{twice:?}");
+    let (event, input) = shell_call("gemini-cli", "ops-4", "git push --force origin main");
+    assert!(refused(
+        "gemini-cli",
+        &hook("gemini-cli", event, &input, &short)
+    ));
+
     // Nobody decides within the wait: refused, saying so.
     let (event, input) = shell_call("claude-code", "ops-2", "git push --force origin main");
     let answer = hook("claude-code", event, &input, &short);

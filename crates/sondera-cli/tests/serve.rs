@@ -121,6 +121,16 @@ fn a_server_records_what_remote_agents_do_and_the_cli_reads_it() {
         String::from_utf8_lossy(&listed.stderr)
     );
     assert!(stdout(&listed).contains(&id), "{}", stdout(&listed));
+    // The filters reach the server: its trajectory has a denied step.
+    let filtered = |flags: &[&str]| {
+        let out = sondera(&[&["trajectories", "list"][..], flags, &remote].concat());
+        assert!(out.status.success(), "{out:?}");
+        stdout(&out).contains(&id)
+    };
+    assert!(filtered(&["--decision", "deny"]));
+    assert!(!filtered(&["--decision", "allow"]));
+    assert!(!filtered(&["--text", "no step says this"]));
+    assert!(!filtered(&["--since", "2999-01-01T00:00:00Z"]));
     let shown = sondera(&[&["trajectories", "show", &id][..], &remote].concat());
     assert!(
         stdout(&shown).contains("shell_command"),

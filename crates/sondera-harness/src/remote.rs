@@ -399,6 +399,26 @@ fn invalid_response<T>(decoded: Result<T, impl std::fmt::Display>) -> Result<T, 
     })
 }
 
+impl Connection {
+    /// Revokes the standing approval `grant_id` of `agent_id` (an operator's
+    /// token); the grant revoked.
+    pub async fn revoke_grant(
+        &self,
+        agent_id: &str,
+        grant_id: &str,
+    ) -> Result<Grant, HarnessError> {
+        let mut client = self.client();
+        let request = v1::RevokeGrantRequest {
+            agent_id: agent_id.to_string(),
+            grant_id: grant_id.to_string(),
+        };
+        let revoked = self
+            .call(client.revoke_grant(self.request(request)))
+            .await?;
+        invalid_response(Grant::try_from(revoked))
+    }
+}
+
 #[async_trait]
 impl Backend for Connection {
     async fn put_grant(&self, agent_id: &str, grant: &Grant) -> Result<(), HarnessError> {

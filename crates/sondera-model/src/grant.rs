@@ -123,6 +123,14 @@ impl ActionShape {
     pub fn key(&self) -> String {
         serde_json::to_string(self).expect("action shapes serialize")
     }
+
+    /// A short id for the shape (16 hex digits of the SHA-256 of its key),
+    /// which an operator names to revoke the grant of it.
+    pub fn id(&self) -> String {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(self.key().as_bytes());
+        hex::encode(&digest[..8])
+    }
 }
 
 impl std::fmt::Display for ActionShape {

@@ -923,6 +923,9 @@ impl From<store::AgentRecord> for v1::AgentRecord {
             first_seen: Some(timestamp_to_wire(a.first_seen)),
             last_seen: Some(timestamp_to_wire(a.last_seen)),
             trajectory_count: a.trajectory_count,
+            step_count: a.step_count,
+            denial_count: a.denial_count,
+            escalation_count: a.escalation_count,
         }
     }
 }
@@ -938,6 +941,9 @@ pub fn agent_record_from_wire(
         first_seen: time_field(a.first_seen, "first_seen")?,
         last_seen: time_field(a.last_seen, "last_seen")?,
         trajectory_count: a.trajectory_count,
+        step_count: a.step_count,
+        denial_count: a.denial_count,
+        escalation_count: a.escalation_count,
     })
 }
 

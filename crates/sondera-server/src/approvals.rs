@@ -165,6 +165,12 @@ impl Governance {
             .await?)
     }
 
+    /// How many of the caller's tenant's approvals wait for a person.
+    pub async fn pending_approvals(&self, caller: &Caller) -> Result<u64, ServiceError> {
+        let tenant = caller.operator("counting approvals")?;
+        Ok(self.store().pending_approvals(tenant).await?)
+    }
+
     /// Decides a pending approval as `caller`, an operator. "Always" also
     /// keeps a standing grant for the agent. The decision is recorded in the
     /// step's trajectory with the operator as its actor.

@@ -348,6 +348,43 @@ impl Governance {
         Ok(self.store().grants(tenant, agent_id).await?)
     }
 
+    /// Revokes the standing approval with id `grant_id` (see
+    /// [`sondera_model::ActionShape::id`]) of one of the caller's tenant's
+    /// agents, and returns it. Steps judged from then on ask again; a
+    /// harness scope already running keeps the grants it started with.
+    pub async fn revoke_grant(
+        &self,
+        caller: &Caller,
+        agent_id: &str,
+        grant_id: &str,
+    ) -> Result<Grant, ServiceError> {
+        let tenant = caller.operator("revoking a standing grant")?;
+        let not_found = || {
+            ServiceError::NotFound(format!(
+                "agent {agent_id} has no standing grant {grant_id}: `sondera grants list {agent_id}` lists them"
+            ))
+        };
+        let kept = self.store().grants(tenant, agent_id).await?;
+        let grant = kept
+            .into_iter()
+            .find(|g| g.shape.id() == grant_id)
+            .ok_or_else(not_found)?;
+        let revoked = self
+            .store()
+            .revoke_grant(tenant, agent_id, &grant.shape)
+            .await?
+            .ok_or_else(not_found)?;
+        tracing::info!(
+            tenant = tenant.as_str(),
+            agent = agent_id,
+            grant = grant_id,
+            shape = %revoked.shape,
+            revoked_by = caller.name.as_str(),
+            "standing grant revoked"
+        );
+        Ok(revoked)
+    }
+
     /// The tenant's trajectories, newest first.
     pub async fn list_trajectories(
         &self,

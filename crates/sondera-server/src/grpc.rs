@@ -147,6 +147,16 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         }))
     }
 
+    async fn revoke_grant(&self, request: Request<v1::RevokeGrantRequest>) -> Reply<v1::Grant> {
+        let caller = self.caller(&request)?;
+        let r = request.into_inner();
+        let revoked = self
+            .governance
+            .revoke_grant(&caller, &r.agent_id, &r.grant_id)
+            .await?;
+        Ok(Response::new(revoked.into()))
+    }
+
     async fn get_agent(&self, request: Request<v1::GetAgentRequest>) -> Reply<v1::Agent> {
         let tenant = self.tenant(&request)?;
         let agent = self
@@ -166,6 +176,13 @@ impl v1::harness_service_server::HarnessService for GrpcService {
             agent_id: r.agent_id,
             status: optional_enum(r.status, "status").map_err(ServiceError::from)?,
             session_id: r.session_id,
+            decision: optional_enum(r.decision, "decision").map_err(ServiceError::from)?,
+            policy_id: r.policy_id,
+            created: window_from_wire(
+                (r.created_since, "created_since"),
+                (r.created_until, "created_until"),
+            )?,
+            text: r.text,
         };
         let page = self
             .governance
@@ -236,17 +253,7 @@ impl v1::harness_service_server::HarnessService for GrpcService {
     ) -> Reply<v1::Analytics> {
         let tenant = self.operator(&request, "reading analytics")?;
         let r = request.into_inner();
-        let time = |t: Option<prost_types::Timestamp>, field: &str| {
-            t.map(|t| {
-                timestamp_from_wire(t)
-                    .map_err(|e| ServiceError::InvalidArgument(format!("`{field}` {}", e.problem)))
-            })
-            .transpose()
-        };
-        let window = TimeWindow {
-            since: time(r.since, "since")?,
-            until: time(r.until, "until")?,
-        };
+        let window = window_from_wire((r.since, "since"), (r.until, "until"))?;
         let analytics = self.governance.analytics(&tenant, &window).await?;
         Ok(Response::new(analytics.into()))
     }
@@ -379,4 +386,22 @@ impl v1::harness_service_server::HarnessService for GrpcService {
             policies: self.governance.engine().policy_ids().count() as u64,
         }))
     }
+}
+
+/// A time window from its two optional ends, each named in an error.
+fn window_from_wire(
+    (since, since_field): (Option<prost_types::Timestamp>, &str),
+    (until, until_field): (Option<prost_types::Timestamp>, &str),
+) -> Result<TimeWindow, ServiceError> {
+    let time = |t: Option<prost_types::Timestamp>, field: &str| {
+        t.map(|t| {
+            timestamp_from_wire(t)
+                .map_err(|e| ServiceError::InvalidArgument(format!("`{field}` {}", e.problem)))
+        })
+        .transpose()
+    };
+    Ok(TimeWindow {
+        since: time(since, since_field)?,
+        until: time(until, until_field)?,
+    })
 }

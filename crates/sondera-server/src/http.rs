@@ -52,11 +52,16 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
         .route("/v1/agents", get(list_agents))
         .route("/v1/agents/{id}", get(get_agent))
         .route("/v1/agents/{id}/grants", get(list_grants).post(put_grant))
+        .route(
+            "/v1/agents/{id}/grants/{grant_id}",
+            axum::routing::delete(revoke_grant),
+        )
         .route("/v1/trajectories", get(list_trajectories))
         .route("/v1/trajectories/{id}", get(get_trajectory))
         .route("/v1/adjudications", get(list_adjudications))
         .route("/v1/analytics", get(analytics))
         .route("/v1/approvals", get(list_approvals).post(request_approval))
+        .route("/v1/approvals/pending-count", get(pending_approvals))
         .route("/v1/approvals/{id}", get(get_approval))
         .route("/v1/approvals/{id}/analysis", get(approval_analysis))
         .route("/v1/approvals/{id}/decision", post(decide_approval))
@@ -331,9 +336,39 @@ async fn put_grant(
     Ok(Json(serde_json::json!({})))
 }
 
+/// A standing grant as listed: with the id an operator names to revoke it.
+#[derive(serde::Serialize)]
+struct ListedGrant {
+    id: String,
+    #[serde(flatten)]
+    grant: Grant,
+}
+
+impl From<Grant> for ListedGrant {
+    fn from(grant: Grant) -> Self {
+        Self {
+            id: grant.shape.id(),
+            grant,
+        }
+    }
+}
+
 #[derive(serde::Serialize)]
 struct GrantList {
-    grants: Vec<Grant>,
+    grants: Vec<ListedGrant>,
+}
+
+async fn revoke_grant(
+    State(state): State<HttpState>,
+    who: Who,
+    Path((id, grant_id)): Path<(String, String)>,
+) -> Reply<ListedGrant> {
+    let caller = state.caller(&who)?;
+    let revoked = state
+        .governance
+        .revoke_grant(&caller, &id, &grant_id)
+        .await?;
+    Ok(Json(revoked.into()))
 }
 
 async fn list_grants(
@@ -343,7 +378,9 @@ async fn list_grants(
 ) -> Reply<GrantList> {
     let tenant = state.tenant(&who)?;
     let grants = state.governance.grants(&tenant, &id).await?;
-    Ok(Json(GrantList { grants }))
+    Ok(Json(GrantList {
+        grants: grants.into_iter().map(Into::into).collect(),
+    }))
 }
 
 #[derive(Deserialize)]
@@ -351,6 +388,11 @@ struct TrajectoryQuery {
     agent_id: Option<String>,
     status: Option<String>,
     session_id: Option<String>,
+    decision: Option<String>,
+    policy_id: Option<String>,
+    since: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+    text: Option<String>,
     page_size: Option<usize>,
     page_token: Option<String>,
 }
@@ -369,10 +411,26 @@ async fn list_trajectories(
                 .map_err(|e| ServiceError::InvalidArgument(e.to_string()))
         })
         .transpose()?;
+    let decision = q
+        .decision
+        .as_deref()
+        .map(|d| {
+            d.parse::<Decision>()
+                .map_err(|e| ServiceError::InvalidArgument(e.to_string()))
+        })
+        .transpose()?;
+    let non_empty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
     let filter = TrajectoryFilter {
-        agent_id: q.agent_id,
+        agent_id: non_empty(q.agent_id),
         status,
-        session_id: q.session_id,
+        session_id: non_empty(q.session_id),
+        decision,
+        policy_id: non_empty(q.policy_id),
+        created: TimeWindow {
+            since: q.since,
+            until: q.until,
+        },
+        text: non_empty(q.text),
     };
     let page = page_request(q.page_size, q.page_token)?;
     Ok(Json(
@@ -638,6 +696,12 @@ async fn list_approvals(
             .list_approvals(&caller, filter, &page)
             .await?,
     ))
+}
+
+async fn pending_approvals(State(state): State<HttpState>, who: Who) -> Reply<serde_json::Value> {
+    let caller = state.caller(&who)?;
+    let pending = state.governance.pending_approvals(&caller).await?;
+    Ok(Json(serde_json::json!({ "pending": pending })))
 }
 
 /// An operator's decision.

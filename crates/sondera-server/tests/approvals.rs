@@ -532,6 +532,53 @@ async fn approving_always_keeps_a_standing_grant_for_the_agent() {
     server.stop().await;
 }
 
+/// An operator takes a standing grant back by the id it is listed with:
+/// a harness started afterwards no longer holds it, an agent's token cannot
+/// revoke, and an id the agent has no grant of is named as not found.
+#[tokio::test]
+async fn a_revoked_standing_grant_no_longer_holds() {
+    let server = start_escalating(Arc::new(sondera_store::MemoryStore::new())).await;
+    let (mut agent, event_id) = escalated(&server, "terraform apply").await;
+    let waiting = tokio::spawn(async move { agent.ask_operator(&event_id, None).await });
+    let operator = connection(server.grpc, Some(ACME_OPS));
+    let pending = the_pending_one(&operator).await;
+    let shape = pending.shape.clone().unwrap();
+    operator
+        .decide(&pending.id, Approval::Always, None)
+        .await
+        .unwrap();
+    assert!(waiting.await.unwrap().unwrap().approved());
+
+    let listed = http(
+        server.http,
+        "GET",
+        "/v1/agents/coder/grants",
+        Some(ACME_OPS),
+        None,
+    )
+    .await;
+    let listed: serde_json::Value = serde_json::from_str(&listed.body).unwrap();
+    assert_eq!(listed["grants"][0]["id"], shape.id().as_str());
+    assert_eq!(listed["grants"][0]["granted_by"]["id"], "ana");
+    let path = format!("/v1/agents/coder/grants/{}", shape.id());
+    let refused = http(server.http, "DELETE", &path, Some(ACME), None).await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+
+    let revoked = operator.revoke_grant("coder", &shape.id()).await.unwrap();
+    assert_eq!(revoked.shape, shape);
+    let mut later = harness(server.grpc, Some(ACME));
+    later.initialize(None, None).await.unwrap();
+    assert_eq!(later.granted(&shape).await.unwrap(), None);
+    let again = http(server.http, "DELETE", &path, Some(ACME_OPS), None).await;
+    assert_eq!(again.status, 404, "{}", again.body);
+    assert!(
+        again.body.contains("sondera grants list coder"),
+        "{}",
+        again.body
+    );
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn agent_tokens_cannot_read_the_whole_tenant_or_keep_grants() {
     let server = start_default().await;

@@ -46,7 +46,7 @@ pub use types::*;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sondera_model::{Agent, Grant};
+use sondera_model::{ActionShape, Agent, Grant};
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -229,6 +229,14 @@ pub trait Grants: Send + Sync + std::fmt::Debug {
     ) -> Result<(), StoreError>;
     /// The standing approvals recorded for `agent_id`, oldest first.
     async fn grants(&self, tenant: &TenantId, agent_id: &str) -> Result<Vec<Grant>, StoreError>;
+    /// Removes the standing approval of `shape` for `agent_id`; the grant
+    /// removed, or `None` when there was none.
+    async fn revoke_grant(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        shape: &ActionShape,
+    ) -> Result<Option<Grant>, StoreError>;
 }
 
 /// The approval queue: escalations waiting for a person, settled once.
@@ -249,6 +257,8 @@ pub trait Approvals: Send + Sync + std::fmt::Debug {
         now: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<ApprovalRecord>, StoreError>;
+    /// How many approvals of `tenant` are waiting for a person.
+    async fn pending_approvals(&self, tenant: &TenantId) -> Result<u64, StoreError>;
 }
 
 /// A whole store: every role. Each store (memory, SQLite, PostgreSQL)

@@ -3,7 +3,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use parking_lot::RwLock;
-use sondera_model::{Adjudicated, Agent, Decision, Grant, Payload};
+use sondera_model::{ActionShape, Adjudicated, Agent, Decision, Grant, Payload};
 
 use crate::types::{cursor_parts, cursor_time};
 use crate::{
@@ -118,6 +118,9 @@ impl Inner {
                     first_seen: at,
                     last_seen: at,
                     trajectory_count: 1,
+                    step_count: 0,
+                    denial_count: 0,
+                    escalation_count: 0,
                 };
                 self.agents.insert(key, record);
             }
@@ -392,15 +395,35 @@ impl Records for MemoryStore {
     ) -> Result<Page<AgentRecord>, StoreError> {
         let inner = self.inner.read();
         let after = cursor_parts(page)?;
+        let mut counts: HashMap<(&TenantId, &str), [u64; 3]> = HashMap::new();
+        for t in inner.trajectories_of(tenants).map(|t| &t.summary) {
+            let sums = counts.entry((&t.tenant, t.agent_id.as_str())).or_default();
+            sums[0] += t.state.step_count;
+            sums[1] += t.state.denial_count;
+            sums[2] += t.state.escalation_count;
+        }
         let listed = inner
             .agents
             .values()
             .filter(|a| tenants.includes(&a.tenant))
             .filter(|a| {
                 after.is_none_or(|(t, id)| (a.tenant.as_str(), a.agent.id.as_str()) > (t, id))
-            });
+            })
+            .map(|a| {
+                let [steps, denied, escalated] = counts
+                    .get(&(&a.tenant, a.agent.id.as_str()))
+                    .copied()
+                    .unwrap_or_default();
+                AgentRecord {
+                    step_count: steps,
+                    denial_count: denied,
+                    escalation_count: escalated,
+                    ..a.clone()
+                }
+            })
+            .collect::<Vec<_>>();
         Ok(page_of(
-            listed,
+            &listed,
             &PageRequest::first(page.limit),
             |a| format!("{}|{}", a.tenant, a.agent.id),
             |_, _| true,
@@ -416,10 +439,8 @@ impl Records for MemoryStore {
         let inner = self.inner.read();
         let mut matching: Vec<&TrajectorySummary> = inner
             .trajectories_of(tenants)
+            .filter(|t| listed_by(filter, t))
             .map(|t| &t.summary)
-            .filter(|t| filter.agent_id.as_ref().is_none_or(|a| *a == t.agent_id))
-            .filter(|t| filter.status.is_none_or(|s| s == t.status))
-            .filter(|t| filter.session_id.is_none() || filter.session_id == t.session_id)
             .collect();
         matching.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
         cursor_parts(page)?;
@@ -573,6 +594,16 @@ impl Grants for MemoryStore {
         grants.sort_by_key(|g| g.granted_at);
         Ok(grants)
     }
+
+    async fn revoke_grant(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        shape: &ActionShape,
+    ) -> Result<Option<Grant>, StoreError> {
+        let key = (tenant.clone(), agent_id.to_string(), shape.key());
+        Ok(self.inner.write().grants.remove(&key))
+    }
 }
 
 #[async_trait]
@@ -621,6 +652,58 @@ impl Approvals for MemoryStore {
         overdue.truncate(limit);
         Ok(overdue)
     }
+
+    async fn pending_approvals(&self, tenant: &TenantId) -> Result<u64, StoreError> {
+        let inner = self.inner.read();
+        let pending = inner
+            .approvals
+            .values()
+            .filter(|a| a.tenant == *tenant && a.state == ApprovalState::Pending)
+            .count();
+        Ok(pending as u64)
+    }
+}
+
+/// Whether `filter` lists `trajectory`.
+fn listed_by(filter: &TrajectoryFilter, trajectory: &Trajectory) -> bool {
+    let t = &trajectory.summary;
+    let state = &t.state;
+    let has_decision = |d: Decision| match d {
+        Decision::Deny => state.denial_count > 0,
+        Decision::Escalate => state.escalation_count > 0,
+        Decision::Allow => state.denial_count == 0 && state.escalation_count == 0,
+    };
+    let verdicts = || {
+        trajectory
+            .events
+            .iter()
+            .filter_map(|e| e.adjudication.as_ref())
+    };
+    let policy_decided = |policy: &String| {
+        verdicts().any(|v| {
+            let blocked = v.effective_decision() != Decision::Allow
+                && v.policies.iter().any(|p| p.policy_id == *policy);
+            blocked || v.shadow_matches.iter().any(|p| p.policy_id == *policy)
+        })
+    };
+    let contains_text = |text: &String| {
+        let needle = text.to_ascii_lowercase();
+        let has = |s: &str| s.to_ascii_lowercase().contains(&needle);
+        has(&t.id)
+            || has(&t.agent_id)
+            || t.session_id.as_deref().is_some_and(has)
+            || trajectory
+                .events
+                .iter()
+                .any(|e| serde_json::to_string(&e.event).is_ok_and(|json| has(&json)))
+    };
+    filter.agent_id.as_ref().is_none_or(|a| *a == t.agent_id)
+        && filter.status.is_none_or(|s| s == t.status)
+        && (filter.session_id.is_none() || filter.session_id == t.session_id)
+        && filter.decision.is_none_or(has_decision)
+        && in_window(&filter.created, &t.created_at)
+        && filter.policy_id.as_ref().is_none_or(policy_decided)
+        && filter.text.as_ref().is_none_or(contains_text)
 }
 
 /// Counts, most first then by policy id, at most [`crate::POLICY_COUNTS`].

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{GenericClient, Pool};
-use sondera_model::{Agent, Decision, Grant};
+use sondera_model::{ActionShape, Agent, Decision, Grant};
 use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
@@ -475,11 +475,14 @@ impl Records for PostgresStore {
         let client = self.client().await?;
         let statement = client
             .prepare_cached(
-                "SELECT a.tenant, a.body, a.first_seen, a.last_seen,
-                        (SELECT COUNT(*) FROM trajectories t WHERE t.tenant = a.tenant AND t.agent_id = a.id)
-                 FROM agents a WHERE ($1::text IS NULL OR a.tenant = $1)
+                "SELECT a.tenant, a.body, a.first_seen, a.last_seen, COUNT(t.id),
+                        COALESCE(SUM((t.state::jsonb ->> 'step_count')::bigint), 0)::bigint,
+                        COALESCE(SUM((t.state::jsonb ->> 'denial_count')::bigint), 0)::bigint,
+                        COALESCE(SUM((t.state::jsonb ->> 'escalation_count')::bigint), 0)::bigint
+                 FROM agents a LEFT JOIN trajectories t ON t.tenant = a.tenant AND t.agent_id = a.id
+                 WHERE ($1::text IS NULL OR a.tenant = $1)
                    AND ($2::text IS NULL OR (a.tenant, a.id) > ($2, $3::text))
-                 ORDER BY a.tenant, a.id LIMIT $4",
+                 GROUP BY a.tenant, a.id ORDER BY a.tenant, a.id LIMIT $4",
             )
             .await?;
         let rows = client
@@ -502,6 +505,9 @@ impl Records for PostgresStore {
                     first_seen: row.get(2),
                     last_seen: row.get(3),
                     trajectory_count: row.get::<_, i64>(4) as u64,
+                    step_count: row.get::<_, i64>(5) as u64,
+                    denial_count: row.get::<_, i64>(6) as u64,
+                    escalation_count: row.get::<_, i64>(7) as u64,
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
@@ -523,10 +529,24 @@ impl Records for PostgresStore {
         let sql = concat!(
             "SELECT ",
             sql::summary_columns!(),
-            " FROM trajectories
+            " FROM trajectories t
              WHERE ($1::text IS NULL OR agent_id = $1) AND ($2::text IS NULL OR status = $2)
                AND ($3::text IS NULL OR session_id = $3) AND ($4::text IS NULL OR tenant = $4)
                AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::text))
+               AND ($8::text IS NULL
+                    OR ($8 = 'deny' AND coalesce((state::jsonb ->> 'denial_count')::bigint, 0) > 0)
+                    OR ($8 = 'escalate' AND coalesce((state::jsonb ->> 'escalation_count')::bigint, 0) > 0)
+                    OR ($8 = 'allow' AND coalesce((state::jsonb ->> 'denial_count')::bigint, 0) = 0
+                        AND coalesce((state::jsonb ->> 'escalation_count')::bigint, 0) = 0))
+               AND ($9::timestamptz IS NULL OR created_at >= $9) AND ($10::timestamptz IS NULL OR created_at < $10)
+               AND ($11::text IS NULL OR (tenant, id) IN (
+                    SELECT a.tenant, a.trajectory_id FROM adjudication_policies p
+                    JOIN adjudications a ON a.tenant = p.tenant AND a.event_id = p.event_id
+                    WHERE p.policy_id = $11))
+               AND ($12::text IS NULL OR strpos(lower(id), lower($12)) > 0 OR strpos(lower(agent_id), lower($12)) > 0
+                    OR strpos(lower(coalesce(session_id, '')), lower($12)) > 0
+                    OR EXISTS (SELECT 1 FROM events e WHERE e.tenant = t.tenant AND e.trajectory_id = t.id
+                               AND strpos(lower(e.body), lower($12)) > 0))
              ORDER BY created_at DESC, id DESC LIMIT $7"
         );
         let statement = client.prepare_cached(sql).await?;
@@ -541,6 +561,11 @@ impl Records for PostgresStore {
                     &after_time,
                     &after_id,
                     &((limit + 1) as i64),
+                    &filter.decision.map(Decision::as_str),
+                    &filter.created.since,
+                    &filter.created.until,
+                    &filter.policy_id,
+                    &filter.text,
                 ],
             )
             .await?;
@@ -764,6 +789,21 @@ impl Grants for PostgresStore {
             .map(|row| from_json("grant", row.get(0)))
             .collect()
     }
+
+    async fn revoke_grant(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        shape: &ActionShape,
+    ) -> Result<Option<Grant>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::DELETE_GRANT).await?;
+        client
+            .query_opt(&statement, &[&tenant.as_str(), &agent_id, &shape.key()])
+            .await?
+            .map(|row| from_json("grant", row.get(0)))
+            .transpose()
+    }
 }
 
 #[async_trait]
@@ -832,6 +872,13 @@ impl Approvals for PostgresStore {
             .iter()
             .map(|row| from_json("approval", row.get(0)))
             .collect()
+    }
+
+    async fn pending_approvals(&self, tenant: &TenantId) -> Result<u64, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::COUNT_PENDING_APPROVALS).await?;
+        let row = client.query_one(&statement, &[&tenant.as_str()]).await?;
+        Ok(row.get::<_, i64>(0) as u64)
     }
 }
 

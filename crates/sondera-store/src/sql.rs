@@ -49,6 +49,9 @@ pub(crate) const UPSERT_GRANT: &str = "INSERT INTO grants (tenant, agent_id, sha
 pub(crate) const SELECT_GRANTS: &str =
     "SELECT body FROM grants WHERE tenant = $1 AND agent_id = $2 ORDER BY granted_at, shape";
 
+pub(crate) const DELETE_GRANT: &str =
+    "DELETE FROM grants WHERE tenant = $1 AND agent_id = $2 AND shape = $3 RETURNING body";
+
 pub(crate) const SELECT_AGENT: &str = "SELECT body FROM agents WHERE tenant = $1 AND id = $2";
 
 pub(crate) const INSERT_APPROVAL: &str = "INSERT INTO approvals (tenant, id, event_id, agent_id, trajectory_id, status, created_at, expires_at, body)
@@ -68,6 +71,9 @@ pub(crate) const SELECT_OVERDUE_APPROVALS: &str =
     "SELECT body FROM approvals WHERE status = 'pending' AND expires_at <= $1
      ORDER BY expires_at LIMIT $2";
 
+pub(crate) const COUNT_PENDING_APPROVALS: &str =
+    "SELECT COUNT(*) FROM approvals WHERE tenant = $1 AND status = 'pending'";
+
 /// The unique constraint on event ids, so a repeated id is told apart from
 /// a lost race for a position.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -84,12 +90,14 @@ pub(crate) const SHARED: &[&str] = &[
     SELECT_EVENTS,
     UPSERT_GRANT,
     SELECT_GRANTS,
+    DELETE_GRANT,
     SELECT_AGENT,
     INSERT_APPROVAL,
     SELECT_APPROVAL_FOR_EVENT,
     SELECT_APPROVAL,
     SETTLE_APPROVAL,
     SELECT_OVERDUE_APPROVALS,
+    COUNT_PENDING_APPROVALS,
 ];
 
 /// One schema change, in each dialect. Versions count from 1.

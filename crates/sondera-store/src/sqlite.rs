@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use parking_lot::Mutex;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::de::DeserializeOwned;
-use sondera_model::{Agent, Decision, Event, Grant};
+use sondera_model::{ActionShape, Agent, Decision, Event, Grant};
 
 use crate::{
     AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, ApprovalFilter, ApprovalRecord,
@@ -446,9 +446,23 @@ impl SqliteStore {
         let mut stmt = conn.prepare_cached(concat!(
             "SELECT ",
             sql::summary_columns!(),
-            " FROM trajectories
+            " FROM trajectories t
              WHERE (?1 IS NULL OR agent_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR session_id = ?3)
                AND (?4 IS NULL OR (created_at, id) < (?4, ?5)) AND (?7 IS NULL OR tenant = ?7)
+               AND (?8 IS NULL
+                    OR (?8 = 'deny' AND coalesce(json_extract(state, '$.denial_count'), 0) > 0)
+                    OR (?8 = 'escalate' AND coalesce(json_extract(state, '$.escalation_count'), 0) > 0)
+                    OR (?8 = 'allow' AND coalesce(json_extract(state, '$.denial_count'), 0) = 0
+                        AND coalesce(json_extract(state, '$.escalation_count'), 0) = 0))
+               AND (?9 IS NULL OR created_at >= ?9) AND (?10 IS NULL OR created_at < ?10)
+               AND (?11 IS NULL OR (tenant, id) IN (
+                    SELECT a.tenant, a.trajectory_id FROM adjudication_policies p
+                    JOIN adjudications a ON a.tenant = p.tenant AND a.event_id = p.event_id
+                    WHERE p.policy_id = ?11))
+               AND (?12 IS NULL OR instr(lower(id), lower(?12)) > 0 OR instr(lower(agent_id), lower(?12)) > 0
+                    OR instr(lower(coalesce(session_id, '')), lower(?12)) > 0
+                    OR EXISTS (SELECT 1 FROM events e WHERE e.tenant = t.tenant AND e.trajectory_id = t.id
+                               AND instr(lower(e.body), lower(?12)) > 0))
              ORDER BY created_at DESC, id DESC LIMIT ?6"
         ))?;
         let rows = stmt.query_map(
@@ -460,6 +474,11 @@ impl SqliteStore {
                 after_id,
                 (limit + 1) as i64,
                 tenants.only().map(TenantId::as_str),
+                filter.decision.map(Decision::as_str),
+                filter.created.since.as_ref().map(timestamp),
+                filter.created.until.as_ref().map(timestamp),
+                filter.policy_id,
+                filter.text,
             ],
             SummaryRow::read,
         )?;
@@ -538,10 +557,13 @@ impl SqliteStore {
         let limit = page.bounded_limit();
         let conn = self.reader.lock();
         let mut stmt = conn.prepare_cached(
-            "SELECT a.tenant, a.body, a.first_seen, a.last_seen,
-                    (SELECT COUNT(*) FROM trajectories t WHERE t.tenant = a.tenant AND t.agent_id = a.id)
-             FROM agents a WHERE (?1 IS NULL OR a.tenant = ?1) AND (?2 IS NULL OR (a.tenant, a.id) > (?2, ?3))
-             ORDER BY a.tenant, a.id LIMIT ?4",
+            "SELECT a.tenant, a.body, a.first_seen, a.last_seen, COUNT(t.id),
+                    COALESCE(SUM(json_extract(t.state, '$.step_count')), 0),
+                    COALESCE(SUM(json_extract(t.state, '$.denial_count')), 0),
+                    COALESCE(SUM(json_extract(t.state, '$.escalation_count')), 0)
+             FROM agents a LEFT JOIN trajectories t ON t.tenant = a.tenant AND t.agent_id = a.id
+             WHERE (?1 IS NULL OR a.tenant = ?1) AND (?2 IS NULL OR (a.tenant, a.id) > (?2, ?3))
+             GROUP BY a.tenant, a.id ORDER BY a.tenant, a.id LIMIT ?4",
         )?;
         let rows = stmt.query_map(
             params![
@@ -556,19 +578,23 @@ impl SqliteStore {
                     row.get::<_, String>(1)?,
                     row.get::<_, String>(2)?,
                     row.get::<_, String>(3)?,
-                    row.get::<_, i64>(4)?,
+                    [4, 5, 6, 7].map(|i| row.get::<_, i64>(i)),
                 ))
             },
         )?;
         let items = rows
             .map(|row| {
-                let (tenant, body, first, last, count) = row?;
+                let (tenant, body, first, last, counts) = row?;
+                let [count, steps, denied, escalated] = counts.map(|c| c.map_or(0, |c| c as u64));
                 Ok(AgentRecord {
                     agent: from_json("agent", &body)?,
                     tenant: tenant_of(&tenant)?,
                     first_seen: parse_time(&first)?,
                     last_seen: parse_time(&last)?,
-                    trajectory_count: count as u64,
+                    trajectory_count: count,
+                    step_count: steps,
+                    denial_count: denied,
+                    escalation_count: escalated,
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
@@ -795,6 +821,22 @@ impl Grants for SqliteStore {
             .collect::<Result<Vec<_>, _>>()?;
         bodies.iter().map(|b| from_json("grant", b)).collect()
     }
+
+    async fn revoke_grant(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        shape: &ActionShape,
+    ) -> Result<Option<Grant>, StoreError> {
+        let conn = self.reader.lock();
+        let body: Option<String> = conn
+            .prepare_cached(sql::DELETE_GRANT)?
+            .query_row(params![tenant.as_str(), agent_id, shape.key()], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        body.map(|b| from_json("grant", &b)).transpose()
+    }
 }
 
 #[async_trait]
@@ -850,6 +892,14 @@ impl Approvals for SqliteStore {
             })?
             .collect::<Result<Vec<_>, _>>()?;
         bodies.iter().map(|b| from_json("approval", b)).collect()
+    }
+
+    async fn pending_approvals(&self, tenant: &TenantId) -> Result<u64, StoreError> {
+        let conn = self.reader.lock();
+        let count: i64 = conn
+            .prepare_cached(sql::COUNT_PENDING_APPROVALS)?
+            .query_row([tenant.as_str()], |r| r.get(0))?;
+        Ok(count as u64)
     }
 }
 

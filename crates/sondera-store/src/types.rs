@@ -188,6 +188,15 @@ pub struct AgentRecord {
     pub last_seen: DateTime<Utc>,
     /// How many trajectories it has.
     pub trajectory_count: u64,
+    /// Steps judged over all its trajectories.
+    #[serde(default)]
+    pub step_count: u64,
+    /// Of them, how many were denied.
+    #[serde(default)]
+    pub denial_count: u64,
+    /// Of them, how many were escalated.
+    #[serde(default)]
+    pub escalation_count: u64,
 }
 
 /// A deny or escalate verdict with where it happened.
@@ -343,6 +352,17 @@ pub struct TrajectoryFilter {
     pub status: Option<TrajectoryStatus>,
     /// Only this session's.
     pub session_id: Option<String>,
+    /// Only trajectories with a step of this decision (`deny`, `escalate`),
+    /// or, for `allow`, only those with every step allowed.
+    pub decision: Option<Decision>,
+    /// Only trajectories where this policy denied or escalated a step (or,
+    /// in shadow mode, would have).
+    pub policy_id: Option<String>,
+    /// Only trajectories created in this window.
+    pub created: TimeWindow,
+    /// Only trajectories whose id, agent, session or any event contains this
+    /// text, ignoring ASCII case.
+    pub text: Option<String>,
 }
 
 /// Which verdicts a listing returns; each set field narrows it.

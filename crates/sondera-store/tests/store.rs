@@ -360,7 +360,11 @@ async fn filters_and_pagination(store: &dyn TrajectoryStore) {
             agent_id,
             &format!("sess-{}", i % 3),
             i * 10,
-            &[Decision::Allow],
+            if i == 6 {
+                &[Decision::Allow, Decision::Deny, Decision::Escalate][..]
+            } else {
+                &[Decision::Allow][..]
+            },
             i < 4,
         )
         .await;
@@ -411,6 +415,58 @@ async fn filters_and_pagination(store: &dyn TrajectoryStore) {
         .await,
         ["p4"]
     );
+    let filtered = |f: fn(&mut TrajectoryFilter)| {
+        let mut filter = TrajectoryFilter::default();
+        f(&mut filter);
+        all(filter)
+    };
+    assert_eq!(
+        filtered(|f| f.decision = Some(Decision::Deny)).await,
+        ["p6"]
+    );
+    assert_eq!(
+        filtered(|f| f.decision = Some(Decision::Escalate)).await,
+        ["p6"]
+    );
+    assert_eq!(
+        filtered(|f| f.decision = Some(Decision::Allow)).await,
+        ["p5", "p4", "p3", "p2", "p1", "p0"]
+    );
+    assert_eq!(
+        filtered(|f| f.policy_id = Some("no-cmd".into())).await,
+        ["p6"]
+    );
+    assert_eq!(
+        filtered(|f| f.policy_id = Some("base-default-permit".into())).await,
+        Vec::<String>::new(),
+        "a policy that allowed decided nothing worth finding"
+    );
+    assert_eq!(
+        filtered(|f| f.created = TimeWindow {
+            since: Some(at(30)),
+            until: Some(at(50))
+        })
+        .await,
+        ["p4", "p3"]
+    );
+    assert_eq!(
+        filtered(|f| f.text = Some("CMD 2".into())).await,
+        ["p6"],
+        "in an event"
+    );
+    assert_eq!(
+        filtered(|f| f.text = Some("sess-1".into())).await,
+        ["p4", "p1"]
+    );
+    assert_eq!(
+        filtered(|f| f.text = Some("P5".into())).await,
+        ["p5"],
+        "in the id"
+    );
+    assert_eq!(
+        filtered(|f| f.text = Some("50%_".into())).await,
+        Vec::<String>::new()
+    );
 
     let agents = store
         .list_agents(Tenants::All, &PageRequest::first(1))
@@ -418,10 +474,15 @@ async fn filters_and_pagination(store: &dyn TrajectoryStore) {
         .unwrap();
     assert_eq!(agents.items[0].agent.id, "even");
     assert_eq!(agents.items[0].trajectory_count, 4);
+    // Counted over every trajectory of the agent, not a page of them.
+    let counts =
+        |a: &sondera_store::AgentRecord| (a.step_count, a.denial_count, a.escalation_count);
+    assert_eq!(counts(&agents.items[0]), (6, 1, 1));
     let rest = store
         .list_agents(Tenants::All, &PageRequest::after(1, agents.next.unwrap()))
         .await
         .unwrap();
+    assert_eq!(counts(&rest.items[0]), (3, 0, 0));
     assert_eq!((rest.items[0].agent.id.as_str(), rest.next), ("odd", None));
 
     let err = store
@@ -876,8 +937,11 @@ async fn grants_are_kept_per_agent(store: &dyn TrajectoryStore) {
     store.put_grant(&t("default"), "bot", &again).await.unwrap();
 
     let kept = store.grants(&t("default"), "bot").await.unwrap();
-    assert_eq!(kept, vec![second, again]);
-    assert_eq!(store.grants(&t("acme"), "bot").await.unwrap(), vec![first]);
+    assert_eq!(kept, vec![second.clone(), again.clone()]);
+    assert_eq!(
+        store.grants(&t("acme"), "bot").await.unwrap(),
+        vec![first.clone()]
+    );
     assert!(
         store
             .grants(&t("default"), "other")
@@ -885,6 +949,23 @@ async fn grants_are_kept_per_agent(store: &dyn TrajectoryStore) {
             .unwrap()
             .is_empty()
     );
+
+    // Revoking takes out that tenant's grant of that shape and no other.
+    let revoked = store
+        .revoke_grant(&t("default"), "bot", &shape("docs.rs"))
+        .await
+        .unwrap();
+    assert_eq!(revoked, Some(again));
+    assert_eq!(
+        store.grants(&t("default"), "bot").await.unwrap(),
+        vec![second]
+    );
+    assert_eq!(store.grants(&t("acme"), "bot").await.unwrap(), vec![first]);
+    let twice = store
+        .revoke_grant(&t("default"), "bot", &shape("docs.rs"))
+        .await
+        .unwrap();
+    assert_eq!(twice, None);
 }
 
 fn pending_approval(tenant: &str, id: &str, event_id: &str, expires: i64) -> ApprovalRecord {
@@ -974,6 +1055,8 @@ async fn approvals_settle_once_and_in_time(store: &dyn TrajectoryStore) {
         .unwrap();
     assert_eq!(rest.items, vec![first.clone()]);
     assert_eq!(rest.next, None);
+    assert_eq!(store.pending_approvals(&t("default")).await.unwrap(), 2);
+    assert_eq!(store.pending_approvals(&t("acme")).await.unwrap(), 1);
 
     // A decision before the deadline wins; nothing settles it again.
     let approved = decided(&first, Approval::Session, 9);
@@ -1007,6 +1090,7 @@ async fn approvals_settle_once_and_in_time(store: &dyn TrajectoryStore) {
     );
     assert!(!store.settle_approval(&expired(&late, 4)).await.unwrap());
     assert!(store.settle_approval(&expired(&late, 5)).await.unwrap());
+    assert_eq!(store.pending_approvals(&t("default")).await.unwrap(), 0);
     let decided_list = store
         .list_approvals(
             Tenants::All,

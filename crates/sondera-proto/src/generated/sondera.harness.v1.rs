@@ -547,6 +547,14 @@ pub struct AgentRecord {
     pub last_seen: ::core::option::Option<::prost_types::Timestamp>,
     #[prost(uint64, tag = "4")]
     pub trajectory_count: u64,
+    /// Steps judged over all its trajectories, and of them how many were
+    /// denied and escalated.
+    #[prost(uint64, tag = "5")]
+    pub step_count: u64,
+    #[prost(uint64, tag = "6")]
+    pub denial_count: u64,
+    #[prost(uint64, tag = "7")]
+    pub escalation_count: u64,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct AdjudicationRecord {
@@ -654,6 +662,23 @@ pub struct ListTrajectoriesRequest {
     pub page_size: u32,
     #[prost(string, tag = "5")]
     pub page_token: ::prost::alloc::string::String,
+    /// Only trajectories with a step of this decision (for ALLOW: every step
+    /// allowed).
+    #[prost(enumeration = "Decision", tag = "6")]
+    pub decision: i32,
+    /// Only trajectories where this policy denied or escalated a step (or, in
+    /// shadow mode, would have).
+    #[prost(string, optional, tag = "7")]
+    pub policy_id: ::core::option::Option<::prost::alloc::string::String>,
+    /// Only trajectories created in [created_since, created_until).
+    #[prost(message, optional, tag = "8")]
+    pub created_since: ::core::option::Option<::prost_types::Timestamp>,
+    #[prost(message, optional, tag = "9")]
+    pub created_until: ::core::option::Option<::prost_types::Timestamp>,
+    /// Only trajectories whose id, agent, session or any event contains this
+    /// text, ignoring case.
+    #[prost(string, optional, tag = "10")]
+    pub text: ::core::option::Option<::prost::alloc::string::String>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ListTrajectoriesResponse {
@@ -799,6 +824,13 @@ pub struct ListGrantsRequest {
 pub struct ListGrantsResponse {
     #[prost(message, repeated, tag = "1")]
     pub grants: ::prost::alloc::vec::Vec<Grant>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RevokeGrantRequest {
+    #[prost(string, tag = "1")]
+    pub agent_id: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub grant_id: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Approval {
@@ -1636,6 +1668,31 @@ pub mod harness_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// Revokes one standing approval of an agent, named by the id of its
+        /// shape (16 hex digits); returns the grant revoked. Operators only.
+        pub async fn revoke_grant(
+            &mut self,
+            request: impl tonic::IntoRequest<super::RevokeGrantRequest>,
+        ) -> std::result::Result<tonic::Response<super::Grant>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::WireCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/sondera.harness.v1.HarnessService/RevokeGrant",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("sondera.harness.v1.HarnessService", "RevokeGrant"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
         /// Asks an operator to decide an escalated step: opens a pending approval
         /// for the recorded event, or returns the one already open for it.
         pub async fn request_approval(
@@ -1845,6 +1902,12 @@ pub mod harness_service_server {
             tonic::Response<super::ListGrantsResponse>,
             tonic::Status,
         >;
+        /// Revokes one standing approval of an agent, named by the id of its
+        /// shape (16 hex digits); returns the grant revoked. Operators only.
+        async fn revoke_grant(
+            &self,
+            request: tonic::Request<super::RevokeGrantRequest>,
+        ) -> std::result::Result<tonic::Response<super::Grant>, tonic::Status>;
         /// Asks an operator to decide an escalated step: opens a pending approval
         /// for the recorded event, or returns the one already open for it.
         async fn request_approval(
@@ -2475,6 +2538,51 @@ pub mod harness_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListGrantsSvc(inner);
+                        let codec = crate::WireCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/sondera.harness.v1.HarnessService/RevokeGrant" => {
+                    #[allow(non_camel_case_types)]
+                    struct RevokeGrantSvc<T: HarnessService>(pub Arc<T>);
+                    impl<
+                        T: HarnessService,
+                    > tonic::server::UnaryService<super::RevokeGrantRequest>
+                    for RevokeGrantSvc<T> {
+                        type Response = super::Grant;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::RevokeGrantRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as HarnessService>::revoke_grant(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = RevokeGrantSvc(inner);
                         let codec = crate::WireCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
