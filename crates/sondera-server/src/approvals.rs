@@ -21,7 +21,8 @@ use sondera_store::{
 
 use crate::auth::Caller;
 use crate::error::ServiceError;
-use crate::governance::{Governance, LiveItem};
+use crate::governance::Governance;
+use crate::live::LiveItem;
 
 /// How often a waiter re-reads an approval another process may settle.
 const POLL: Duration = Duration::from_secs(1);
@@ -35,6 +36,74 @@ const RECORD_ENVELOPE: usize = 1024;
 
 /// Who settles an approval nobody decided in time.
 const EXPIRY_ACTOR: &str = "sondera-approvals";
+
+/// Who is waiting on which approval in this process: how many long polls
+/// are open on it and when the last one was asked. An agent polls again
+/// as soon as a poll ends, so one that has not asked for a few seconds
+/// has stopped waiting (it gave up, timed out, or went away).
+#[derive(Default)]
+pub(crate) struct Waiters {
+    open: parking_lot::Mutex<std::collections::HashMap<(TenantId, String), Waiting>>,
+}
+
+#[derive(Clone, Copy)]
+struct Waiting {
+    polls: usize,
+    last_asked: std::time::Instant,
+}
+
+/// Whether an agent is waiting on an approval, as this server sees it.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct AgentWaiting {
+    /// A long poll for it is open now.
+    pub waiting: bool,
+    /// Seconds since the agent last asked; absent when it never asked here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_asked_seconds_ago: Option<u64>,
+}
+
+/// One open long poll, counted while it lives.
+struct Poll<'a> {
+    waiters: &'a Waiters,
+    key: (TenantId, String),
+}
+
+impl Waiters {
+    fn poll(&self, tenant: &TenantId, id: &str) -> Poll<'_> {
+        let key = (tenant.clone(), id.to_string());
+        let mut open = self.open.lock();
+        let waiting = open.entry(key.clone()).or_insert(Waiting {
+            polls: 0,
+            last_asked: std::time::Instant::now(),
+        });
+        waiting.polls += 1;
+        waiting.last_asked = std::time::Instant::now();
+        Poll { waiters: self, key }
+    }
+
+    fn of(&self, tenant: &TenantId, id: &str) -> AgentWaiting {
+        let open = self.open.lock();
+        let waiting = open.get(&(tenant.clone(), id.to_string()));
+        AgentWaiting {
+            waiting: waiting.is_some_and(|w| w.polls > 0),
+            last_asked_seconds_ago: waiting.map(|w| w.last_asked.elapsed().as_secs()),
+        }
+    }
+
+    fn forget(&self, tenant: &TenantId, id: &str) {
+        self.open.lock().remove(&(tenant.clone(), id.to_string()));
+    }
+}
+
+impl Drop for Poll<'_> {
+    fn drop(&mut self) {
+        let mut open = self.waiters.open.lock();
+        if let Some(waiting) = open.get_mut(&self.key) {
+            waiting.polls = waiting.polls.saturating_sub(1);
+            waiting.last_asked = std::time::Instant::now();
+        }
+    }
+}
 
 impl Governance {
     /// Opens a pending approval for escalated event `event_id` of
@@ -100,13 +169,19 @@ impl Governance {
         wait: Duration,
     ) -> Result<ApprovalRecord, ServiceError> {
         let until = tokio::time::Instant::now() + self.limits().long_poll(wait);
+        let poll = (!wait.is_zero()).then(|| self.waiters.poll(tenant, id));
         loop {
             let settled = self.settled.notified();
             tokio::pin!(settled);
             settled.as_mut().enable();
             let approval = self.current_approval(tenant, id).await?;
             let now = tokio::time::Instant::now();
-            if approval.state != ApprovalState::Pending || now >= until {
+            if approval.state != ApprovalState::Pending {
+                drop(poll);
+                self.waiters.forget(tenant, id);
+                return Ok(approval);
+            }
+            if now >= until {
                 return Ok(approval);
             }
             let to_deadline = (approval.expires_at - Utc::now())
@@ -163,6 +238,21 @@ impl Governance {
             .store()
             .list_approvals(tenant.into(), &filter, page)
             .await?)
+    }
+
+    /// Whether the agent that asked for approval `id` is still waiting for
+    /// the answer.
+    pub async fn agent_waiting(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<AgentWaiting, ServiceError> {
+        let tenant = caller.operator("reading an approval")?;
+        let approval = self.current_approval(tenant, id).await?;
+        if approval.state != ApprovalState::Pending {
+            self.waiters.forget(tenant, id);
+        }
+        Ok(self.waiters.of(tenant, id))
     }
 
     /// How many of the caller's tenant's approvals wait for a person.
@@ -272,6 +362,7 @@ impl Governance {
         drop(settling);
         self.settled.notify_waiters();
         self.publish(&approval.tenant, LiveItem::Approval(approval.clone()));
+        self.waiters.forget(&approval.tenant, &approval.id);
         Ok(true)
     }
 

@@ -10,129 +10,22 @@ use sondera_harness::{Adjudicator, HarnessError};
 use sondera_model::{Actor, Adjudicated, Agent, Event, Grant, GrantScope};
 use sondera_policy::PolicyEngine;
 use sondera_store::{
-    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, ApprovalRecord, Page,
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page,
     PageRequest, StoreError, TenantId, TimeWindow, TrajectoryDetail, TrajectoryFilter,
     TrajectoryStore, TrajectorySummary,
 };
-use tokio::sync::{Notify, broadcast, watch};
+use tokio::sync::{Notify, watch};
 
 use crate::auth::Caller;
 use crate::error::ServiceError;
+use crate::live::{Backlog, Live, LiveCursor, LiveItem, Resume, StreamFilter, Subscription};
 use crate::limits::Limits;
 use crate::metrics::{LatencySummary, Metrics, TenantLatency};
-
-/// What live subscribers see, with the tenant it belongs to.
-#[derive(Debug, Clone)]
-pub struct LiveEvent {
-    /// Whose it is.
-    pub tenant: TenantId,
-    /// What happened.
-    pub item: LiveItem,
-}
-
-/// What a live subscriber is told.
-#[derive(Debug, Clone)]
-pub enum LiveItem {
-    /// An event recorded with its verdict.
-    Recorded {
-        /// The event's position in its trajectory.
-        seq: u64,
-        /// The event.
-        event: Event,
-        /// Its verdict.
-        verdict: Adjudicated,
-    },
-    /// An approval opened or settled.
-    Approval(ApprovalRecord),
-}
-
-impl LiveItem {
-    fn agent_id(&self) -> &str {
-        match self {
-            Self::Recorded { event, .. } => &event.agent.id,
-            Self::Approval(approval) => &approval.agent_id,
-        }
-    }
-
-    fn trajectory_id(&self) -> &str {
-        match self {
-            Self::Recorded { event, .. } => &event.trajectory_id,
-            Self::Approval(approval) => &approval.trajectory_id,
-        }
-    }
-}
-
-/// Which live events a subscriber wants, within its tenant.
-#[derive(Debug, Clone, Default)]
-pub struct StreamFilter {
-    /// Only this agent's.
-    pub agent_id: Option<String>,
-    /// Only this trajectory's.
-    pub trajectory_id: Option<String>,
-}
-
-impl StreamFilter {
-    fn admits(&self, tenant: &TenantId, live: &LiveEvent) -> bool {
-        live.tenant == *tenant
-            && self
-                .agent_id
-                .as_ref()
-                .is_none_or(|a| a == live.item.agent_id())
-            && self
-                .trajectory_id
-                .as_ref()
-                .is_none_or(|t| t == live.item.trajectory_id())
-    }
-}
-
-/// A live subscription. Adjudication never waits for it: a subscriber that
-/// falls more than the stream buffer behind is ended with an error.
-pub struct Subscription {
-    tenant: TenantId,
-    filter: StreamFilter,
-    receiver: broadcast::Receiver<Arc<LiveEvent>>,
-    closing: watch::Receiver<bool>,
-    _active: crate::metrics::ActiveStream,
-}
-
-impl Subscription {
-    /// The next event the subscriber wants; `None` once the service stops.
-    pub async fn next(&mut self) -> Option<Result<Arc<LiveEvent>, ServiceError>> {
-        loop {
-            let received = tokio::select! {
-                received = self.receiver.recv() => received,
-                _ = self.closing.wait_for(|closing| *closing) => return None,
-            };
-            match received {
-                Ok(live) if self.filter.admits(&self.tenant, &live) => return Some(Ok(live)),
-                Ok(_) => continue,
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    return Some(Err(ServiceError::SlowSubscriber { missed }));
-                }
-                Err(broadcast::error::RecvError::Closed) => return None,
-            }
-        }
-    }
-
-    /// The subscription as a stream that ends after its first error (a
-    /// subscriber that fell behind learns why, then is let go). Dropping the
-    /// stream ends the subscription.
-    pub fn into_stream(
-        self,
-    ) -> impl futures_util::Stream<Item = Result<Arc<LiveEvent>, ServiceError>> + Send {
-        futures_util::stream::unfold(Some(self), |subscription| async move {
-            let mut subscription = subscription?;
-            let next = subscription.next().await?;
-            let more = next.is_ok().then_some(subscription);
-            Some((next, more))
-        })
-    }
-}
 
 /// The service's state: one adjudicator, its store, the live stream and the metrics.
 pub struct Governance {
     adjudicator: Arc<Adjudicator>,
-    live: broadcast::Sender<Arc<LiveEvent>>,
+    live: Live,
     closing: watch::Sender<bool>,
     metrics: Arc<Metrics>,
     limits: Limits,
@@ -143,12 +36,14 @@ pub struct Governance {
     /// sees an approval settled before its trajectory holds the outcome.
     pub(crate) settling: tokio::sync::RwLock<()>,
     latency: TenantLatency,
+    /// Agents waiting on approvals here.
+    pub(crate) waiters: crate::approvals::Waiters,
 }
 
 impl Governance {
     /// The service over `adjudicator`, counting in `metrics`, bounded by `limits`.
     pub fn new(adjudicator: Arc<Adjudicator>, metrics: Arc<Metrics>, limits: Limits) -> Self {
-        let (live, _) = broadcast::channel(limits.stream_buffer.max(1));
+        let live = Live::new(limits.stream_buffer, Default::default());
         Self {
             adjudicator,
             live,
@@ -158,6 +53,7 @@ impl Governance {
             settled: Notify::new(),
             settling: tokio::sync::RwLock::new(()),
             latency: TenantLatency::default(),
+            waiters: Default::default(),
         }
     }
 
@@ -238,25 +134,21 @@ impl Governance {
         self.metrics
             .adjudicated(recorded.verdict.decision, event.payload.kind(), elapsed);
         self.latency.record(tenant, elapsed);
-        if self.live.receiver_count() > 0 {
+        if self.live.wanted() {
             let item = LiveItem::Recorded {
                 seq: recorded.seq,
                 event,
                 verdict: recorded.verdict.clone(),
             };
-            self.publish(tenant, item);
+            self.live.publish(tenant, item);
         }
         Ok(recorded.verdict)
     }
 
-    /// Tells live subscribers, if there are any.
+    /// Tells live subscribers, if there are any (or were a moment ago).
     pub(crate) fn publish(&self, tenant: &TenantId, item: LiveItem) {
-        if self.live.receiver_count() > 0 {
-            // A subscriber leaving between the check and the send is not an error.
-            let _ = self.live.send(Arc::new(LiveEvent {
-                tenant: tenant.clone(),
-                item,
-            }));
+        if self.live.wanted() {
+            self.live.publish(tenant, item);
         }
     }
 
@@ -449,13 +341,45 @@ impl Governance {
 
     /// Follows events recorded from now on.
     pub fn subscribe(&self, tenant: &TenantId, filter: StreamFilter) -> Subscription {
-        Subscription {
+        self.resume(tenant, filter, Resume::Now).0
+    }
+
+    /// Follows the live stream from `resume`: first what the history kept
+    /// since then, then everything recorded from now on. The flag is set
+    /// when some of what was asked for is no longer kept.
+    pub fn resume(
+        &self,
+        tenant: &TenantId,
+        filter: StreamFilter,
+        resume: Resume,
+    ) -> (Subscription, bool) {
+        let (Backlog { items, gap }, receiver, _) = self.live.subscribe(tenant, &filter, resume);
+        let subscription = Subscription {
             tenant: tenant.clone(),
             filter,
-            receiver: self.live.subscribe(),
+            backlog: items.into_iter(),
+            receiver,
             closing: self.closing.subscribe(),
             _active: self.metrics.stream_opened(),
-        }
+        };
+        (subscription, gap)
+    }
+
+    /// What the live stream's history kept for `tenant` from `resume`, and
+    /// the place in the stream it reaches.
+    pub fn live_history(
+        &self,
+        tenant: &TenantId,
+        filter: &StreamFilter,
+        resume: Resume,
+    ) -> (Backlog, LiveCursor) {
+        let (backlog, _, now) = self.live.subscribe(tenant, filter, resume);
+        (backlog, now)
+    }
+
+    /// The place in the live stream of the item numbered `id`.
+    pub fn live_cursor(&self, id: u64) -> LiveCursor {
+        self.live.cursor(id)
     }
 
     /// Whether the store answers.

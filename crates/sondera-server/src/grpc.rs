@@ -14,7 +14,8 @@ use tonic::{Request, Response, Status};
 
 use crate::auth::{AccessControl, Caller};
 use crate::error::ServiceError;
-use crate::governance::{Governance, LiveItem, StreamFilter, page_request};
+use crate::governance::{Governance, page_request};
+use crate::live::{LiveItem, StreamFilter};
 
 pub(crate) struct GrpcService {
     pub(crate) governance: Arc<Governance>,

@@ -22,7 +22,8 @@ use sondera_store::{
 
 use crate::auth::{AccessControl, Caller};
 use crate::error::ServiceError;
-use crate::governance::{Governance, LiveItem, StreamFilter, page_request};
+use crate::governance::{Governance, page_request};
+use crate::live::{LiveCursor, LiveItem, Resume, StreamFilter};
 
 #[derive(Clone)]
 pub(crate) struct HttpState {
@@ -64,8 +65,10 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
         .route("/v1/approvals/pending-count", get(pending_approvals))
         .route("/v1/approvals/{id}", get(get_approval))
         .route("/v1/approvals/{id}/analysis", get(approval_analysis))
+        .route("/v1/approvals/{id}/waiting", get(agent_waiting))
         .route("/v1/approvals/{id}/decision", post(decide_approval))
         .route("/v1/events/stream", get(stream_events))
+        .route("/v1/events/recent", get(recent_events))
         .route("/v1/policies", get(list_policies))
         .route("/v1/latency", get(latency))
         .route("/v1/health", get(health))
@@ -524,47 +527,130 @@ async fn analytics(
 struct StreamQuery {
     agent_id: Option<String>,
     trajectory_id: Option<String>,
+    /// Start with the last this many items the history kept.
+    recent: Option<usize>,
+    /// Start right after this place (as `Last-Event-ID` does).
+    after: Option<String>,
+}
+
+/// The most items a page asks the live history for.
+const MAX_RECENT: usize = 1000;
+
+impl StreamQuery {
+    fn filter(&self) -> StreamFilter {
+        StreamFilter {
+            agent_id: self.agent_id.clone(),
+            trajectory_id: self.trajectory_id.clone(),
+        }
+    }
+
+    /// Where to start: after `Last-Event-ID` or `after`, else with the
+    /// `recent` items, else now.
+    fn resume(&self, last_event_id: Option<&str>) -> Result<Resume, ServiceError> {
+        if let Some(after) = last_event_id.or(self.after.as_deref()) {
+            return Ok(Resume::After(after.parse::<LiveCursor>()?));
+        }
+        Ok(match self.recent {
+            Some(n) if n > MAX_RECENT => {
+                return Err(ServiceError::InvalidArgument(format!(
+                    "`recent` is at most {MAX_RECENT}, not {n}"
+                )));
+            }
+            Some(n) => Resume::Recent(n),
+            None => Resume::Now,
+        })
+    }
+}
+
+/// A live item as the stream and the history send it: its kind (the SSE
+/// event name) and its JSON.
+fn live_json(item: &LiveItem) -> (&'static str, serde_json::Value) {
+    match item {
+        LiveItem::Recorded {
+            seq,
+            event,
+            verdict,
+        } => (
+            "event",
+            serde_json::json!({ "seq": seq, "event": event, "adjudication": verdict }),
+        ),
+        LiveItem::Approval(approval) => (
+            "approval",
+            serde_json::to_value(approval).unwrap_or_default(),
+        ),
+    }
+}
+
+/// What the live stream's history kept, as JSON: for a page that shares
+/// another tab's stream, or opens after things happened.
+async fn recent_events(
+    State(state): State<HttpState>,
+    who: Who,
+    Params(q): Params<StreamQuery>,
+) -> Reply<serde_json::Value> {
+    let tenant = state.operator(&who, "reading the live stream")?;
+    let resume = match q.resume(None)? {
+        Resume::Now => Resume::Recent(100),
+        other => other,
+    };
+    let (backlog, now) = state
+        .governance
+        .live_history(&tenant, &q.filter(), resume);
+    let items: Vec<serde_json::Value> = backlog
+        .items
+        .iter()
+        .map(|live| {
+            let (kind, data) = live_json(&live.item);
+            let id = state.governance.live_cursor(live.id).to_string();
+            serde_json::json!({ "id": id, "kind": kind, "data": data })
+        })
+        .collect();
+    Ok(Json(serde_json::json!({
+        "items": items,
+        "gap": backlog.gap,
+        "cursor": now.to_string(),
+    })))
 }
 
 async fn stream_events(
     State(state): State<HttpState>,
     who: Who,
+    headers: axum::http::HeaderMap,
     Params(q): Params<StreamQuery>,
 ) -> Result<impl IntoResponse, ServiceError> {
     let tenant = state.operator(&who, "following the live stream")?;
-    let subscription = state.governance.subscribe(
-        &tenant,
-        StreamFilter {
-            agent_id: q.agent_id,
-            trajectory_id: q.trajectory_id,
-        },
-    );
+    let last_event_id = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty());
+    let resume = q.resume(last_event_id)?;
+    let (subscription, gap) = state.governance.resume(&tenant, q.filter(), resume);
+    // A reconnect that asked for more than the history kept is told so
+    // first, and then gets all that was kept.
+    let gap = futures_util::stream::iter(gap.then(|| {
+        Ok::<_, Infallible>(
+            SseEvent::default()
+                .event("gap")
+                .data("some events of this stream were published while this page was away and are no longer kept: reload to see them"),
+        )
+    }));
     // A slow subscriber gets one `error` event naming why, then the stream
     // and its connection end. One that reads nothing at all is closed when
     // its connection has been stuck for the idle timeout.
-    let stream = futures_util::StreamExt::map(subscription.into_stream(), |next| {
+    let governance = state.governance.clone();
+    let stream = futures_util::StreamExt::map(subscription.into_stream(), move |next| {
         Ok::<_, Infallible>(match next {
-            Ok(live) => match &live.item {
-                LiveItem::Recorded {
-                    seq,
-                    event,
-                    verdict,
-                } => {
-                    let data = serde_json::json!({
-                        "seq": seq,
-                        "event": event,
-                        "adjudication": verdict,
-                    });
-                    SseEvent::default().event("event").data(data.to_string())
-                }
-                LiveItem::Approval(approval) => {
-                    let data = serde_json::to_string(approval).unwrap_or_default();
-                    SseEvent::default().event("approval").data(data)
-                }
-            },
+            Ok(live) => {
+                let (kind, data) = live_json(&live.item);
+                SseEvent::default()
+                    .event(kind)
+                    .id(governance.live_cursor(live.id).to_string())
+                    .data(data.to_string())
+            }
             Err(e) => SseEvent::default().event("error").data(e.to_string()),
         })
     });
+    let stream = futures_util::StreamExt::chain(gap, stream);
     // Signing out, the session's expiry or the token's removal ends it.
     let ends = {
         let state = state.clone();
@@ -696,6 +782,15 @@ async fn list_approvals(
             .list_approvals(&caller, filter, &page)
             .await?,
     ))
+}
+
+async fn agent_waiting(
+    State(state): State<HttpState>,
+    who: Who,
+    Path(id): Path<String>,
+) -> Reply<crate::approvals::AgentWaiting> {
+    let caller = state.caller(&who)?;
+    Ok(Json(state.governance.agent_waiting(&caller, &id).await?))
 }
 
 async fn pending_approvals(State(state): State<HttpState>, who: Who) -> Reply<serde_json::Value> {

@@ -41,6 +41,7 @@ mod hooks;
 mod http;
 mod limits;
 mod listener;
+mod live;
 mod metrics;
 mod reload;
 mod serve;
@@ -51,7 +52,8 @@ pub use auth::{
     hash_token,
 };
 pub use error::ServiceError;
-pub use governance::{Governance, LiveEvent, LiveItem, StreamFilter, Subscription};
+pub use governance::Governance;
+pub use live::{Backlog, LiveCursor, LiveEvent, LiveItem, Resume, StreamFilter, Subscription};
 pub use http::OPENAPI;
 pub use limits::Limits;
 pub use metrics::{LatencySummary, Metrics};
