@@ -35,7 +35,7 @@ pub(crate) fn trajectories(command: TrajectoriesCommand) -> anyhow::Result<ExitC
                 session_id: session,
                 decision,
                 policy_id: policy,
-                created: sondera_store::TimeWindow { since, until },
+                active: sondera_store::TimeWindow { since, until },
                 text,
             };
             let records = store.open_recorded()?;

@@ -253,7 +253,7 @@ enum TrajectoriesCommand {
         /// mode, would have).
         #[arg(long, value_name = "POLICY_ID")]
         policy: Option<String>,
-        /// Only trajectories created at or after this time (RFC 3339).
+        /// Only trajectories recorded to at or after this time (RFC 3339).
         #[arg(long, value_name = "TIME")]
         since: Option<chrono::DateTime<chrono::Utc>>,
         /// Only trajectories created before this time (RFC 3339).

@@ -172,8 +172,8 @@ impl Records for RemoteRecords {
             page_token: page.cursor.clone().unwrap_or_default(),
             decision: filter.decision.map_or(0, |d| v1::Decision::from(d) as i32),
             policy_id: filter.policy_id.clone(),
-            created_since: filter.created.since.map(sondera_proto::timestamp_to_wire),
-            created_until: filter.created.until.map(sondera_proto::timestamp_to_wire),
+            active_since: filter.active.since.map(sondera_proto::timestamp_to_wire),
+            active_until: filter.active.until.map(sondera_proto::timestamp_to_wire),
             text: filter.text.clone(),
         };
         let wire = c

@@ -10,16 +10,15 @@ use sondera_harness::{Adjudicator, HarnessError};
 use sondera_model::{Actor, Adjudicated, Agent, Event, Grant, GrantScope};
 use sondera_policy::PolicyEngine;
 use sondera_store::{
-    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page,
-    PageRequest, StoreError, TenantId, TimeWindow, TrajectoryDetail, TrajectoryFilter,
-    TrajectoryStore, TrajectorySummary,
+    AdjudicationFilter, AdjudicationRecord, AgentRecord, Analytics, Page, PageRequest, StoreError,
+    TenantId, TimeWindow, TrajectoryDetail, TrajectoryFilter, TrajectoryStore, TrajectorySummary,
 };
 use tokio::sync::{Notify, watch};
 
 use crate::auth::Caller;
 use crate::error::ServiceError;
-use crate::live::{Backlog, Live, LiveCursor, LiveItem, Resume, StreamFilter, Subscription};
 use crate::limits::Limits;
+use crate::live::{Backlog, Live, LiveCursor, LiveItem, Resume, StreamFilter, Subscription};
 use crate::metrics::{LatencySummary, Metrics, TenantLatency};
 
 /// The service's state: one adjudicator, its store, the live stream and the metrics.
@@ -134,22 +133,18 @@ impl Governance {
         self.metrics
             .adjudicated(recorded.verdict.decision, event.payload.kind(), elapsed);
         self.latency.record(tenant, elapsed);
-        if self.live.wanted() {
-            let item = LiveItem::Recorded {
-                seq: recorded.seq,
-                event,
-                verdict: recorded.verdict.clone(),
-            };
-            self.live.publish(tenant, item);
-        }
+        let item = LiveItem::Recorded {
+            seq: recorded.seq,
+            event,
+            verdict: recorded.verdict.clone(),
+        };
+        self.live.publish(tenant, item);
         Ok(recorded.verdict)
     }
 
-    /// Tells live subscribers, if there are any (or were a moment ago).
+    /// Tells live subscribers, and keeps it in the stream's history.
     pub(crate) fn publish(&self, tenant: &TenantId, item: LiveItem) {
-        if self.live.wanted() {
-            self.live.publish(tenant, item);
-        }
+        self.live.publish(tenant, item);
     }
 
     /// Judges events in order, stopping after the first that fails (its

@@ -179,9 +179,9 @@ impl v1::harness_service_server::HarnessService for GrpcService {
             session_id: r.session_id,
             decision: optional_enum(r.decision, "decision").map_err(ServiceError::from)?,
             policy_id: r.policy_id,
-            created: window_from_wire(
-                (r.created_since, "created_since"),
-                (r.created_until, "created_until"),
+            active: window_from_wire(
+                (r.active_since, "active_since"),
+                (r.active_until, "active_until"),
             )?,
             text: r.text,
         };

@@ -429,7 +429,7 @@ async fn list_trajectories(
         session_id: non_empty(q.session_id),
         decision,
         policy_id: non_empty(q.policy_id),
-        created: TimeWindow {
+        active: TimeWindow {
             since: q.since,
             until: q.until,
         },
@@ -593,9 +593,7 @@ async fn recent_events(
         Resume::Now => Resume::Recent(100),
         other => other,
     };
-    let (backlog, now) = state
-        .governance
-        .live_history(&tenant, &q.filter(), resume);
+    let (backlog, now) = state.governance.live_history(&tenant, &q.filter(), resume);
     let items: Vec<serde_json::Value> = backlog
         .items
         .iter()

@@ -53,9 +53,9 @@ pub use auth::{
 };
 pub use error::ServiceError;
 pub use governance::Governance;
-pub use live::{Backlog, LiveCursor, LiveEvent, LiveItem, Resume, StreamFilter, Subscription};
 pub use http::OPENAPI;
 pub use limits::Limits;
+pub use live::{Backlog, LiveCursor, LiveEvent, LiveItem, Resume, StreamFilter, Subscription};
 pub use metrics::{LatencySummary, Metrics};
 pub use reload::{PolicyLoader, ReloadOutcome};
 pub use serve::{Server, ServerBuilder, ServerError, TlsFiles};

@@ -6,13 +6,11 @@
 //! Each item gets an id, counted up in publishing order within this process;
 //! a [`LiveCursor`] pairs it with the process's epoch (random at start), so a
 //! cursor from before a restart is told apart rather than misread. The
-//! history is kept only while someone follows the stream (and for a grace
-//! period after the last one left, long enough to reconnect), bounded in
-//! items and in bytes, so a server nobody watches pays nothing for it.
+//! history is bounded in items and in bytes; it costs each step one
+//! serialisation to weigh it, a fraction of what recording it costs.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use sondera_model::{Adjudicated, Event};
@@ -156,8 +154,6 @@ pub struct Backlog {
 pub(crate) struct HistoryBounds {
     pub(crate) items: usize,
     pub(crate) bytes: usize,
-    /// How long it is still kept after the last subscriber left.
-    pub(crate) grace: Duration,
 }
 
 impl Default for HistoryBounds {
@@ -165,7 +161,6 @@ impl Default for HistoryBounds {
         Self {
             items: 1000,
             bytes: 16 * 1024 * 1024,
-            grace: Duration::from_secs(600),
         }
     }
 }
@@ -175,11 +170,8 @@ struct History {
     /// Every item from `first_kept` on that is still kept, oldest first.
     kept: VecDeque<(Arc<LiveEvent>, usize)>,
     bytes: usize,
-    /// The id the history is complete from: items before it were dropped
-    /// (or published while nobody followed).
+    /// The id the history is complete from: items before it were dropped.
     complete_from: u64,
-    /// When a subscriber was last seen.
-    followed_at: Option<Instant>,
 }
 
 /// The stream's sender and its history.
@@ -200,7 +192,6 @@ impl Live {
                 kept: VecDeque::new(),
                 bytes: 0,
                 complete_from: 1,
-                followed_at: None,
             }),
             // Random per run; small enough to read as hex in a cursor.
             epoch: uuid::Uuid::new_v4().as_u64_pair().0 >> 12,
@@ -208,55 +199,29 @@ impl Live {
         }
     }
 
-    /// Whether anyone follows the stream or did a moment ago: publishing
-    /// is skipped altogether otherwise.
-    pub(crate) fn wanted(&self) -> bool {
-        if self.sender.receiver_count() > 0 {
-            return true;
-        }
-        let history = self.history.lock();
-        history
-            .followed_at
-            .is_some_and(|at| at.elapsed() < self.bounds.grace)
-    }
-
-    /// Numbers `item`, keeps it in the history while someone follows, and
-    /// sends it to the subscribers; all under one lock, so ids are in
-    /// sending order and a new subscriber sees each item exactly once.
+    /// Numbers `item`, keeps it in the history, and sends it to the
+    /// subscribers; all under one lock, so ids are in sending order and a
+    /// new subscriber sees each item exactly once.
     pub(crate) fn publish(&self, tenant: &TenantId, item: LiveItem) {
+        let weight = item.weight();
         let mut history = self.history.lock();
         let id = history.next_id;
         history.next_id += 1;
-        let now = Instant::now();
-        let followed = self.sender.receiver_count() > 0;
-        if followed {
-            history.followed_at = Some(now);
-        }
-        let keep = history
-            .followed_at
-            .is_some_and(|at| now.duration_since(at) < self.bounds.grace);
         let live = Arc::new(LiveEvent {
             id,
             tenant: tenant.clone(),
             item,
         });
-        if keep {
-            let weight = live.item.weight();
-            history.kept.push_back((live.clone(), weight));
-            history.bytes += weight;
-            while history.kept.len() > self.bounds.items || history.bytes > self.bounds.bytes {
-                let Some((dropped, weight)) = history.kept.pop_front() else {
-                    break;
-                };
-                history.bytes -= weight;
-                history.complete_from = dropped.id + 1;
-            }
-        } else {
-            history.kept.clear();
-            history.bytes = 0;
-            history.complete_from = id + 1;
+        history.kept.push_back((live.clone(), weight));
+        history.bytes += weight;
+        while history.kept.len() > self.bounds.items || history.bytes > self.bounds.bytes {
+            let Some((dropped, weight)) = history.kept.pop_front() else {
+                break;
+            };
+            history.bytes -= weight;
+            history.complete_from = dropped.id + 1;
         }
-        if followed {
+        if self.sender.receiver_count() > 0 {
             // A subscriber leaving between the count and the send is not an error.
             let _ = self.sender.send(live);
         }
@@ -270,8 +235,7 @@ impl Live {
         filter: &StreamFilter,
         resume: Resume,
     ) -> (Backlog, broadcast::Receiver<Arc<LiveEvent>>, LiveCursor) {
-        let mut history = self.history.lock();
-        history.followed_at = Some(Instant::now());
+        let history = self.history.lock();
         let receiver = self.sender.subscribe();
         let backlog = self.backlog(&history, tenant, filter, resume);
         let now = LiveCursor {
@@ -401,7 +365,6 @@ mod tests {
             HistoryBounds {
                 items,
                 bytes: usize::MAX,
-                grace: Duration::from_secs(60),
             },
         )
     }
@@ -411,16 +374,24 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_kept_before_anyone_follows() {
-        let live = live(10);
+    fn the_history_is_bounded_in_bytes() {
+        let live = Live::new(
+            16,
+            HistoryBounds {
+                items: 100,
+                bytes: 3 * item("a").weight(),
+            },
+        );
         let t = TenantId::default();
-        live.publish(&t, item("a"));
-        let (backlog, _rx, now) = live.subscribe(&t, &StreamFilter::default(), Resume::Recent(5));
-        assert!(backlog.items.is_empty());
-        let before = live.cursor(0);
-        let (resumed, _rx2, _) = live.subscribe(&t, &StreamFilter::default(), Resume::After(before));
-        assert!(resumed.gap, "item 1 was never kept");
-        assert_eq!(now.id, 1);
+        for _ in 0..10 {
+            live.publish(&t, item("a"));
+        }
+        let (backlog, _rx, now) = live.subscribe(&t, &StreamFilter::default(), Resume::Recent(50));
+        assert_eq!(ids(&backlog), vec![8, 9, 10]);
+        assert_eq!(now.id, 10);
+        let (resumed, _rx, _) =
+            live.subscribe(&t, &StreamFilter::default(), Resume::After(live.cursor(0)));
+        assert!(resumed.gap, "items 1 to 7 were dropped");
     }
 
     #[test]

@@ -25,6 +25,10 @@ forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { c
 "#;
 
 async fn start_server(approval_timeout: Duration) -> Running {
+    start_server_on(Arc::new(MemoryStore::new()), approval_timeout).await
+}
+
+async fn start_server_on(store: Arc<MemoryStore>, approval_timeout: Duration) -> Running {
     let loader: sondera_server::PolicyLoader = Arc::new(|| {
         PolicyEngine::builder()
             .builtin_packs()
@@ -35,12 +39,7 @@ async fn start_server(approval_timeout: Duration) -> Running {
         approval_timeout,
         ..Limits::default()
     };
-    start(
-        builder(Arc::new(MemoryStore::new()), loader)
-            .access(two_tenants())
-            .limits(limits),
-    )
-    .await
+    start(builder(store, loader).access(two_tenants()).limits(limits)).await
 }
 
 /// A headless Chromium driven through its own chromedriver.
@@ -552,6 +551,15 @@ async fn agents_policies_and_charts_show_the_tenants_records() {
         "{shadow}"
     );
     browser.screenshot("policies").await;
+    // A count leads to the trajectories behind it.
+    browser
+        .click("tr[data-policy='destructive-delete-outside-workspace'] a")
+        .await;
+    browser
+        .text_when("#trajectories tbody tr", Duration::from_secs(5), |t| {
+            t.contains("coder")
+        })
+        .await;
 
     browser.go("#/charts").await;
     browser.wait_for("#latency svg").await;
@@ -573,6 +581,15 @@ async fn agents_policies_and_charts_show_the_tenants_records() {
     assert!(
         buckets.iter().all(|b| b.contains('–')),
         "each bucket names its range: {buckets:?}"
+    );
+    // So does a bar: the denials of the last bucket.
+    let href = browser
+        .run("arguments[0](document.querySelector(\"a[data-bucket='11'][data-decision='denied']\").getAttribute('href'))")
+        .await;
+    let href = href.as_str().unwrap().to_string();
+    assert!(
+        href.contains("decision=deny") && href.contains("since="),
+        "{href}"
     );
     let latency = browser.texts("#latency p").await.join(" ");
     assert!(latency.contains("adjudications"), "{latency}");
@@ -617,6 +634,12 @@ async fn agents_policies_and_charts_show_the_tenants_records() {
         .await
         .unwrap();
     browser.wait_for("#feed-title").await;
+    browser.go(&href).await;
+    browser
+        .text_when("#trajectories tbody tr", Duration::from_secs(5), |t| {
+            t.contains("coder")
+        })
+        .await;
     server.stop().await;
 }
 
@@ -964,6 +987,7 @@ async fn every_view_fits_a_phone_without_scrolling_sideways() {
         ("#/agents", ".grid"),
         ("#/policies", "table"),
         ("#/charts", ".chart"),
+        ("#/trajectories", "#trajectories tbody tr"),
         (&format!("#/trajectory/{id}")[..], "#timeline tbody tr"),
     ] {
         browser.go(view).await;
@@ -1019,4 +1043,392 @@ async fn approving_always_asks_first_and_a_lost_server_is_said_plainly() {
         .await;
     assert!(said.contains("cannot be reached"), "{said}");
     assert!(!said.contains("Failed to fetch"), "{said}");
+}
+
+/// Writes `trajectories` recorded trajectories of acme straight into the
+/// store, each `steps` shell steps long; every `deny_every`-th trajectory
+/// ends with a step denied by `no-force-push`. Agents are `agent-0` to
+/// `agent-4` by turns. Returns the ids, oldest first.
+async fn recorded(
+    store: &MemoryStore,
+    trajectories: usize,
+    steps: usize,
+    deny_every: usize,
+) -> Vec<String> {
+    use sondera_model::{Adjudicated, Agent, Event, Mode, PolicyMetadata, TrajectoryState};
+    use sondera_store::{EventLog, StepRecord, TenantId, TrajectoryStatus};
+    let tenant = TenantId::new("acme").unwrap();
+    let base = chrono::Utc::now() - chrono::Duration::hours(2);
+    let mut ids = Vec::new();
+    for t in 0..trajectories {
+        let agent = Agent::new(format!("agent-{}", t % 5), "test");
+        let id = format!("t{t:05}");
+        let at = base + chrono::Duration::milliseconds(t as i64 * 10);
+        let mut state = TrajectoryState::default();
+        let mut started = Event::new(
+            &id,
+            &agent,
+            Payload::Started {
+                agent: agent.clone(),
+                task: None,
+                session_id: Some(format!("s{t}")),
+            },
+        );
+        started.timestamp = at;
+        store
+            .append(StepRecord {
+                tenant: &tenant,
+                event: &started,
+                seq: 0,
+                adjudication: None,
+                status: TrajectoryStatus::Running,
+                state: &state,
+            })
+            .await
+            .unwrap();
+        for seq in 1..=steps {
+            let denied = deny_every > 0 && t % deny_every == 0 && seq == steps;
+            let command = if denied {
+                format!("git push --force origin release-{t}")
+            } else {
+                format!("echo step {seq} of {id}")
+            };
+            let payload = shell(&command);
+            let decision = if denied {
+                Decision::Deny
+            } else {
+                Decision::Allow
+            };
+            state.record(&payload, decision);
+            let mut event = Event::new(&id, &agent, payload);
+            event.timestamp = at;
+            let mut verdict = if denied {
+                Adjudicated::deny(Mode::Govern, "force pushes are not allowed")
+            } else {
+                Adjudicated::allow(Mode::Govern, "permitted")
+            };
+            if denied {
+                verdict.policies = vec![PolicyMetadata {
+                    policy_id: "no-force-push".into(),
+                    description: None,
+                    escalate: false,
+                    escalate_arg: None,
+                    annotations: Default::default(),
+                }];
+            }
+            store
+                .append(StepRecord {
+                    tenant: &tenant,
+                    event: &event,
+                    seq: seq as u64,
+                    adjudication: Some(&verdict),
+                    status: TrajectoryStatus::Running,
+                    state: &state,
+                })
+                .await
+                .unwrap();
+        }
+        ids.push(id);
+    }
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_thousand_trajectories_are_listed_a_page_at_a_time_and_filtered() {
+    let store = Arc::new(MemoryStore::new());
+    recorded(&store, 2000, 2, 100).await;
+    let server = start_server_on(store, Duration::from_secs(300)).await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+
+    browser.go("#/trajectories").await;
+    let first = browser.texts("#trajectories tbody tr").await;
+    let first = if first.is_empty() {
+        browser.wait_for("#trajectories tbody tr").await;
+        browser.texts("#trajectories tbody tr").await
+    } else {
+        first
+    };
+    assert_eq!(first.len(), 50, "one page");
+    assert!(first[0].starts_with("t01999"), "newest first: {}", first[0]);
+    browser.screenshot("trajectories").await;
+    browser.click(".paging a").await;
+    browser
+        .text_when("#trajectories tbody tr", Duration::from_secs(5), |t| {
+            t.starts_with("t01949")
+        })
+        .await;
+    browser.click(".paging a:first-child").await;
+    browser
+        .text_when("#trajectories tbody tr", Duration::from_secs(5), |t| {
+            t.starts_with("t01999")
+        })
+        .await;
+
+    // Filtered on the server: agent, decision, policy, text, together.
+    browser
+        .go("#/trajectories?agent=agent-0&decision=deny&policy=no-force-push")
+        .await;
+    browser
+        .text_when("#trajectories tbody tr", Duration::from_secs(5), |t| {
+            t.starts_with("t01900")
+        })
+        .await;
+    let rows = browser.texts("#trajectories tbody tr").await;
+    assert_eq!(rows.len(), 20, "every hundredth of 2000: {rows:?}");
+    assert!(rows.iter().all(|r| r.contains("agent-0")), "{rows:?}");
+    browser.go("#/trajectories?text=RELEASE-1200").await;
+    let found = browser
+        .text_when("#trajectories tbody tr", Duration::from_secs(5), |t| {
+            t.starts_with("t01200")
+        })
+        .await;
+    assert!(found.contains("1 / 0"), "{found}");
+    assert_eq!(browser.texts("#trajectories tbody tr").await.len(), 1);
+    // The form puts the filters in the address.
+    let field = browser
+        .wait_for("#trajectory-filters input[name=text]")
+        .await;
+    field.clear().await.unwrap();
+    field.send_keys("no such words").await.unwrap();
+    browser.click("#trajectory-filters button").await;
+    browser
+        .text_when("#no-trajectories", Duration::from_secs(5), |t| {
+            t.contains("No recorded trajectory matches")
+        })
+        .await;
+
+    // The agents' counts come from the server, over every trajectory, and
+    // lead to the trajectories behind them.
+    browser.go("#/agents").await;
+    let card = browser
+        .text_when("article[data-agent]", Duration::from_secs(5), |t| {
+            t.starts_with("agent-0")
+        })
+        .await;
+    assert!(
+        card.contains("Trajectories\n400") || card.contains("Trajectories 400"),
+        "{card}"
+    );
+    assert!(card.contains("800"), "steps judged over all 400: {card}");
+    browser
+        .click("article[data-agent='agent-0'] a[href*='decision=deny']")
+        .await;
+    browser
+        .text_when("#trajectories tbody tr", Duration::from_secs(5), |t| {
+            t.starts_with("t01900")
+        })
+        .await;
+    assert_eq!(browser.texts("#trajectories tbody tr").await.len(), 20);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_thousand_step_trajectory_is_shown_a_page_at_a_time() {
+    let store = Arc::new(MemoryStore::new());
+    let ids = recorded(&store, 1, 3000, 0).await;
+    let server = start_server_on(store, Duration::from_secs(300)).await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+    browser.go(&format!("#/trajectory/{}", ids[0])).await;
+    browser.wait_for("#timeline tbody tr").await;
+    assert_eq!(browser.texts("#timeline tbody tr").await.len(), 250);
+    let more = browser
+        .text_when("#more-steps", Duration::from_secs(5), |t| !t.is_empty())
+        .await;
+    assert!(more.contains("250 more of 2751"), "{more}");
+    browser.click("#more-steps").await;
+    assert_eq!(browser.texts("#timeline tbody tr").await.len(), 500);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_and_fifty_approvals_are_paged_and_all_counted() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let mut agent = agent(&server).await;
+    let trajectory = agent.trajectory_id().unwrap().to_string();
+    for _ in 0..150 {
+        let event_id = escalate(&mut agent).await;
+        let body = format!(r#"{{"trajectory_id": "{trajectory}", "event_id": "{event_id}"}}"#);
+        let opened = http(
+            server.http,
+            "POST",
+            "/v1/approvals",
+            Some(ACME),
+            Some(&body),
+        )
+        .await;
+        assert_eq!(opened.status, 200, "{}", opened.body);
+    }
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+    browser.go("#/approvals").await;
+    browser
+        .text_when("#pending-count", Duration::from_secs(5), |t| t == "150")
+        .await;
+    browser.wait_for("article[data-approval]").await;
+    assert_eq!(browser.texts("article[data-approval]").await.len(), 50);
+    browser.click("#more-approvals").await;
+    browser.click("#more-approvals").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while browser.texts("article[data-approval] h3").await.len() < 150 {
+        assert!(Instant::now() < deadline, "the third page never came");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let hidden = browser
+        .run("arguments[0](document.getElementById('more-approvals').hidden)")
+        .await;
+    assert_eq!(hidden, serde_json::json!(true), "nothing more to show");
+    // No card fetched its trajectory: that waits until its history is opened.
+    browser.screenshot("approvals-paged").await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_card_says_whether_the_agent_is_still_waiting() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+    let waiting = pending_card(&browser, agent(&server).await).await;
+    browser
+        .text_when(
+            "article[data-approval] .waiting",
+            Duration::from_secs(10),
+            |t| t.contains("The agent is waiting for this answer"),
+        )
+        .await;
+    waiting.abort();
+    browser
+        .text_when(
+            "article[data-approval] .waiting",
+            Duration::from_secs(15),
+            |t| t.contains("stopped waiting"),
+        )
+        .await;
+    server.stop().await;
+}
+
+/// The number of live streams the server has open.
+fn open_streams(server: &Running) -> u64 {
+    let metrics = server.governance.metrics().render();
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("sondera_active_streams "))
+        .and_then(|n| n.trim().parse::<f64>().ok())
+        .map_or(0, |n| n as u64)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tabs_share_one_stream_and_the_feed_resumes_without_losing_steps() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let mut agent = agent(&server).await;
+    step(&mut agent, shell("echo before the page opened")).await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+    browser.go("#/feed").await;
+    // What happened before the page opened is there.
+    browser
+        .text_when("#feed tbody tr", Duration::from_secs(5), |t| {
+            t.contains("before the page opened")
+        })
+        .await;
+
+    // Eight tabs: all load, and the server serves one stream for them all.
+    let first = browser.client.window().await.unwrap();
+    for _ in 0..7 {
+        let tab = browser.client.new_window(true).await.unwrap();
+        browser.client.switch_to_window(tab.handle).await.unwrap();
+        browser.go("#/feed").await;
+        browser.wait_for("#feed tbody tr").await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(open_streams(&server), 1, "one stream for eight tabs");
+    step(&mut agent, shell("echo seen in every tab")).await;
+    browser
+        .text_when("#feed tbody tr", Duration::from_secs(5), |t| {
+            t.contains("seen in every tab")
+        })
+        .await;
+    browser.client.switch_to_window(first).await.unwrap();
+    browser
+        .text_when("#feed tbody tr", Duration::from_secs(5), |t| {
+            t.contains("seen in every tab")
+        })
+        .await;
+
+    // The stream drops; steps happen meanwhile; it resumes after the last
+    // one seen and nothing is missing or doubled.
+    browser.run("arguments[0](stopFollowing())").await;
+    for i in 0..5 {
+        step(&mut agent, shell(&format!("echo while away {i}"))).await;
+    }
+    browser.run("arguments[0](follow())").await;
+    browser
+        .text_when("#feed tbody tr", Duration::from_secs(5), |t| {
+            t.contains("while away 4")
+        })
+        .await;
+    let rows = browser.texts("#feed tbody tr").await;
+    for i in 0..5 {
+        let needle = format!("while away {i}");
+        assert_eq!(
+            rows.iter().filter(|r| r.contains(&needle)).count(),
+            1,
+            "{needle} once: {rows:?}"
+        );
+    }
+
+    // A burst of 2000 steps: the feed keeps its newest 500, newest on top.
+    let events: Vec<_> = (0..2000)
+        .map(|i| agent.event(shell(&format!("echo burst {i}"))).unwrap())
+        .collect();
+    for chunk in events.chunks(100) {
+        agent.adjudicates(chunk.to_vec()).await.unwrap();
+    }
+    browser
+        .text_when("#feed tbody tr", Duration::from_secs(20), |t| {
+            t.contains("burst 1999")
+        })
+        .await;
+    let rows = browser.texts("#feed tbody tr").await;
+    assert_eq!(rows.len(), 500);
+    assert!(rows[0].contains("burst 1999"), "{}", rows[0]);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standing_grant_is_listed_with_who_granted_it_and_can_be_revoked() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+    let waiting = pending_card(&browser, agent(&server).await).await;
+    browser
+        .click("article[data-approval] .decide button:last-child")
+        .await;
+    browser.client.accept_alert().await.unwrap();
+    assert!(waiting.await.unwrap().unwrap().approved());
+
+    browser.go("#/agents").await;
+    let grant = browser
+        .text_when(
+            "article[data-agent] [data-grant]",
+            Duration::from_secs(5),
+            |t| t.contains("shell: terraform apply"),
+        )
+        .await;
+    assert!(grant.contains("granted by ana"), "{grant}");
+    browser.screenshot("agents-grants").await;
+    browser.click("[data-grant] button").await;
+    let question = browser.client.get_alert_text().await.unwrap();
+    assert!(question.contains("asked about again"), "{question}");
+    browser.client.accept_alert().await.unwrap();
+    browser
+        .text_when("article[data-agent] .grants", Duration::from_secs(5), |t| {
+            t.contains("None")
+        })
+        .await;
+    let listed = http(
+        server.http,
+        "GET",
+        "/v1/agents/coder/grants",
+        Some(ACME_OPS),
+        None,
+    )
+    .await;
+    assert_eq!(listed.body, r#"{"grants":[]}"#);
+    server.stop().await;
 }

@@ -667,6 +667,129 @@ async fn http_streams_events_as_server_sent_events() {
     server.stop().await;
 }
 
+/// The `id:` and data lines of SSE items read from `lines` until `count`
+/// items (or a `gap` event, returned as id "gap") have come.
+async fn sse_items(
+    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::net::TcpStream>>,
+    count: usize,
+) -> Vec<(String, serde_json::Value)> {
+    let mut items = Vec::new();
+    let mut id = String::new();
+    while items.len() < count {
+        let line = lines.next_line().await.unwrap().unwrap();
+        if line == "event: gap" {
+            items.push(("gap".to_string(), serde_json::Value::Null));
+        } else if let Some(value) = line.strip_prefix("id: ") {
+            id = value.to_string();
+        } else if let Some(data) = line.strip_prefix("data: ")
+            && !id.is_empty()
+        {
+            items.push((std::mem::take(&mut id), serde_json::from_str(data).unwrap()));
+        }
+    }
+    items
+}
+
+async fn open_sse(
+    server: &Running,
+    query: &str,
+    last_event_id: Option<&str>,
+) -> tokio::io::Lines<tokio::io::BufReader<tokio::net::TcpStream>> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut stream = tokio::net::TcpStream::connect(server.http).await.unwrap();
+    let resume = last_event_id.map_or(String::new(), |id| format!("last-event-id: {id}\r\n"));
+    let request = format!(
+        "GET /v1/events/stream{query} HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer {ACME_OPS}\r\n{resume}\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut lines = BufReader::new(stream).lines();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        if line.is_empty() {
+            break;
+        }
+    }
+    lines
+}
+
+/// A page that opens gets what the stream's history kept; one that
+/// reconnects with `Last-Event-ID` gets exactly what it missed; a cursor
+/// older than the history (or from another run) is told of the gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconnecting_stream_resumes_after_its_last_event_id() {
+    let server = start_default().await;
+    let mut harness = harness(server.grpc, Some(ACME));
+    harness.initialize(None, None).await.unwrap();
+    for i in 0..3 {
+        let event = harness.event(shell(&format!("echo {i}"))).unwrap();
+        harness.adjudicate(event).await.unwrap();
+    }
+    let mut lines = open_sse(&server, "?recent=2", None).await;
+    let recent = sse_items(&mut lines, 2).await;
+    let commands: Vec<&str> = recent
+        .iter()
+        .map(|(_, d)| d["event"]["payload"]["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(commands, ["echo 1", "echo 2"], "the last two, oldest first");
+    drop(lines);
+    let last_seen = recent[0].0.clone();
+
+    let mut lines = open_sse(&server, "", Some(&last_seen)).await;
+    let resumed = sse_items(&mut lines, 1).await;
+    assert_eq!(resumed[0].0, recent[1].0, "the one item after it, no more");
+    let event = harness.event(shell("echo live")).unwrap();
+    harness.adjudicate(event).await.unwrap();
+    let live = sse_items(&mut lines, 1).await;
+    assert_eq!(live[0].1["event"]["payload"]["command"], "echo live");
+
+    let (epoch, _) = last_seen.split_once('-').unwrap();
+    let other_run = format!("{}-1", if epoch == "1" { "2" } else { "1" });
+    let mut lines = open_sse(&server, "", Some(&other_run)).await;
+    let told = sse_items(&mut lines, 1).await;
+    assert_eq!(told[0].0, "gap");
+    let bad = http(
+        server.http,
+        "GET",
+        "/v1/events/stream?after=yesterday",
+        Some(ACME_OPS),
+        None,
+    )
+    .await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.body.contains("EPOCH-ID"), "{}", bad.body);
+
+    let history = http(
+        server.http,
+        "GET",
+        &format!("/v1/events/recent?after={last_seen}"),
+        Some(ACME_OPS),
+        None,
+    )
+    .await;
+    let history = history.json();
+    assert_eq!(history["gap"], false);
+    let kinds: Vec<&str> = history["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["data"]["event"]["payload"]["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["echo 2", "echo live"]);
+    let other = http(
+        server.http,
+        "GET",
+        "/v1/events/recent",
+        Some(GLOBEX_OPS),
+        None,
+    )
+    .await;
+    assert_eq!(
+        other.json()["items"],
+        serde_json::json!([]),
+        "another tenant's history"
+    );
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_subscriber_is_dropped_and_never_blocks_adjudication() {
     let limits = Limits {

@@ -701,7 +701,11 @@ fn listed_by(filter: &TrajectoryFilter, trajectory: &Trajectory) -> bool {
         && filter.status.is_none_or(|s| s == t.status)
         && (filter.session_id.is_none() || filter.session_id == t.session_id)
         && filter.decision.is_none_or(has_decision)
-        && in_window(&filter.created, &t.created_at)
+        && filter
+            .active
+            .since
+            .is_none_or(|since| t.updated_at >= since)
+        && filter.active.until.is_none_or(|until| t.created_at < until)
         && filter.policy_id.as_ref().is_none_or(policy_decided)
         && filter.text.as_ref().is_none_or(contains_text)
 }

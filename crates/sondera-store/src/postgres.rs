@@ -538,7 +538,7 @@ impl Records for PostgresStore {
                     OR ($8 = 'escalate' AND coalesce((state::jsonb ->> 'escalation_count')::bigint, 0) > 0)
                     OR ($8 = 'allow' AND coalesce((state::jsonb ->> 'denial_count')::bigint, 0) = 0
                         AND coalesce((state::jsonb ->> 'escalation_count')::bigint, 0) = 0))
-               AND ($9::timestamptz IS NULL OR created_at >= $9) AND ($10::timestamptz IS NULL OR created_at < $10)
+               AND ($9::timestamptz IS NULL OR updated_at >= $9) AND ($10::timestamptz IS NULL OR created_at < $10)
                AND ($11::text IS NULL OR (tenant, id) IN (
                     SELECT a.tenant, a.trajectory_id FROM adjudication_policies p
                     JOIN adjudications a ON a.tenant = p.tenant AND a.event_id = p.event_id
@@ -562,8 +562,8 @@ impl Records for PostgresStore {
                     &after_id,
                     &((limit + 1) as i64),
                     &filter.decision.map(Decision::as_str),
-                    &filter.created.since,
-                    &filter.created.until,
+                    &filter.active.since,
+                    &filter.active.until,
                     &filter.policy_id,
                     &filter.text,
                 ],

@@ -454,7 +454,7 @@ impl SqliteStore {
                     OR (?8 = 'escalate' AND coalesce(json_extract(state, '$.escalation_count'), 0) > 0)
                     OR (?8 = 'allow' AND coalesce(json_extract(state, '$.denial_count'), 0) = 0
                         AND coalesce(json_extract(state, '$.escalation_count'), 0) = 0))
-               AND (?9 IS NULL OR created_at >= ?9) AND (?10 IS NULL OR created_at < ?10)
+               AND (?9 IS NULL OR updated_at >= ?9) AND (?10 IS NULL OR created_at < ?10)
                AND (?11 IS NULL OR (tenant, id) IN (
                     SELECT a.tenant, a.trajectory_id FROM adjudication_policies p
                     JOIN adjudications a ON a.tenant = p.tenant AND a.event_id = p.event_id
@@ -475,8 +475,8 @@ impl SqliteStore {
                 (limit + 1) as i64,
                 tenants.only().map(TenantId::as_str),
                 filter.decision.map(Decision::as_str),
-                filter.created.since.as_ref().map(timestamp),
-                filter.created.until.as_ref().map(timestamp),
+                filter.active.since.as_ref().map(timestamp),
+                filter.active.until.as_ref().map(timestamp),
                 filter.policy_id,
                 filter.text,
             ],

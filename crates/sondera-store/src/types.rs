@@ -358,8 +358,9 @@ pub struct TrajectoryFilter {
     /// Only trajectories where this policy denied or escalated a step (or,
     /// in shadow mode, would have).
     pub policy_id: Option<String>,
-    /// Only trajectories created in this window.
-    pub created: TimeWindow,
+    /// Only trajectories active in this window: created before its end and
+    /// last recorded to at or after its start.
+    pub active: TimeWindow,
     /// Only trajectories whose id, agent, session or any event contains this
     /// text, ignoring ASCII case.
     pub text: Option<String>,

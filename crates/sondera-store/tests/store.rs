@@ -442,7 +442,7 @@ async fn filters_and_pagination(store: &dyn TrajectoryStore) {
         "a policy that allowed decided nothing worth finding"
     );
     assert_eq!(
-        filtered(|f| f.created = TimeWindow {
+        filtered(|f| f.active = TimeWindow {
             since: Some(at(30)),
             until: Some(at(50))
         })

@@ -670,11 +670,12 @@ pub struct ListTrajectoriesRequest {
     /// shadow mode, would have).
     #[prost(string, optional, tag = "7")]
     pub policy_id: ::core::option::Option<::prost::alloc::string::String>,
-    /// Only trajectories created in [created_since, created_until).
+    /// Only trajectories active in [active_since, active_until): created
+    /// before its end and last recorded to at or after its start.
     #[prost(message, optional, tag = "8")]
-    pub created_since: ::core::option::Option<::prost_types::Timestamp>,
+    pub active_since: ::core::option::Option<::prost_types::Timestamp>,
     #[prost(message, optional, tag = "9")]
-    pub created_until: ::core::option::Option<::prost_types::Timestamp>,
+    pub active_until: ::core::option::Option<::prost_types::Timestamp>,
     /// Only trajectories whose id, agent, session or any event contains this
     /// text, ignoring case.
     #[prost(string, optional, tag = "10")]

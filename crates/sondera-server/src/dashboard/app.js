@@ -5,7 +5,7 @@
 
 const view = document.getElementById('view');
 const FEED_LIMIT = 500;
-const state = { feed: [], filters: { agent: '', decision: '', policy: '' }, stream: null };
+const state = { feed: [], seen: new Set(), lastId: '', filters: { agent: '', decision: '', policy: '' }, stream: null };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -175,12 +175,29 @@ function policyList(policies) {
 
 // ---- Approvals -------------------------------------------------------------
 
+const APPROVALS_PAGE = 50;
+
 async function approvalsView() {
-  const page = await api('/v1/approvals?status=pending');
-  setPending(page.items.length);
+  const page = await api(`/v1/approvals?status=pending&page_size=${APPROVALS_PAGE}`);
+  const cards = el('div', { id: 'approval-cards' }, page.items.map(approvalCard));
+  const more = el('button', { id: 'more-approvals', hidden: !page.next }, `Show ${APPROVALS_PAGE} more`);
+  let next = page.next;
+  more.addEventListener('click', async () => {
+    try {
+      const following = await api(`/v1/approvals?status=pending&page_size=${APPROVALS_PAGE}&page_token=${encodeURIComponent(next)}`);
+      for (const approval of following.items) {
+        if (!cards.querySelector(`article[data-approval="${CSS.escape(approval.id)}"]`)) cards.append(approvalCard(approval));
+      }
+      next = following.next;
+      more.hidden = !next;
+    } catch (error) {
+      say(error.message);
+    }
+  });
+  refreshPending();
   return el('section', { 'aria-labelledby': 'approvals-title' },
     el('h2', { id: 'approvals-title' }, 'Pending approvals'),
-    el('div', { id: 'approval-cards' }, page.items.map(approvalCard)),
+    cards, more,
     el('p', { class: 'muted', id: 'nothing-waiting', hidden: page.items.length > 0 }, 'Nothing is waiting for a decision.'));
 }
 
@@ -194,8 +211,18 @@ function updateCard(approval) {
   if (approval.status === 'pending' && !existing) cards.prepend(approvalCard(approval));
   if (approval.status !== 'pending' && existing) existing.remove();
   const count = cards.querySelectorAll('article[data-approval]').length;
-  document.getElementById('nothing-waiting').hidden = count > 0;
-  setPending(count);
+  document.getElementById('nothing-waiting').hidden = count > 0 || !document.getElementById('more-approvals').hidden;
+  refreshPending();
+}
+
+// The badge counts every pending approval on the server, not the cards shown.
+let pendingTimer = null;
+function refreshPending() {
+  if (pendingTimer) return;
+  pendingTimer = setTimeout(() => {
+    pendingTimer = null;
+    api('/v1/approvals/pending-count').then((c) => setPending(c.pending)).catch(() => {});
+  }, 150);
 }
 
 function approvalCard(approval) {
@@ -212,20 +239,19 @@ function approvalCard(approval) {
     }
   };
   const once = !approval.shape;
-  const history = el('div', { class: 'history' }, el('p', { class: 'muted' }, 'Loading the trajectory…'));
-  trajectorySoFar(approval).then((node) => history.replaceChildren(node)).catch(() => history.replaceChildren());
   return el('article', { class: 'card escalate', 'data-approval': approval.id },
     el('h3', {}, `${approval.agent_id} wants to run`),
     el('div', { class: 'action' }, actionDetail(approval.action),
       approval.action.type === 'shell_command' ? shellAnalysis(approval) : ''),
     el('p', { class: 'muted' }, clock(approval)),
+    agentWaiting(approval),
     el('p', {}, approval.verdict.reason || ''),
     policyList(approval.verdict.policies),
     el('p', { class: 'muted' },
       `Session ${approval.session_id || '-'} · `,
       el('a', { href: `#/trajectory/${encodeURIComponent(approval.trajectory_id)}` }, `trajectory step ${approval.seq}`),
       ` · expires ${time(approval.expires_at)}`),
-    history,
+    trajectorySoFar(approval),
     el('div', { class: 'decide', role: 'group', 'aria-label': 'Decision' },
       reason,
       el('button', { class: 'deny', onclick: decide('deny') }, 'Deny'),
@@ -242,12 +268,46 @@ function approvalCard(approval) {
       }, 'Approve always')));
 }
 
-async function trajectorySoFar(approval) {
-  const detail = await api(`/v1/trajectories/${encodeURIComponent(approval.trajectory_id)}`);
-  const recent = detail.events.filter((e) => e.seq <= approval.seq).slice(-6);
-  return el('details', {}, el('summary', {}, `The trajectory so far (${approval.seq + 1} steps)`),
-    el('ol', { start: recent.length ? recent[0].seq : 0 }, recent.map((e) => el('li', {},
-      e.adjudication ? decisionLabel(e.adjudication.decision) : '', ' ', describe(e.event.payload)))));
+// The steps before this one, fetched when the person opens them (a page of
+// cards does not fetch every trajectory up front).
+function trajectorySoFar(approval) {
+  const list = el('div', {}, el('p', { class: 'muted' }, 'Loading the trajectory…'));
+  const details = el('details', { class: 'history' }, el('summary', {}, `The trajectory so far (${approval.seq + 1} steps)`), list);
+  details.addEventListener('toggle', async () => {
+    if (!details.open || details.dataset.loaded) return;
+    details.dataset.loaded = '1';
+    try {
+      const detail = await api(`/v1/trajectories/${encodeURIComponent(approval.trajectory_id)}`);
+      const recent = detail.events.filter((e) => e.seq <= approval.seq).slice(-6);
+      list.replaceChildren(el('ol', { start: recent.length ? recent[0].seq : 0 }, recent.map((e) => el('li', {},
+        e.adjudication ? decisionLabel(e.adjudication.decision) : '', ' ', describe(e.event.payload)))));
+    } catch (error) {
+      delete details.dataset.loaded;
+      list.replaceChildren(el('p', { class: 'error' }, error.message));
+    }
+  });
+  return details;
+}
+
+// Whether the agent is still there to hear the answer, asked again every
+// few seconds while the card is shown.
+function agentWaiting(approval) {
+  const node = el('p', { class: 'waiting muted' });
+  const check = async () => {
+    if (node.dataset.started && !node.isConnected) return;
+    node.dataset.started = '1';
+    try {
+      const w = await api(`/v1/approvals/${encodeURIComponent(approval.id)}/waiting`);
+      if (w.waiting) node.textContent = 'The agent is waiting for this answer.';
+      else if (w.last_asked_seconds_ago !== undefined) node.textContent = `The agent stopped waiting ${span(w.last_asked_seconds_ago)} ago: it will not see a decision unless it asks again.`;
+      else node.textContent = 'The agent is not waiting on this server (it may be waiting on another, or asked without waiting).';
+    } catch (error) {
+      if (error instanceof Unreachable) node.textContent = error.message;
+    }
+    setTimeout(check, 5000);
+  };
+  check();
+  return node;
 }
 
 function setPending(count) {
@@ -268,6 +328,8 @@ function feedView() {
   return el('section', { 'aria-labelledby': 'feed-title' },
     el('h2', { id: 'feed-title' }, 'Live feed'),
     el('div', { class: 'filters' }, input('agent', 'Agent'), el('label', {}, 'Decision', decision), input('policy', 'Policy')),
+    el('p', { class: 'muted', id: 'feed-note' }, `The last ${FEED_LIMIT} steps at most, newest first. `,
+      el('a', { href: '#/trajectories' }, 'Search every recorded trajectory')),
     el('table', { id: 'feed' },
       el('thead', {}, el('tr', {}, ['Time', 'Agent', 'Trajectory', 'Step', 'Decision', 'Policies'].map((h) => el('th', { scope: 'col' }, h)))),
       el('tbody', {})));
@@ -281,53 +343,143 @@ function shown(item) {
   return true;
 }
 
-function renderFeed() {
-  const body = document.querySelector('#feed tbody');
-  if (!body) return;
-  body.replaceChildren(...state.feed.filter(shown).map((item) => el('tr', { class: item.decision },
+function feedRow(item) {
+  return el('tr', { class: item.decision, 'data-live': item.id },
     el('td', { 'data-label': 'Time' }, time(item.at)),
     el('td', { 'data-label': 'Agent' }, item.agent),
     el('td', { 'data-label': 'Trajectory' }, el('a', { href: `#/trajectory/${encodeURIComponent(item.trajectory)}` }, `${item.trajectory.slice(0, 8)}#${item.seq}`)),
     el('td', { 'data-label': 'Step' }, item.step),
     el('td', { 'data-label': 'Decision' }, decisionLabel(item.decision), item.reason ? el('div', { class: 'muted' }, item.reason) : ''),
-    el('td', { 'data-label': 'Policies' }, item.policies.join(', ')))));
+    el('td', { 'data-label': 'Policies' }, item.policies.join(', ')));
 }
 
+// The whole table again: when the view opens or a filter changes.
+function renderFeed() {
+  const body = document.querySelector('#feed tbody');
+  if (!body) return;
+  body.replaceChildren(...state.feed.filter(shown).map(feedRow));
+}
+
+// New steps arrive in bursts (thousands a second at times): they are queued
+// and put in the table at most a few times a second, newest on top, with
+// the oldest rows taken away past the limit.
+let pendingRows = [];
+let flushTimer = null;
+function addToFeed(items) {
+  for (const item of items) {
+    if (state.seen.has(item.id)) continue;
+    state.seen.add(item.id);
+    pendingRows.push(item);
+  }
+  if (!flushTimer) flushTimer = setTimeout(flushFeed, 200);
+}
+
+function flushFeed() {
+  flushTimer = null;
+  const fresh = pendingRows.sort((a, b) => liveOrder(b.id) - liveOrder(a.id));
+  pendingRows = [];
+  state.feed = fresh.concat(state.feed).sort((a, b) => liveOrder(b.id) - liveOrder(a.id));
+  for (const dropped of state.feed.splice(FEED_LIMIT)) state.seen.delete(dropped.id);
+  const body = document.querySelector('#feed tbody');
+  if (!body) return;
+  const rows = fresh.filter(shown).map(feedRow);
+  body.prepend(...rows);
+  while (body.rows.length > FEED_LIMIT) body.lastElementChild.remove();
+}
+
+// A place in the stream is EPOCH-N; within one run of the server, N orders.
+function liveOrder(id) {
+  return Number(String(id).split('-')[1] || 0);
+}
+
+function feedItem(id, data) {
+  const verdict = data.adjudication || {};
+  return {
+    id,
+    at: data.event.timestamp,
+    agent: data.event.agent.id,
+    trajectory: data.event.trajectory_id,
+    seq: data.seq,
+    step: describe(data.event.payload),
+    decision: verdict.decision || 'allow',
+    reason: verdict.decision && verdict.decision !== 'allow' ? verdict.reason : '',
+    policies: (verdict.policies || []).map((p) => p.policy_id),
+  };
+}
+
+// One live item, however it came (this tab's stream or another tab's).
+function received(kind, id, data) {
+  if (id) state.lastId = id;
+  if (kind === 'event') addToFeed([feedItem(id, data)]);
+  else if (kind === 'approval') approvalChanged(data);
+  else if (kind === 'gap') {
+    say('Some steps happened while this page was away and are no longer kept here: reloading the feed.');
+    loadHistory();
+  }
+}
+
+function approvalChanged(approval) {
+  if (approval.status === 'pending') say(`${approval.agent_id} is waiting for a decision`);
+  if (currentView() === 'approvals') updateCard(approval);
+  refreshPending();
+}
+
+// What the server's live history kept: the feed is not empty when it opens.
+async function loadHistory() {
+  const recent = await api(`/v1/events/recent?recent=${FEED_LIMIT}`);
+  state.feed = [];
+  state.seen = new Set();
+  pendingRows = [];
+  addToFeed(recent.items.filter((i) => i.kind === 'event').map((i) => feedItem(i.id, i.data)));
+  flushFeed();
+  renderFeed();
+  if (!state.lastId) state.lastId = recent.cursor;
+}
+
+// One stream for every tab of this page: the tab holding the lock follows
+// the server and passes each item to the others over a BroadcastChannel.
+// When it goes away the lock passes to another tab, which resumes after the
+// last item it saw. Without Web Locks (a page not served over TLS or
+// loopback), each tab follows on its own.
+const channel = 'BroadcastChannel' in window ? new BroadcastChannel('sondera-live') : null;
+if (channel) channel.onmessage = (message) => received(message.data.kind, message.data.id, message.data.data);
+let releaseLead = null;
+
 function follow() {
-  if (state.stream) return;
-  const stream = new EventSource(`/v1/events/stream?page_key=${encodeURIComponent(pageKey())}`);
+  if (state.stream || releaseLead) return;
+  if (!navigator.locks || !channel) { openStream(); return; }
+  navigator.locks.request('sondera-live', () => new Promise((release) => {
+    releaseLead = release;
+    openStream();
+  })).catch(() => {});
+}
+
+function stopFollowing() {
+  if (state.stream) { state.stream.close(); state.stream = null; }
+  if (releaseLead) { releaseLead(); releaseLead = null; }
+}
+
+function openStream() {
+  const after = state.lastId ? `&after=${encodeURIComponent(state.lastId)}` : '';
+  const stream = new EventSource(`/v1/events/stream?page_key=${encodeURIComponent(pageKey())}${after}`);
   state.stream = stream;
-  stream.addEventListener('event', (message) => {
-    const data = JSON.parse(message.data);
-    const verdict = data.adjudication || {};
-    state.feed.unshift({
-      at: data.event.timestamp,
-      agent: data.event.agent.id,
-      trajectory: data.event.trajectory_id,
-      seq: data.seq,
-      step: describe(data.event.payload),
-      decision: verdict.decision || 'allow',
-      reason: verdict.decision && verdict.decision !== 'allow' ? verdict.reason : '',
-      policies: (verdict.policies || []).map((p) => p.policy_id),
+  for (const kind of ['event', 'approval', 'gap']) {
+    stream.addEventListener(kind, (message) => {
+      const data = kind === 'gap' ? message.data : JSON.parse(message.data);
+      received(kind, message.lastEventId, data);
+      if (channel) channel.postMessage({ kind, id: message.lastEventId, data });
     });
-    state.feed.length = Math.min(state.feed.length, FEED_LIMIT);
-    renderFeed();
-  });
-  stream.addEventListener('approval', (message) => {
-    const approval = JSON.parse(message.data);
-    if (approval.status === 'pending') say(`${approval.agent_id} is waiting for a decision`);
-    if (currentView() === 'approvals') updateCard(approval);
-    else api('/v1/approvals?status=pending').then((p) => setPending(p.items.length)).catch(() => {});
-  });
+  }
   stream.addEventListener('error', () => {
-    // The browser reconnects by itself. A stream the server closed for good
-    // (signed out here or in another tab, the session expired, the token
-    // removed) asks to sign in again; any other is opened again.
+    // The browser reconnects by itself, sending the last id it saw. A
+    // stream the server closed for good (signed out here or in another
+    // tab, the session expired, the token removed) asks to sign in again;
+    // any other is opened again after the last item seen.
     if (stream.readyState === EventSource.CLOSED) {
       state.stream = null;
-      api('/session').then(() => setTimeout(follow, 1000)).catch((error) => {
+      api('/session').then(() => setTimeout(openStream, 1000)).catch((error) => {
         if (error instanceof SignInNeeded) signIn();
-        else setTimeout(follow, 1000);
+        else setTimeout(openStream, 1000);
       });
     }
   });
@@ -335,43 +487,151 @@ function follow() {
 
 // ---- Agents ----------------------------------------------------------------
 
+// Counts come from the server, over every trajectory of each agent.
 async function agentsView() {
-  const [agents, trajectories] = await Promise.all([
-    api('/v1/agents?page_size=1000'),
-    api('/v1/trajectories?page_size=1000'),
-  ]);
-  const mix = {};
-  for (const t of trajectories.items) {
-    const m = mix[t.agent_id] || (mix[t.agent_id] = { trajectories: 0, steps: 0, denied: 0, escalated: 0 });
-    m.trajectories += 1;
-    m.steps += t.state.step_count || 0;
-    m.denied += t.state.denial_count || 0;
-    m.escalated += t.state.escalation_count || 0;
-  }
+  const agents = await api('/v1/agents?page_size=1000');
   return el('section', { 'aria-labelledby': 'agents-title' },
     el('h2', { id: 'agents-title' }, 'Agents'),
-    el('div', { class: 'grid' }, agents.items.map((record) => agentCard(record, mix[record.agent.id]))));
+    agents.next ? el('p', { class: 'muted' }, 'The first 1000 agents are shown.') : '',
+    el('div', { class: 'grid' }, agents.items.map(agentCard)));
 }
 
-function agentCard(record, mix) {
+function trajectoriesLink(query, text) {
+  return el('a', { href: `#/trajectories?${new URLSearchParams(query)}` }, text);
+}
+
+function agentCard(record) {
   const agent = record.agent;
   const card = agent.card || {};
   const tools = card.tools || [];
   const subAgents = card.sub_agents || [];
-  const m = mix || { trajectories: 0, steps: 0, denied: 0, escalated: 0 };
+  const allowed = Math.max(0, record.step_count - record.denial_count - record.escalation_count);
   return el('article', { class: 'card', 'data-agent': agent.id },
     el('h3', {}, agent.id, el('span', { class: 'muted' }, ` · ${agent.provider}`)),
     el('div', { class: 'kv' },
-      el('span', {}, 'Trajectories'), el('span', {}, String(m.trajectories)),
-      el('span', {}, 'Steps judged'), el('span', {}, String(m.steps)),
+      el('span', {}, 'Trajectories'), el('span', {}, trajectoriesLink({ agent: agent.id }, String(record.trajectory_count))),
+      el('span', {}, 'Steps judged'), el('span', {}, String(record.step_count)),
       el('span', {}, 'Decisions'), el('span', {},
-        decisionLabel('allow'), ` ${Math.max(0, m.steps - m.denied - m.escalated)} `,
-        decisionLabel('deny'), ` ${m.denied} `, decisionLabel('escalate'), ` ${m.escalated}`),
+        decisionLabel('allow'), ` ${allowed} `,
+        decisionLabel('deny'), ' ', trajectoriesLink({ agent: agent.id, decision: 'deny' }, String(record.denial_count)), ' ',
+        decisionLabel('escalate'), ' ', trajectoriesLink({ agent: agent.id, decision: 'escalate' }, String(record.escalation_count))),
       el('span', {}, 'Last seen'), el('span', {}, time(record.last_seen))),
     el('h3', {}, 'Tools'),
     tools.length ? el('ul', {}, tools.map((t) => el('li', {}, el('code', {}, t.name), t.description ? ` — ${t.description}` : ''))) : el('p', { class: 'muted' }, 'none declared'),
     subAgents.length ? [el('h3', {}, 'Sub-agents'), el('ul', {}, subAgents.map((s) => el('li', {},
-      el('code', {}, [...s.parent_path, s.name].join(' / ')), ` (${s.collaboration_mode})`, s.description ? ` — ${s.description}` : '')))] : '');
+      el('code', {}, [...s.parent_path, s.name].join(' / ')), ` (${s.collaboration_mode})`, s.description ? ` — ${s.description}` : '')))] : '',
+    standingGrants(agent.id));
+}
+
+// What a grant covers, in words.
+function shapeText(shape) {
+  switch (shape.kind) {
+    case 'shell': return `shell: ${shape.commands.map((c) => `${c.privileged ? 'sudo ' : ''}${c.program}${c.subcommand ? ` ${c.subcommand}` : ''}`).join(', ')}`;
+    case 'file': return `file ${shape.operation}: ${shape.path}`;
+    case 'web': return `web: ${shape.host}`;
+    case 'tool': return `tool ${shape.tool}: ${shape.target}`;
+    default: return JSON.stringify(shape);
+  }
+}
+
+// The agent's standing ("always") approvals: who granted what and when,
+// each with a way to take it back.
+function standingGrants(agentId) {
+  const node = el('div', { class: 'grants' }, el('h3', {}, 'Standing approvals'));
+  const path = `/v1/agents/${encodeURIComponent(agentId)}/grants`;
+  const show = async () => {
+    const { grants } = await api(path);
+    const list = grants.length ? el('ul', {}, grants.map((g) => el('li', { 'data-grant': g.id },
+      el('code', {}, shapeText(g.shape)),
+      el('span', { class: 'muted' }, ` granted by ${g.granted_by.id} on ${time(g.granted_at)} `),
+      el('button', {
+        class: 'deny',
+        onclick: async () => {
+          if (!window.confirm(`Revoke "${shapeText(g.shape)}" for ${agentId}? Its later steps of this kind will be asked about again.`)) return;
+          try {
+            await api(`${path}/${encodeURIComponent(g.id)}`, { method: 'DELETE' });
+            say('Standing approval revoked');
+            show();
+          } catch (error) {
+            say(error.message);
+          }
+        },
+      }, 'Revoke'))))
+      : el('p', { class: 'muted' }, 'None: every escalated step is asked about.');
+    node.replaceChildren(node.firstChild, list);
+  };
+  show().catch((error) => node.append(el('p', { class: 'error' }, error.message)));
+  return node;
+}
+
+// ---- Trajectories ----------------------------------------------------------
+
+const TRAJECTORY_FILTERS = [['agent', 'Agent'], ['decision', 'Decision'], ['policy', 'Policy'], ['since', 'Active from'], ['until', 'Active before'], ['text', 'Text']];
+const TRAJECTORIES_PAGE = 50;
+// Stands for the first page in the list of pages before this one.
+const FIRST = 'first';
+
+// Every recorded trajectory, newest first, a page at a time, filtered on the
+// server. The filters live in the address, so every count elsewhere links
+// to the trajectories behind it.
+async function trajectoriesView(query) {
+  const params = new URLSearchParams(query || '');
+  const api_params = new URLSearchParams({ page_size: TRAJECTORIES_PAGE });
+  const names = { agent: 'agent_id', policy: 'policy_id', decision: 'decision', since: 'since', until: 'until', text: 'text', page: 'page_token' };
+  for (const [key, value] of params) if (names[key] && value) api_params.set(names[key], value);
+  const page = await api(`/v1/trajectories?${api_params}`);
+  const field = ([name, label]) => {
+    const value = params.get(name) || '';
+    if (name === 'decision') {
+      return el('label', {}, label, el('select', { name }, ['', 'deny', 'escalate', 'allow'].map((d) => el('option', { value: d, selected: value === d },
+        { '': 'any', deny: 'has a denial', escalate: 'has an escalation', allow: 'all allowed' }[d]))));
+    }
+    const type = name === 'since' || name === 'until' ? 'datetime-local' : 'text';
+    const shown = type === 'datetime-local' && value ? localInput(value) : value;
+    return el('label', {}, label, el('input', { type, name, value: shown }));
+  };
+  const form = el('form', { class: 'filters', id: 'trajectory-filters' }, TRAJECTORY_FILTERS.map(field), el('button', { type: 'submit' }, 'Search'));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const chosen = new URLSearchParams();
+    for (const [name, value] of new FormData(form)) {
+      if (!value) continue;
+      chosen.set(name, name === 'since' || name === 'until' ? new Date(value).toISOString() : value);
+    }
+    location.hash = `#/trajectories?${chosen}`;
+  });
+  const rows = page.items.map((t) => el('tr', { class: t.state.denial_count ? 'deny' : t.state.escalation_count ? 'escalate' : '', 'data-trajectory': t.id },
+    el('td', { 'data-label': 'Trajectory' }, el('a', { href: `#/trajectory/${encodeURIComponent(t.id)}` }, t.id)),
+    el('td', { 'data-label': 'Agent' }, t.agent_id),
+    el('td', { 'data-label': 'Status' }, t.status),
+    el('td', { 'data-label': 'Created' }, time(t.created_at)),
+    el('td', { 'data-label': 'Steps' }, String(t.state.step_count || 0)),
+    el('td', { 'data-label': 'Denied / escalated' }, `${t.state.denial_count || 0} / ${t.state.escalation_count || 0}`)));
+  const pages = params.get('pages') ? params.get('pages').split(',') : [];
+  const link = (changes, text) => {
+    const next = new URLSearchParams(params);
+    for (const [k, v] of Object.entries(changes)) { if (v) next.set(k, v); else next.delete(k); }
+    return el('a', { href: `#/trajectories?${next}` }, text);
+  };
+  const paging = el('p', { class: 'paging' },
+    pages.length ? link({ page: pages[pages.length - 1] === FIRST ? '' : pages[pages.length - 1], pages: pages.slice(0, -1).join(',') }, '← Newer') : '',
+    pages.length && page.next ? ' · ' : '',
+    page.next ? link({ page: page.next, pages: [...pages, params.get('page') || FIRST].join(',') }, 'Older →') : '');
+  return el('section', { 'aria-labelledby': 'trajectories-title' },
+    el('h2', { id: 'trajectories-title' }, 'Trajectories'),
+    form,
+    page.items.length ? el('table', { id: 'trajectories' },
+      el('thead', {}, el('tr', {}, ['Trajectory', 'Agent', 'Status', 'Created', 'Steps', 'Denied / escalated'].map((h) => el('th', { scope: 'col' }, h)))),
+      el('tbody', {}, rows)) : el('p', { class: 'muted', id: 'no-trajectories' }, 'No recorded trajectory matches.'),
+    paging);
+}
+
+// An ISO time as a datetime-local input shows it (local time, minutes).
+function localInput(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 // ---- One trajectory --------------------------------------------------------
@@ -389,7 +649,7 @@ async function trajectoryView(id) {
     else if (type.endsWith('_output') || type === 'file_operation_result') results[callId] = e.seq;
   }
   const stepLink = (seq, text) => el('a', { href: `#step-${seq}`, onclick: jump(seq) }, text);
-  const rows = detail.events.map((e) => {
+  const row = (e) => {
     const payload = e.event.payload;
     const verdict = e.adjudication;
     const isCall = CALLS.includes(payload.type);
@@ -404,7 +664,25 @@ async function trajectoryView(id) {
       el('td', { 'data-label': 'Step' }, el('pre', {}, describe(payload)), link),
       el('td', { 'data-label': 'Verdict' }, verdict ? [decisionLabel(verdict.decision), verdict.decision !== 'allow' ? el('div', { class: 'muted' }, verdict.reason || '') : ''] : ''),
       el('td', { 'data-label': 'Policies' }, verdict ? (verdict.policies || []).map((p) => p.policy_id).join(', ') : ''));
-  });
+  };
+  // A long trajectory is put in the page a few hundred rows at a time.
+  const body = el('tbody', {});
+  const more = el('button', { id: 'more-steps' });
+  let rendered = 0;
+  const renderUpTo = (count) => {
+    const upTo = Math.min(count, detail.events.length);
+    body.append(...detail.events.slice(rendered, upTo).map(row));
+    rendered = upTo;
+    const left = detail.events.length - rendered;
+    more.hidden = left === 0;
+    more.textContent = `Show ${Math.min(left, STEPS_PAGE)} more of ${left} steps left`;
+  };
+  more.addEventListener('click', () => renderUpTo(rendered + STEPS_PAGE));
+  renderUpTo(STEPS_PAGE);
+  state.showStep = (seq) => {
+    const index = detail.events.findIndex((e) => e.seq === seq);
+    if (index >= rendered) renderUpTo(index + 1);
+  };
   return el('section', { 'aria-labelledby': 'trajectory-title' },
     el('h2', { id: 'trajectory-title' }, `Trajectory ${s.id}`),
     el('div', { class: 'card kv' },
@@ -417,12 +695,16 @@ async function trajectoryView(id) {
       el('span', {}, 'Tools used'), el('span', {}, (s.state.tools_used || []).join(', ') || 'none')),
     el('table', { id: 'timeline' },
       el('thead', {}, el('tr', {}, ['#', 'Time', 'Actor', 'Kind', 'Step', 'Verdict', 'Policies'].map((h) => el('th', { scope: 'col' }, h)))),
-      el('tbody', {}, rows)));
+      body),
+    more);
 }
+
+const STEPS_PAGE = 250;
 
 function jump(seq) {
   return (event) => {
     event.preventDefault();
+    if (state.showStep) state.showStep(seq);
     const row = document.getElementById(`step-${seq}`);
     if (row) { row.scrollIntoView({ block: 'center' }); row.focus(); }
   };
@@ -450,8 +732,8 @@ async function policiesView() {
     el('td', { 'data-label': 'Description' }, p.description || ''),
     el('td', { 'data-label': 'Kind' }, [p.effect, p.escalate ? 'escalates' : '', p.shadow ? 'shadow (monitor)' : ''].filter(Boolean).join(', ')),
     el('td', { 'data-label': 'Annotations' }, Object.entries(p.annotations).filter(([k]) => !['id', 'description'].includes(k)).map(([k, v]) => `@${k}(${v})`).join(' ')),
-    el('td', { 'data-label': 'Denied or escalated' }, String(counts[p.policy_id] || 0)),
-    el('td', { 'data-label': 'Would have denied (shadow)' }, p.shadow ? String(shadowCounts[p.policy_id] || 0) : '')));
+    el('td', { 'data-label': 'Denied or escalated' }, policyCount(p.policy_id, counts[p.policy_id], since)),
+    el('td', { 'data-label': 'Would have denied (shadow)' }, p.shadow ? policyCount(p.policy_id, shadowCounts[p.policy_id], since) : '')));
   const wouldDeny = loaded.policies.filter((p) => p.shadow && shadowCounts[p.policy_id]);
   return el('section', { 'aria-labelledby': 'policies-title' },
     el('h2', { id: 'policies-title' }, `Policies (${loaded.policies.length}, mode ${loaded.mode})`),
@@ -463,6 +745,12 @@ async function policiesView() {
     wouldDeny.length
       ? el('ul', { id: 'shadow' }, wouldDeny.map((p) => el('li', {}, el('code', {}, p.policy_id), ` would have denied ${shadowCounts[p.policy_id]} steps`, p.description ? ` — ${p.description}` : '')))
       : el('p', { class: 'muted' }, 'No shadow-mode policy matched a step in this window.'));
+}
+
+// A policy's count in the window, linked to the trajectories behind it.
+function policyCount(policyId, count, since) {
+  if (!count) return '0';
+  return trajectoriesLink({ policy: policyId, since }, String(count));
 }
 
 // ---- Charts ----------------------------------------------------------------
@@ -519,8 +807,11 @@ function decisionsChart(counts, edges) {
     return svg('g', {}, parts.map(([name, n, colour]) => {
       const h = scale(n);
       y -= h;
-      return svg('rect', { x: left + i * slot + 4, y, width: slot - 8, height: h, fill: colour },
-        svg('title', {}, `${range}: ${n} ${name}`));
+      const query = { since: edges[i].toISOString(), until: edges[i + 1].toISOString() };
+      if (name !== 'allowed') query.decision = name === 'denied' ? 'deny' : 'escalate';
+      return svg('a', { href: `#/trajectories?${new URLSearchParams(query)}`, 'data-bucket': i, 'data-decision': name },
+        svg('rect', { x: left + i * slot + 4, y, width: slot - 8, height: h, fill: colour },
+          svg('title', {}, `${range}: ${n} ${name} (open the trajectories)`)));
     }), svg('text', { class: 'bucket', x: left + i * slot + slot / 2, y: height - 22, 'text-anchor': 'middle', 'font-size': 10 }, range));
   });
   const totals = counts.reduce((t, c) => ({ allowed: t.allowed + c.allowed, denied: t.denied + c.denied, escalated: t.escalated + c.escalated }), { allowed: 0, denied: 0, escalated: 0 });
@@ -552,20 +843,28 @@ function latencyChart(latency) {
 
 const VIEWS = { approvals: approvalsView, feed: feedView, agents: agentsView, policies: policiesView, charts: chartsView };
 
+// `#/name/arg?query`
+function place() {
+  const [path, query] = location.hash.replace(/^#\/?/, '').split('?');
+  const [name, arg] = path.split('/');
+  return { name: name || 'approvals', arg: decodeURIComponent(arg || ''), query: query || '' };
+}
+
 function currentView() {
-  return (location.hash.replace(/^#\//, '').split('/')[0]) || 'approvals';
+  return place().name;
 }
 
 async function route() {
   const shown = location.hash;
-  const [name, arg] = location.hash.replace(/^#\//, '').split('/');
-  const key = name || 'approvals';
+  const { name: key, arg, query } = place();
   for (const link of document.querySelectorAll('nav a')) {
     if (link.dataset.view === key) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
   try {
-    const node = key === 'trajectory' ? await trajectoryView(decodeURIComponent(arg || '')) : await (VIEWS[key] || approvalsView)();
+    const node = key === 'trajectory' ? await trajectoryView(arg)
+      : key === 'trajectories' ? await trajectoriesView(query)
+        : await (VIEWS[key] || approvalsView)();
     view.replaceChildren(node);
     if (key === 'feed') renderFeed();
   } catch (error) {
@@ -576,7 +875,7 @@ async function route() {
 }
 
 function signIn() {
-  if (state.stream) { state.stream.close(); state.stream = null; }
+  stopFollowing();
   document.getElementById('who').replaceChildren();
   view.replaceChildren(document.getElementById('sign-in').content.cloneNode(true));
   const form = document.getElementById('sign-in-form');
@@ -610,13 +909,15 @@ async function start() {
   }, 'Sign out');
   document.getElementById('who').replaceChildren(
     el('span', {}, `${me.name} · ${me.tenant}`), me.sign_in_needed ? out : '');
+  await loadHistory().catch(() => {});
   follow();
+  refreshPending();
   await route();
 }
 
 window.addEventListener('hashchange', route);
 // A page going away closes its stream at once rather than leaving it open
 // on the server until the connection times out.
-window.addEventListener('pagehide', () => { if (state.stream) { state.stream.close(); state.stream = null; } });
+window.addEventListener('pagehide', stopFollowing);
 window.addEventListener('pageshow', (event) => { if (event.persisted) follow(); });
 start();
