@@ -284,6 +284,20 @@ async fn adjudicate_batch(
     Ok(Json(serde_json::json!({ "results": results })))
 }
 
+/// An optional query value read as a `T`, or an error naming what it may be.
+fn parsed<T>(value: Option<&str>) -> Result<Option<T>, ServiceError>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    value
+        .map(|v| {
+            v.parse::<T>()
+                .map_err(|e| ServiceError::InvalidArgument(e.to_string()))
+        })
+        .transpose()
+}
+
 /// Query parameters, refused with a JSON error naming the bad one.
 struct Params<T>(T);
 
@@ -406,22 +420,8 @@ async fn list_trajectories(
     Params(q): Params<TrajectoryQuery>,
 ) -> Reply<sondera_store::Page<sondera_store::TrajectorySummary>> {
     let tenant = state.operator(&who, "listing trajectories")?;
-    let status = q
-        .status
-        .as_deref()
-        .map(|s| {
-            s.parse::<TrajectoryStatus>()
-                .map_err(|e| ServiceError::InvalidArgument(e.to_string()))
-        })
-        .transpose()?;
-    let decision = q
-        .decision
-        .as_deref()
-        .map(|d| {
-            d.parse::<Decision>()
-                .map_err(|e| ServiceError::InvalidArgument(e.to_string()))
-        })
-        .transpose()?;
+    let status = parsed::<TrajectoryStatus>(q.status.as_deref())?;
+    let decision = parsed::<Decision>(q.decision.as_deref())?;
     let non_empty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
     let filter = TrajectoryFilter {
         agent_id: non_empty(q.agent_id),
@@ -760,14 +760,7 @@ async fn list_approvals(
     Params(q): Params<ApprovalQuery>,
 ) -> Reply<sondera_store::Page<ApprovalRecord>> {
     let caller = state.caller(&who)?;
-    let status = q
-        .status
-        .as_deref()
-        .map(|s| {
-            s.parse::<ApprovalStatus>()
-                .map_err(|e| ServiceError::InvalidArgument(e.to_string()))
-        })
-        .transpose()?;
+    let status = parsed::<ApprovalStatus>(q.status.as_deref())?;
     let filter = ApprovalFilter {
         status,
         agent_id: q.agent_id,
