@@ -207,6 +207,23 @@ pub fn prepare() {
     LazyLock::force(&SECRETS);
 }
 
+/// Builds, on a thread of its own and once per process, what [`prepare`]
+/// builds and what makes every later scan fastest, which a one-shot
+/// process would not recover: for a long-running process (a server, an
+/// agent's embedded harness). If no thread can be made, the first long
+/// text builds it.
+pub fn prepare_all_in_background() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new()
+            .name("sondera-prepare-all".into())
+            .spawn(|| {
+                prepare();
+                crate::injection::prepare_all();
+            });
+    });
+}
+
 /// Scans `text` once for both kinds of signal. `tools` are the names of
 /// the agent's tools, which text directing the agent tends to name.
 pub fn signals(text: &str, tools: &[&str]) -> Signals {

@@ -139,6 +139,8 @@ impl LocalHarnessBuilder {
 
     /// The harness, or why it could not be configured.
     pub fn build(self) -> Result<LocalHarness, LocalHarnessError> {
+        // An embedded harness judges for as long as its agent runs.
+        sondera_guard::content::prepare_all_in_background();
         let engine = match self.engine {
             Some(engine) => engine.with_mode(self.mode),
             None => {

@@ -3,11 +3,13 @@
 
 use std::sync::LazyLock;
 
-use regex::bytes::Regex;
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::meta::Regex;
 use regex_automata::nfa::thompson::{self, WhichCaptures};
-use regex_automata::util::{pool::Pool, syntax};
-use regex_automata::{Input, MatchKind, PatternSet};
+use regex_automata::util::pool::Pool;
+use regex_automata::util::syntax;
+use regex_automata::{Anchored, Input, PatternSet};
 
 use super::Feature;
 
@@ -417,27 +419,42 @@ fn ascii_words(pattern: &str) -> String {
     format!("(?-u){pattern}")
 }
 
+/// Two ways to find which patterns match, with the same results (a test
+/// holds both to a `RegexSet` and to `regex`'s spans on every corpus text):
+/// by literals, which costs next to nothing to build, so a fresh process
+/// (a coding agent's hook) judges at once; and by one automaton of all the
+/// patterns, which takes some 15 ms to build but then reads any text in one
+/// pass, faster. The automaton is built for the first text of
+/// [`LONG_TEXT`] bytes or more, or ahead by a long-running process
+/// ([`crate::prepare_all`]), and from then on reads every text.
 pub(crate) struct Patterns {
-    /// All patterns at once, to find in one pass which can match at all.
-    set: PatternsMatched,
+    /// Which patterns can match at all, by their literals.
+    candidates: Candidates,
+    /// All the patterns at once, built when the first long text comes.
+    whole: std::sync::OnceLock<PatternsMatched>,
     each: Vec<Pattern>,
 }
 
+/// Texts this long or longer are read by the automaton of all patterns.
+const LONG_TEXT: usize = 4096;
+
+/// The matches of one pattern, in order.
+type Spans<'a> = Box<dyn Iterator<Item = std::ops::Range<usize>> + 'a>;
+
 /// Which patterns match anywhere in a text: one forward lazy DFA over all
 /// of them. `regex`'s `RegexSet` also compiles a reverse automaton and the
-/// engines that report where a match is, which a set never asks; building
-/// those was a third of what a fresh process spent before its first verdict.
+/// engines that report where a match is, which a set never asks.
 struct PatternsMatched {
     dfa: DFA,
     caches: Pool<Cache, Box<dyn Fn() -> Cache + Send + Sync>>,
 }
 
 impl PatternsMatched {
-    fn new(patterns: &[String]) -> Self {
+    fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Self {
         let dfa = DFA::builder()
             .configure(
                 DFA::config()
-                    .match_kind(MatchKind::All)
+                    .match_kind(regex_automata::MatchKind::All)
                     .cache_capacity(8 << 20),
             )
             .syntax(syntax::Config::new().utf8(false))
@@ -446,7 +463,7 @@ impl PatternsMatched {
                     .utf8(false)
                     .which_captures(WhichCaptures::None),
             )
-            .build_many(patterns)
+            .build_many(&patterns.into_iter().collect::<Vec<_>>())
             .expect("injection patterns compile");
         let for_caches = dfa.clone();
         Self {
@@ -467,37 +484,169 @@ impl PatternsMatched {
     }
 }
 
-/// One pattern, compiled on its own the first time the set says it
-/// matched: most texts match none, and compiling all of them up front was
-/// over a quarter of what a fresh process spent before its first verdict.
+/// Which patterns can match a text, found in one pass by the literals every
+/// match of each begins with (`literals.rs`, extracted from the patterns
+/// ahead of time and kept equal to them by a test). Nothing is compiled
+/// from regular expressions to build it: parsing the 23 KB of pattern text
+/// was most of what a fresh process spent before its first verdict. A
+/// pattern with no such literals is a candidate for every text.
+struct Candidates {
+    literals: AhoCorasick,
+    /// The patterns each literal begins.
+    owners: Vec<Vec<usize>>,
+    always: Vec<usize>,
+}
+
+impl Candidates {
+    fn new(prefixes: &[Option<&[&[u8]]>]) -> Self {
+        let mut owners_of: std::collections::BTreeMap<&[u8], Vec<usize>> = Default::default();
+        let mut always = Vec::new();
+        for (pattern, literals) in prefixes.iter().enumerate() {
+            match literals {
+                Some(literals) => {
+                    for literal in *literals {
+                        owners_of.entry(literal).or_default().push(pattern);
+                    }
+                }
+                None => always.push(pattern),
+            }
+        }
+        let literals = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .build(owners_of.keys())
+            .expect("the injection literals build an automaton");
+        Self {
+            literals,
+            owners: owners_of.into_values().collect(),
+            always,
+        }
+    }
+
+    /// Where each pattern can match in `haystack`, in pattern order: at the
+    /// positions its literals start at, or (for a pattern without literals)
+    /// anywhere. A pattern none of whose literals occur is left out.
+    fn of(&self, haystack: &[u8], patterns: usize) -> Vec<(usize, Starts)> {
+        let mut starts: Vec<Option<Starts>> = Vec::new();
+        starts.resize_with(patterns, || None);
+        for &pattern in &self.always {
+            starts[pattern] = Some(Starts::Anywhere);
+        }
+        for found in self.literals.find_overlapping_iter(haystack) {
+            for &pattern in &self.owners[found.pattern().as_usize()] {
+                match starts[pattern].get_or_insert_with(|| Starts::At(Vec::new())) {
+                    Starts::At(at) => at.push(found.start()),
+                    Starts::Anywhere => {}
+                }
+            }
+        }
+        starts
+            .into_iter()
+            .enumerate()
+            .filter_map(|(pattern, starts)| Some((pattern, starts?)))
+            .collect()
+    }
+}
+
+/// Where a pattern's matches can start.
+enum Starts {
+    Anywhere,
+    /// At these positions only (in any order, maybe repeated).
+    At(Vec<usize>),
+}
+
+/// The matches of `regex` in `haystack` that start where `starts` allows:
+/// the same, in the same order, as searching the whole text, since every
+/// match begins with one of the pattern's literals. Each position is tried
+/// anchored, which ends within a few bytes where nothing matches, instead
+/// of running the pattern over the whole text.
+fn matches_at<'a>(regex: &'a Regex, haystack: &'a [u8], starts: Starts) -> Spans<'a> {
+    match starts {
+        Starts::Anywhere => Box::new(regex.find_iter(haystack).map(|m| m.range())),
+        Starts::At(mut at) => {
+            at.sort_unstable();
+            at.dedup();
+            let mut end = 0;
+            Box::new(at.into_iter().filter_map(move |start| {
+                if start < end {
+                    return None;
+                }
+                let input = Input::new(haystack).range(start..).anchored(Anchored::Yes);
+                let found = regex.search(&input)?;
+                end = found.end();
+                Some(found.range())
+            }))
+        }
+    }
+}
+
+/// One pattern, compiled on its own the first time it may match: most
+/// texts match none, and compiling all of them up front was over a quarter
+/// of what a fresh process spent before its first verdict.
 struct Pattern {
     feature: Feature,
     start: Start,
     source: String,
-    compiled: std::sync::OnceLock<Regex>,
+    /// Tried at the places its literals start, in a short text.
+    quick: std::sync::OnceLock<Regex>,
+    /// Run over a long text (with `regex`'s literal prefilters).
+    full: std::sync::OnceLock<regex::bytes::Regex>,
 }
 
 impl Pattern {
     fn regex(&self) -> &Regex {
-        self.compiled
-            .get_or_init(|| Regex::new(&self.source).expect("injection pattern compiles"))
+        self.quick
+            .get_or_init(|| compile(&self.source).expect("injection pattern compiles"))
     }
+
+    fn full(&self) -> &regex::bytes::Regex {
+        self.full.get_or_init(|| {
+            regex::bytes::Regex::new(&self.source).expect("injection pattern compiles")
+        })
+    }
+}
+
+/// One pattern over bytes, built for what the scan asks of it (whether and
+/// where it matches, never its groups) and for building fast: `regex`'s
+/// own builder also analyses each pattern for literal prefilters, which
+/// costs more than the pattern's automata and which the literal automaton
+/// in front of the patterns already does for them.
+fn compile(source: &str) -> Result<Regex, Box<regex_automata::meta::BuildError>> {
+    Regex::builder()
+        .configure(
+            Regex::config()
+                .auto_prefilter(false)
+                .onepass(false)
+                .backtrack(false)
+                .dfa(false)
+                .utf8_empty(false)
+                .which_captures(WhichCaptures::Implicit),
+        )
+        .syntax(syntax::Config::new().utf8(false))
+        .build(source)
+        .map_err(Box::new)
 }
 
 pub(crate) static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
     let rules = rules();
-    let sources: Vec<String> = rules.iter().map(|(_, _, p)| p.clone()).collect();
+    assert_eq!(
+        rules.len(),
+        crate::literals::PREFIXES.len(),
+        "literals.rs is stale: SONDERA_UPDATE_LITERALS=1 cargo test -p sondera-injection"
+    );
     Patterns {
-        set: PatternsMatched::new(&sources),
+        candidates: Candidates::new(crate::literals::PREFIXES),
         each: rules
             .into_iter()
             .map(|(feature, start, source)| Pattern {
                 feature,
                 start,
                 source,
-                compiled: std::sync::OnceLock::new(),
+                quick: std::sync::OnceLock::new(),
+                full: std::sync::OnceLock::new(),
             })
             .collect(),
+        whole: std::sync::OnceLock::new(),
     }
 });
 
@@ -505,26 +654,75 @@ pub(crate) static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
 const MATCHES_PER_PATTERN: usize = 16;
 
 impl Patterns {
+    /// Compiles the patterns every text is a candidate for.
+    pub(crate) fn prepare(&self) {
+        for &pattern in &self.candidates.always {
+            self.each[pattern].regex();
+        }
+    }
+
+    /// The patterns that may match `bytes`, each with its matches.
+    fn matching<'a>(&'a self, bytes: &'a [u8]) -> Vec<(usize, Spans<'a>)> {
+        if bytes.len() < LONG_TEXT && self.whole.get().is_none() {
+            self.by_literals(bytes)
+        } else {
+            self.by_whole_set(bytes)
+        }
+    }
+
+    /// The automaton of all patterns, built the first time it is asked for.
+    fn whole(&self) -> &PatternsMatched {
+        self.whole
+            .get_or_init(|| PatternsMatched::new(self.each.iter().map(|p| p.source.as_str())))
+    }
+
+    /// Builds what [`Patterns::prepare`] builds and the automaton of all
+    /// patterns.
+    pub(crate) fn prepare_all(&self) {
+        self.prepare();
+        self.whole();
+    }
+
+    /// The literals say which patterns can match and where their matches
+    /// can start; only those places are tried.
+    fn by_literals<'a>(&'a self, bytes: &'a [u8]) -> Vec<(usize, Spans<'a>)> {
+        self.candidates
+            .of(bytes, self.each.len())
+            .into_iter()
+            .map(|(index, starts)| (index, matches_at(self.each[index].regex(), bytes, starts)))
+            .collect()
+    }
+
+    /// One pass says which patterns match anywhere; only those are run
+    /// again, one at a time, for where.
+    fn by_whole_set<'a>(&'a self, bytes: &'a [u8]) -> Vec<(usize, Spans<'a>)> {
+        self.whole()
+            .matches(bytes)
+            .iter()
+            .map(|index| {
+                let index = index.as_usize();
+                let full = self.each[index].full();
+                let spans: Spans<'a> = Box::new(full.find_iter(bytes).map(|m| m.range()));
+                (index, spans)
+            })
+            .collect()
+    }
+
     /// Every feature found in `text`, with where (in `text`).
     pub(crate) fn find(&self, text: &str, found: &mut Vec<(Feature, std::ops::Range<usize>)>) {
-        // The set says which patterns match anywhere; only those are run
-        // again, one at a time, for where.
         let bytes = text.as_bytes();
-        for index in self.set.matches(bytes).iter() {
-            let pattern = &self.each[index.as_usize()];
+        for (index, spans) in self.matching(bytes) {
+            let pattern = &self.each[index];
             let (feature, start) = (&pattern.feature, &pattern.start);
-            let admitted = pattern
-                .regex()
-                .find_iter(bytes)
-                .filter(|m| start.admits(bytes, m.start()));
+            let admitted = spans.filter(|m| start.admits(bytes, m.start));
             for m in admitted.take(MATCHES_PER_PATTERN) {
                 let span = if *feature == Feature::HiddenComment {
-                    match instructing_comment(text, m.start()) {
+                    match instructing_comment(text, m.start) {
                         Some(span) => span,
                         None => continue,
                     }
                 } else {
-                    m.range()
+                    m
                 };
                 found.push((*feature, span));
             }
@@ -572,9 +770,10 @@ static SENDING_WORD: LazyLock<Regex> = LazyLock::new(|| {
 mod compiled {
     use super::*;
 
-    /// The one automaton says which patterns match exactly as a `RegexSet`
-    /// of them does, on every text of the corpora, as written and as the
-    /// detector normalises it.
+    /// The literal automaton's candidates, each checked by its pattern, are
+    /// the patterns a `RegexSet` of them all says match, and each pattern
+    /// finds the spans `regex` finds, on every text of the corpora, as
+    /// written and as the detector normalises it.
     #[test]
     fn the_automaton_finds_what_a_regex_set_finds() {
         fn strings_in(value: &serde_json::Value) -> Vec<&str> {
@@ -605,15 +804,26 @@ mod compiled {
             let normalized = crate::normalize::Normalized::new(&text);
             for haystack in [text.as_str(), normalized.text.as_ref()] {
                 let expected: Vec<usize> = reference.matches(haystack.as_bytes()).iter().collect();
-                let found: Vec<usize> = PATTERNS
-                    .set
-                    .matches(haystack.as_bytes())
-                    .iter()
-                    .map(|p| p.as_usize())
-                    .collect();
-                assert_eq!(found, expected, "{}", &haystack[..haystack.len().min(200)]);
+                let bytes = haystack.as_bytes();
+                for way in [Patterns::by_literals, Patterns::by_whole_set] {
+                    let spans: Vec<(usize, Vec<std::ops::Range<usize>>)> = way(&PATTERNS, bytes)
+                        .into_iter()
+                        .map(|(p, spans)| (p, spans.collect::<Vec<_>>()))
+                        .filter(|(_, spans)| !spans.is_empty())
+                        .collect();
+                    let found: Vec<usize> = spans.iter().map(|(p, _)| *p).collect();
+                    assert_eq!(found, expected, "{}", &haystack[..haystack.len().min(200)]);
+                    // And where: the same spans as `regex` finds.
+                    for (p, spans) in &spans {
+                        let reference =
+                            regex::bytes::Regex::new(&PATTERNS.each[*p].source).unwrap();
+                        let expected: Vec<_> =
+                            reference.find_iter(bytes).map(|m| m.range()).collect();
+                        assert_eq!(*spans, expected, "pattern {p}");
+                    }
+                    matched += found.len();
+                }
                 texts += 1;
-                matched += found.len();
             }
         }
         assert!(
@@ -622,13 +832,81 @@ mod compiled {
         );
     }
 
-    /// Patterns compile when first needed; each must compile on its own, as
-    /// the set that holds them all does.
+    /// How much of each literal is kept.
+    const LITERAL_BYTES: usize = 5;
+
+    /// `literals.rs` as the patterns give it: for each, the literals every
+    /// match begins with, or none when they cannot be listed.
+    fn extracted_literals() -> String {
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let mut out = String::from(
+            "//! Generated by `SONDERA_UPDATE_LITERALS=1 cargo test -p sondera-injection`\n\
+             //! from the patterns in `patterns.rs`: for each, the literals every match\n\
+             //! begins with (`regex-syntax`'s prefix extraction), or `None`.\n\n\
+             pub(crate) const PREFIXES: &[Option<&[&[u8]]>] = &[\n",
+        );
+        let mut extractor = Extractor::new();
+        extractor.kind(ExtractKind::Prefix).limit_total(2000);
+        for (_, _, source) in rules() {
+            let hir = regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(&source)
+                .unwrap();
+            let mut seq = extractor.extract(&hir);
+            // A match that begins with a literal begins with its first
+            // bytes: fewer, shorter literals build a smaller automaton.
+            seq.keep_first_bytes(LITERAL_BYTES);
+            seq.dedup();
+            let listed = seq.literals().filter(|_| seq.min_literal_len() > Some(0));
+            match listed {
+                None => out.push_str("    None,\n"),
+                Some(literals) => {
+                    let mut bytes: Vec<&[u8]> = literals.iter().map(|l| l.as_bytes()).collect();
+                    bytes.sort();
+                    bytes.dedup();
+                    out.push_str("    Some(&[");
+                    for (i, literal) in bytes.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        out.push_str("b\"");
+                        out.extend(
+                            literal
+                                .iter()
+                                .flat_map(|&b| std::ascii::escape_default(b))
+                                .map(char::from),
+                        );
+                        out.push('"');
+                    }
+                    out.push_str("]),\n");
+                }
+            }
+        }
+        out.push_str("];\n");
+        out
+    }
+
+    #[test]
+    fn the_literal_table_is_the_patterns_own() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/literals.rs");
+        let extracted = extracted_literals();
+        if std::env::var_os("SONDERA_UPDATE_LITERALS").is_some() {
+            std::fs::write(path, &extracted).unwrap();
+            return;
+        }
+        assert!(
+            std::fs::read_to_string(path).unwrap() == extracted,
+            "src/literals.rs is stale: run SONDERA_UPDATE_LITERALS=1 cargo test -p sondera-injection"
+        );
+    }
+
+    /// Patterns compile when first needed; each must compile.
     #[test]
     fn every_pattern_compiles_on_its_own() {
         for pattern in &PATTERNS.each {
             assert!(
-                Regex::new(&pattern.source).is_ok(),
+                compile(&pattern.source).is_ok(),
                 "{:?}: {}",
                 pattern.feature,
                 pattern.source

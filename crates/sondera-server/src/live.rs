@@ -61,16 +61,30 @@ impl LiveItem {
         }
     }
 
-    /// About how many bytes it holds, for the history's budget.
+    /// About how many bytes it holds, for the history's budget: its JSON's
+    /// length, counted without keeping the JSON.
     fn weight(&self) -> usize {
-        let json = match self {
-            Self::Recorded { event, verdict, .. } => {
-                serde_json::to_vec(event).map_or(0, |j| j.len())
-                    + serde_json::to_vec(verdict).map_or(0, |j| j.len())
-            }
-            Self::Approval(approval) => serde_json::to_vec(approval).map_or(0, |j| j.len()),
+        let mut counted = Counted(256);
+        let _ = match self {
+            Self::Recorded { event, verdict, .. } => serde_json::to_writer(&mut counted, event)
+                .and_then(|()| serde_json::to_writer(&mut counted, verdict)),
+            Self::Approval(approval) => serde_json::to_writer(&mut counted, approval),
         };
-        json + 256
+        counted.0
+    }
+}
+
+/// A sink that counts the bytes written to it.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

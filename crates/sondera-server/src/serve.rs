@@ -176,6 +176,8 @@ impl ServerBuilder {
             }
         }
         let tls = self.tls.as_ref().map(tls_config).transpose()?;
+        // A server scans for as long as it runs.
+        sondera_guard::content::prepare_all_in_background();
         let engine = (self.loader)()?;
         let metrics = Arc::new(Metrics::default());
         let timed = Arc::new(HookedLog::new(
