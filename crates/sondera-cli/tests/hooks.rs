@@ -300,6 +300,53 @@ fn an_operator_decides_a_coding_agents_escalation() {
         &hook("gemini-cli", event, &input, &short)
     ));
 
+    // Approved for its session: the same push later in that session goes
+    // ahead without asking; in another session it is asked about again.
+    let (event, input) = shell_call("claude-code", "ops-5", "git push --force origin release");
+    let grpc = server.grpc.clone();
+    let waiting = std::thread::spawn(move || {
+        let env = [
+            ("SONDERA_HARNESS_ENDPOINT", grpc.as_str()),
+            ("SONDERA_API_TOKEN", agent_token),
+            ("SONDERA_HOOK_ESCALATE", "operators"),
+            ("SONDERA_HOOK_WAIT", "30"),
+        ];
+        hook("claude-code", event, &input, &env)
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let id = loop {
+        let listed = stdout(&sondera(
+            &[&["approvals", "list", "--json"][..], &as_operator].concat(),
+        ));
+        let ops5 = listed
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|a| a["trajectory_id"] == "claude-code-ops-5");
+        if let Some(approval) = ops5 {
+            break approval["id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "no approval appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let approved = sondera(
+        &[
+            &["approvals", "approve", &id, "--session"][..],
+            &as_operator,
+        ]
+        .concat(),
+    );
+    assert!(approved.status.success(), "{approved:?}");
+    assert!(!refused("claude-code", &waiting.join().unwrap()));
+    let (event, input) = shell_call("claude-code", "ops-5", "git push --force origin release");
+    let again = hook("claude-code", event, &input, &short);
+    assert!(
+        !refused("claude-code", &again),
+        "the session's approval holds: {again:?}"
+    );
+    let (event, input) = shell_call("claude-code", "ops-6", "git push --force origin release");
+    let elsewhere = hook("claude-code", event, &input, &short);
+    assert!(refused("claude-code", &elsewhere), "not in another session");
+
     // Nobody decides within the wait: refused, saying so.
     let (event, input) = shell_call("claude-code", "ops-2", "git push --force origin main");
     let answer = hook("claude-code", event, &input, &short);

@@ -449,6 +449,21 @@ impl Backend for Connection {
             .collect()
     }
 
+    async fn session_grants(&self, trajectory_id: &str) -> Result<Vec<Grant>, HarnessError> {
+        let mut client = self.client();
+        let request = v1::ListSessionGrantsRequest {
+            trajectory_id: trajectory_id.to_string(),
+        };
+        let listed = self
+            .call(client.list_session_grants(self.request(request)))
+            .await?;
+        listed
+            .grants
+            .into_iter()
+            .map(|grant| invalid_response(Grant::try_from(grant)))
+            .collect()
+    }
+
     async fn adjudicate_all(&self, events: Vec<Event>) -> Result<Vec<Adjudicated>, HarnessError> {
         self.adjudicate_batch(events).await
     }

@@ -38,6 +38,13 @@ pub trait Backend: Send + Sync {
     /// The standing approvals kept for `agent_id`.
     async fn grants(&self, agent_id: &str) -> Result<Vec<Grant>, HarnessError>;
 
+    /// The approvals "for this session" operators gave in trajectory
+    /// `trajectory_id`, as grants. A backend without operators has none.
+    async fn session_grants(&self, trajectory_id: &str) -> Result<Vec<Grant>, HarnessError> {
+        let _ = trajectory_id;
+        Ok(Vec::new())
+    }
+
     /// Asks an operator to decide escalated event `event_id` and waits for
     /// the outcome, up to `deadline`. A backend without operators says so.
     async fn ask_operator(

@@ -38,6 +38,9 @@ pub trait Steps: Send + Sync {
     /// The standing approvals kept for `agent_id` (an operator's "always").
     async fn grants(&self, agent_id: &str) -> Result<Vec<Grant>, StepError>;
 
+    /// The approvals "for this session" operators gave in `trajectory_id`.
+    async fn session_grants(&self, trajectory_id: &str) -> Result<Vec<Grant>, StepError>;
+
     /// Asks the operators about escalated event `event_id` and waits at
     /// most `wait` for their decision.
     async fn ask_operators(
@@ -56,6 +59,12 @@ impl<B: Backend> Steps for B {
 
     async fn grants(&self, agent_id: &str) -> Result<Vec<Grant>, StepError> {
         Backend::grants(self, agent_id).await.map_err(step_error)
+    }
+
+    async fn session_grants(&self, trajectory_id: &str) -> Result<Vec<Grant>, StepError> {
+        Backend::session_grants(self, trajectory_id)
+            .await
+            .map_err(step_error)
     }
 
     async fn ask_operators(
@@ -293,8 +302,9 @@ impl<S: Steps> HookJudge<S> {
         })
     }
 
-    /// The operator's standing approval that covers escalated `event`, if
-    /// one does. Nothing covers a denial.
+    /// The operator's approval that covers escalated `event`, if one does:
+    /// a standing one for the agent, or one for this session. Nothing
+    /// covers a denial.
     async fn standing_approval(
         &self,
         session: &Session,
@@ -304,7 +314,13 @@ impl<S: Steps> HookJudge<S> {
             return Ok(None);
         };
         let kept = self.steps.grants(&session.agent.id).await?;
-        Ok(kept.into_iter().find(|grant| grant.shape.covers(&shape)))
+        if let Some(grant) = kept.into_iter().find(|grant| grant.shape.covers(&shape)) {
+            return Ok(Some(grant));
+        }
+        let this_session = self.steps.session_grants(&event.trajectory_id).await?;
+        Ok(this_session
+            .into_iter()
+            .find(|grant| grant.shape.covers(&shape)))
     }
 
     /// Records that `grant` let escalated `event` go ahead, as the person

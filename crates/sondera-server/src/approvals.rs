@@ -240,6 +240,35 @@ impl Governance {
             .await?)
     }
 
+    /// The approvals "for this session" operators gave in one of the
+    /// tenant's trajectories, as grants of their shapes: what a caller that
+    /// keeps no scope of its own (a coding agent's hook, a process per
+    /// call) needs to honour them.
+    pub async fn session_grants(
+        &self,
+        tenant: &TenantId,
+        trajectory_id: &str,
+    ) -> Result<Vec<Grant>, ServiceError> {
+        let filter = ApprovalFilter {
+            status: Some(sondera_store::ApprovalStatus::Decided),
+            agent_id: None,
+            trajectory_id: Some(trajectory_id.to_string()),
+        };
+        let mut grants = Vec::new();
+        let mut page = PageRequest::first(PageRequest::MAX_LIMIT);
+        loop {
+            let listed = self
+                .store()
+                .list_approvals(tenant.into(), &filter, &page)
+                .await?;
+            grants.extend(listed.items.into_iter().filter_map(session_grant));
+            match listed.next {
+                Some(next) => page = PageRequest::after(PageRequest::MAX_LIMIT, next),
+                None => return Ok(grants),
+            }
+        }
+    }
+
     /// Whether the agent that asked for approval `id` is still waiting for
     /// the answer.
     pub async fn agent_waiting(
@@ -378,6 +407,25 @@ impl Governance {
         event.causality.causation_id = Some(approval.event_id.clone());
         self.adjudicate(&approval.tenant, event).await.map(|_| ())
     }
+}
+
+/// A decided approval "for this session" as the grant of its shape.
+fn session_grant(approval: ApprovalRecord) -> Option<Grant> {
+    let ApprovalState::Decided {
+        approval: Approval::Session,
+        decided_by,
+        decided_at,
+        ..
+    } = approval.state
+    else {
+        return None;
+    };
+    Some(Grant {
+        shape: approval.shape?,
+        scope: GrantScope::Session,
+        granted_by: decided_by,
+        granted_at: decided_at,
+    })
 }
 
 /// The escalate verdict of a recorded step; anything else is not approvable.

@@ -148,6 +148,20 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         }))
     }
 
+    async fn list_session_grants(
+        &self,
+        request: Request<v1::ListSessionGrantsRequest>,
+    ) -> Reply<v1::ListGrantsResponse> {
+        let tenant = self.tenant(&request)?;
+        let grants = self
+            .governance
+            .session_grants(&tenant, &request.into_inner().trajectory_id)
+            .await?;
+        Ok(Response::new(v1::ListGrantsResponse {
+            grants: grants.into_iter().map(Into::into).collect(),
+        }))
+    }
+
     async fn revoke_grant(&self, request: Request<v1::RevokeGrantRequest>) -> Reply<v1::Grant> {
         let caller = self.caller(&request)?;
         let r = request.into_inner();

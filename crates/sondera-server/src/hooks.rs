@@ -129,6 +129,16 @@ impl Steps for TenantSteps<'_> {
             .map_err(step_error)
     }
 
+    async fn session_grants(
+        &self,
+        trajectory_id: &str,
+    ) -> Result<Vec<sondera_model::Grant>, StepError> {
+        self.governance
+            .session_grants(&self.tenant, trajectory_id)
+            .await
+            .map_err(step_error)
+    }
+
     async fn ask_operators(
         &self,
         trajectory_id: &str,

@@ -827,6 +827,11 @@ pub struct ListGrantsResponse {
     pub grants: ::prost::alloc::vec::Vec<Grant>,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListSessionGrantsRequest {
+    #[prost(string, tag = "1")]
+    pub trajectory_id: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct RevokeGrantRequest {
     #[prost(string, tag = "1")]
     pub agent_id: ::prost::alloc::string::String,
@@ -1694,6 +1699,37 @@ pub mod harness_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// The session approvals operators gave in one trajectory: each decided
+        /// approval "for this session", as a grant of its shape.
+        pub async fn list_session_grants(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ListSessionGrantsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListGrantsResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::WireCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/sondera.harness.v1.HarnessService/ListSessionGrants",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "sondera.harness.v1.HarnessService",
+                        "ListSessionGrants",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
         /// Asks an operator to decide an escalated step: opens a pending approval
         /// for the recorded event, or returns the one already open for it.
         pub async fn request_approval(
@@ -1909,6 +1945,15 @@ pub mod harness_service_server {
             &self,
             request: tonic::Request<super::RevokeGrantRequest>,
         ) -> std::result::Result<tonic::Response<super::Grant>, tonic::Status>;
+        /// The session approvals operators gave in one trajectory: each decided
+        /// approval "for this session", as a grant of its shape.
+        async fn list_session_grants(
+            &self,
+            request: tonic::Request<super::ListSessionGrantsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListGrantsResponse>,
+            tonic::Status,
+        >;
         /// Asks an operator to decide an escalated step: opens a pending approval
         /// for the recorded event, or returns the one already open for it.
         async fn request_approval(
@@ -2584,6 +2629,52 @@ pub mod harness_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RevokeGrantSvc(inner);
+                        let codec = crate::WireCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/sondera.harness.v1.HarnessService/ListSessionGrants" => {
+                    #[allow(non_camel_case_types)]
+                    struct ListSessionGrantsSvc<T: HarnessService>(pub Arc<T>);
+                    impl<
+                        T: HarnessService,
+                    > tonic::server::UnaryService<super::ListSessionGrantsRequest>
+                    for ListSessionGrantsSvc<T> {
+                        type Response = super::ListGrantsResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ListSessionGrantsRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as HarnessService>::list_session_grants(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ListSessionGrantsSvc(inner);
                         let codec = crate::WireCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
