@@ -957,7 +957,10 @@ async fn cards_change_in_place_and_a_typed_reason_stays() {
         .run("arguments[0](document.querySelector('article[data-approval] input').value)")
         .await;
     assert_eq!(typed, "checked the plan with Bo");
-    assert_eq!(browser.texts("#pending-count").await, ["1"]);
+    // The badge is the server's count, asked again after each change.
+    browser
+        .text_when("#pending-count", Duration::from_secs(5), |t| t == "1")
+        .await;
 
     browser.click("article[data-approval] button.approve").await;
     assert!(first.await.unwrap().unwrap().approved());
