@@ -560,7 +560,7 @@ record_class! {
     /// policies that made it.
     Adjudicated wraps model::Adjudicated
 }
-json_getters!(Adjudicated: reason, steering, guardrails);
+json_getters!(Adjudicated: reason, steering, guardrails, decision_id, policy_revision);
 
 #[pymethods]
 impl Adjudicated {

@@ -45,6 +45,10 @@ async def test_policy_directory_and_located_errors(tmp_path: Path) -> None:
         Event(AGENT, harness.trajectory_id, FileOperation.read("README.md"))
     )
     assert verdict.decision == Decision.DENY and verdict.policy_ids == ["no-reads"]
+    # The judgement is traceable: its id and the policy set's revision.
+    assert verdict.decision_id is not None and len(verdict.decision_id) == 32
+    assert verdict.decision_id in verdict.deny_message()
+    assert verdict.policy_revision is not None and len(verdict.policy_revision) == 64
     (tmp_path / "broken.cedar").write_text("forbid (principal, action, resource) when { nope };")
     with pytest.raises(ValueError, match=r"broken\.cedar"):
         LocalHarness(policy_dirs=[tmp_path], memory=True)

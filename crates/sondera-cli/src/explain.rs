@@ -33,7 +33,8 @@ pub(crate) fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         ),
         None => serde_json::Value::Null,
     };
-    let verdict = engine.decide(&request);
+    let mut verdict = engine.decide(&request);
+    verdict.policy_revision = Some(engine.revision().to_owned());
     let cedar_evaluated = engine.needs_cedar(&request);
     let origins = value_origins(&state, &event.payload);
     let evidence = evidence(&event.payload, request.signals.as_ref());
@@ -86,6 +87,7 @@ pub(crate) fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         for policy in &verdict.shadow_matches {
             println!("  shadow: {}", describe(policy));
         }
+        println!("policy revision: {}", engine.revision());
         if !cedar_evaluated {
             println!("judged without Cedar: every policy's outcome was known from the facts");
         }

@@ -249,7 +249,7 @@ impl Adjudicator {
         let engine = self.engine();
         let event = as_judged(event, &cursor.state);
         let event = event.as_ref();
-        let (verdict, governed) = match deadline {
+        let (mut verdict, governed) = match deadline {
             None => adjudicate_step(&engine, &mut cursor.state, event),
             Some(deadline) => {
                 let started = std::time::Instant::now();
@@ -262,6 +262,13 @@ impl Adjudicator {
                 judged
             }
         };
+        verdict.decision_id = Some(sondera_model::decision_id(
+            tenant.as_str(),
+            id,
+            cursor.next_seq,
+            &event.event_id,
+            engine.revision(),
+        ));
         let status = cursor.status.after(&event.payload);
         self.log
             .append(StepRecord {
@@ -327,7 +334,7 @@ pub(crate) fn adjudicate_step(
     event: &Event,
 ) -> (Adjudicated, bool) {
     let mut signals = None;
-    let (verdict, governed) = match engine.request(event, state) {
+    let (mut verdict, governed) = match engine.request(event, state) {
         Ok(Some(request)) => {
             let verdict = engine.decide(&request);
             signals = request.signals;
@@ -378,5 +385,6 @@ pub(crate) fn adjudicate_step(
         }
         state.record(&event.payload, verdict.effective_decision());
     }
+    verdict.policy_revision = Some(engine.revision().to_owned());
     (verdict, governed)
 }

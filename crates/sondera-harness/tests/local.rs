@@ -661,3 +661,60 @@ async fn generic_calls_are_judged_in_the_class_the_detectors_give_them() {
         "recorded as judged"
     );
 }
+
+/// Every verdict carries the id of its judgement and the revision of the
+/// policies that made it, both as returned and as recorded; other policies
+/// are another revision and make other ids.
+#[tokio::test]
+async fn verdicts_carry_their_decision_id_and_policy_revision() {
+    let store: Arc<dyn TrajectoryStore> = Arc::new(MemoryStore::new());
+    let mut h = harness_with(store.clone());
+    let id = h.initialize(None, None).await.unwrap();
+    let denied = h.adjudicate(shell(&h, "rm -rf build")).await.unwrap();
+    let revision = engine().revision().to_owned();
+    assert_eq!(revision.len(), 64);
+    assert_eq!(denied.policy_revision.as_deref(), Some(revision.as_str()));
+    let decision_id = denied.decision_id.clone().expect("a decision id");
+    assert!(denied.deny_message().contains(&decision_id));
+
+    let detail = store
+        .trajectory_with_events(&TenantId::default(), &id)
+        .await
+        .unwrap()
+        .unwrap();
+    let recorded = detail.events[1].adjudication.as_ref().unwrap();
+    assert_eq!(recorded, &denied, "the caller gets what is recorded");
+    assert_eq!(
+        decision_id,
+        decision_id_of(
+            "default",
+            &id,
+            1,
+            &detail.events[1].event.event_id,
+            &revision
+        )
+    );
+
+    let builtin = PolicyEngine::builtin().unwrap();
+    assert_ne!(builtin.revision(), revision);
+    let renamed = PolicyEngine::builder()
+        .builtin_packs()
+        .policy_source("elsewhere/renamed.cedar", NO_RM)
+        .build()
+        .unwrap();
+    assert_eq!(
+        renamed.revision(),
+        revision,
+        "names do not change a revision"
+    );
+    let edited = PolicyEngine::builder()
+        .builtin_packs()
+        .policy_source("test.cedar", NO_RM.replace("rm *", "rm -r*"))
+        .build()
+        .unwrap();
+    assert_ne!(edited.revision(), revision, "content does");
+}
+
+fn decision_id_of(tenant: &str, trajectory: &str, seq: u64, event: &str, revision: &str) -> String {
+    sondera_model::decision_id(tenant, trajectory, seq, event, revision)
+}

@@ -76,13 +76,35 @@ fn outcome_kind(outcome: &Outcome) -> &'static str {
 
 fn rendered(judged: &Judged) -> String {
     let command = judged.command();
-    format!(
+    let text = format!(
         "exit: {}\nstdout: {}\nstderr: {}\nhttp: {}\n",
         command.exit_code,
         command.stdout.trim_end(),
         command.stderr.trim_end(),
         judged.http()
-    )
+    );
+    without_decision_ids(&text)
+}
+
+/// `text` with each decision id (derived from event ids, which are new on
+/// every run) replaced by `ID`, after checking it is one.
+fn without_decision_ids(text: &str) -> String {
+    const MARK: &str = "(decision ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        let (before, after) = rest.split_at(at + MARK.len());
+        let id = after.get(..32).unwrap_or_default();
+        assert!(
+            id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) && after[32..].starts_with(')'),
+            "not a decision id: {after}"
+        );
+        out.push_str(before);
+        out.push_str("ID");
+        rest = &after[32..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Judges every case of `agent` in order on one adjudicator (cases of one

@@ -83,6 +83,38 @@ pub struct Adjudicated {
     /// Text that tells the agent how to correct course (steer mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steering: Option<String>,
+    /// The recorded judgement this verdict is (see [`decision_id`]): what an
+    /// agent logs so that its line can be found in the server's records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_id: Option<String>,
+    /// The policy set that judged the step, by the hash of its content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_revision: Option<String>,
+}
+
+/// The id of the judgement of the step at `seq` of a trajectory by the
+/// policy set `policy_revision`: 32 hex digits of a SHA-256 over them all.
+///
+/// Derived rather than drawn at random, so the same step judged by the same
+/// policies has the same id wherever it is computed (a replay, another
+/// server), and a step judged again after a lost race for its position, or
+/// by other policies, has another.
+pub fn decision_id(
+    tenant: &str,
+    trajectory_id: &str,
+    seq: u64,
+    event_id: &str,
+    policy_revision: &str,
+) -> String {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    for part in [tenant, trajectory_id, event_id, policy_revision] {
+        // Lengths first, so no two lists of parts hash alike.
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hasher.update(seq.to_le_bytes());
+    hex::encode(&hasher.finalize()[..16])
 }
 
 impl Adjudicated {
@@ -97,6 +129,8 @@ impl Adjudicated {
             shadow_matches: Vec::new(),
             guardrails: None,
             steering: None,
+            decision_id: None,
+            policy_revision: None,
         }
     }
 
@@ -159,6 +193,9 @@ impl Adjudicated {
         if let Some(steering) = &self.steering {
             let _ = write!(msg, "\nHow to proceed: {steering}");
         }
+        if let Some(id) = &self.decision_id {
+            let _ = write!(msg, "\n(decision {id})");
+        }
         msg
     }
 }
@@ -198,6 +235,31 @@ mod tests {
             "- policy `destructive-rm-root`: Recursive delete outside the workspace [escalate, severity=critical]"
         ));
         assert!(msg.ends_with("How to proceed: delete only paths inside the workspace"));
+    }
+
+    #[test]
+    fn decision_ids_follow_every_part_of_the_judgement() {
+        let id = decision_id("acme", "t1", 3, "e7", "rev");
+        assert_eq!(id.len(), 32);
+        assert_eq!(id, decision_id("acme", "t1", 3, "e7", "rev"));
+        for other in [
+            decision_id("acme2", "t1", 3, "e7", "rev"),
+            decision_id("acme", "t2", 3, "e7", "rev"),
+            decision_id("acme", "t1", 4, "e7", "rev"),
+            decision_id("acme", "t1", 3, "e8", "rev"),
+            decision_id("acme", "t1", 3, "e7", "rev2"),
+            // Parts are delimited: moving a character across a boundary matters.
+            decision_id("acmet", "1", 3, "e7", "rev"),
+        ] {
+            assert_ne!(id, other);
+        }
+        let mut verdict = Adjudicated::deny(Mode::Govern, "no");
+        verdict.decision_id = Some(id.clone());
+        assert!(
+            verdict
+                .deny_message()
+                .ends_with(&format!("(decision {id})"))
+        );
     }
 
     #[test]

@@ -298,6 +298,7 @@ fn mentions_action(value: &serde_json::Value) -> bool {
 #[derive(Debug)]
 pub struct PolicyEngine {
     schema: Schema,
+    revision: String,
     mode: Mode,
     policies: BTreeMap<String, LoadedPolicy>,
     full: PolicySet,
@@ -371,6 +372,7 @@ impl PolicyEngine {
             .collect();
         Ok(Self {
             schema: loaded.schema,
+            revision: loaded.revision,
             mode,
             policies: loaded
                 .policies
@@ -387,6 +389,13 @@ impl PolicyEngine {
             warnings: loaded.warnings,
             authorizer: Authorizer::new(),
         })
+    }
+
+    /// The policy set's revision: 64 hex digits of a hash of its content
+    /// (the schema and the policies' texts, whatever their files' names or
+    /// order). Every verdict records it.
+    pub fn revision(&self) -> &str {
+        &self.revision
     }
 
     /// The mode verdicts are applied in.

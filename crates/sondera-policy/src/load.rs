@@ -71,6 +71,8 @@ struct BuiltinForms {
     schema: serde_json::Value,
     /// Each pack's policies in file order, by the pack's name.
     packs: BTreeMap<String, Vec<serde_json::Value>>,
+    /// The [`revision`] of the built-in packs alone.
+    revision: String,
 }
 
 impl BuiltinForms {
@@ -110,6 +112,7 @@ pub(crate) struct LoadedPolicy {
 
 pub(crate) struct Loaded {
     pub schema: Schema,
+    pub revision: String,
     pub policies: Vec<LoadedPolicy>,
     pub tool_args: BTreeMap<String, ArgType>,
     pub warnings: Vec<PolicyError>,
@@ -199,12 +202,55 @@ pub(crate) fn load(
     if check {
         warnings.extend(crate::lint::lint(policies, &loaded));
     }
+    let revision = if is_builtin_set(schemas, policies) {
+        forms.revision
+    } else {
+        revision(schemas, policies)
+    };
     Ok(Loaded {
         schema,
+        revision,
         policies: loaded,
         tool_args,
         warnings,
     })
+}
+
+/// A policy set's revision: 64 hex digits of a SHA-256 over the SHA-256 of
+/// each source's text, the base schema's included, each marked as schema or
+/// policies, in sorted order. Neither the files' names nor their order
+/// change what a set decides, so neither changes its revision: the same
+/// policies pushed from two checkouts are one revision.
+pub(crate) fn revision(schemas: &[Source], policies: &[Source]) -> String {
+    use sha2::{Digest, Sha256};
+    let base = std::iter::once(BASE_SCHEMA);
+    let mut parts: Vec<[u8; 33]> = base
+        .chain(schemas.iter().map(|s| s.text.as_str()))
+        .map(|text| (b's', text))
+        .chain(policies.iter().map(|s| (b'p', s.text.as_str())))
+        .map(|(kind, text)| {
+            let mut part = [0u8; 33];
+            part[0] = kind;
+            part[1..].copy_from_slice(&Sha256::digest(text.as_bytes()));
+            part
+        })
+        .collect();
+    parts.sort_unstable();
+    let mut hasher = Sha256::new();
+    for part in &parts {
+        hasher.update(part);
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// Whether the set is the built-in packs alone, whose revision is known.
+fn is_builtin_set(schemas: &[Source], policies: &[Source]) -> bool {
+    schemas.is_empty()
+        && policies.len() == BUILTIN_PACKS.len()
+        && policies
+            .iter()
+            .zip(BUILTIN_PACKS)
+            .all(|(source, (name, text))| source.name == *name && source.text == *text)
 }
 
 fn schema_error(file: &str, text: &str, diagnostic: &dyn miette::Diagnostic) -> PolicyError {
@@ -524,9 +570,17 @@ mod tests {
                 (name.to_string(), policies)
             })
             .collect();
+        let builtin: Vec<Source> = BUILTIN_PACKS
+            .iter()
+            .map(|(name, text)| Source {
+                name: name.to_string(),
+                text: text.to_string(),
+            })
+            .collect();
         BuiltinForms {
             schema: schema.to_json_value().unwrap(),
             packs,
+            revision: revision(&[], &builtin),
         }
     }
 
@@ -555,6 +609,7 @@ mod tests {
         let no_forms = BuiltinForms {
             schema: forms.schema.clone(),
             packs: BTreeMap::new(),
+            revision: String::new(),
         };
         for (name, text) in BUILTIN_PACKS {
             let source = Source {

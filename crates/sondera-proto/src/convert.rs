@@ -745,6 +745,8 @@ impl From<model::Adjudicated> for v1::Adjudicated {
             shadow_matches: a.shadow_matches.into_iter().map(Into::into).collect(),
             guardrails: a.guardrails.map(json_to_wire),
             steering: a.steering,
+            decision_id: a.decision_id,
+            policy_revision: a.policy_revision,
         }
     }
 }
@@ -765,6 +767,8 @@ impl TryFrom<v1::Adjudicated> for model::Adjudicated {
             shadow_matches: a.shadow_matches.into_iter().map(Into::into).collect(),
             guardrails: optional(a.guardrails, "guardrails", json_from_wire)?,
             steering: a.steering,
+            decision_id: a.decision_id,
+            policy_revision: a.policy_revision,
         })
     }
 }

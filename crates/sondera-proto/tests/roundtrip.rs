@@ -61,6 +61,8 @@ fn verdict() -> Adjudicated {
         shadow_matches: vec![],
         guardrails: Some(json!({"shell": {"risks": ["delete"]}})),
         steering: Some("use the trash".into()),
+        decision_id: Some("0123456789abcdef0123456789abcdef".into()),
+        policy_revision: Some("ab".repeat(32)),
     }
 }
 

@@ -299,7 +299,9 @@ async fn the_trajectory_view_shows_the_timeline_and_links_calls_to_results() {
         stderr: String::new(),
     };
     step(&mut agent, output).await;
-    assert_eq!(step(&mut agent, shell("rm -rf /")).await, Decision::Deny);
+    let event = agent.event(shell("rm -rf /")).unwrap();
+    let denied = agent.adjudicate(event).await.unwrap();
+    assert_eq!(denied.decision, Decision::Deny);
 
     let browser = Browser::signed_in(&server, ACME_OPS).await;
     browser.go(&format!("#/trajectory/{id}")).await;
@@ -331,6 +333,15 @@ async fn the_trajectory_view_shows_the_timeline_and_links_calls_to_results() {
     );
     let deny_rows = browser.texts("#timeline tr.deny").await;
     assert_eq!(deny_rows.len(), 1);
+    // The agent's decision id and the policy revision, to trace its log here.
+    let decision_id = denied.decision_id.unwrap();
+    let revision = denied.policy_revision.unwrap();
+    assert!(
+        deny_rows[0].contains(&format!("decision {decision_id}"))
+            && deny_rows[0].contains(&format!("policies {}", &revision[..12])),
+        "{}",
+        deny_rows[0]
+    );
     let state = browser.texts(".card.kv").await.join(" ");
     assert!(
         state.contains("session-7") && state.contains("1 / 0"),

@@ -64,6 +64,7 @@ async fn alternating_servers_keep_one_order_and_one_state() {
     judge(&servers[0], Event::new(id, &agent, started)).await;
 
     let mut decisions = Vec::new();
+    let mut judgements = Vec::new();
     for (i, command) in ["rm -rf x", "ls", "rm -rf y", "ls", "cargo build"]
         .iter()
         .enumerate()
@@ -71,6 +72,7 @@ async fn alternating_servers_keep_one_order_and_one_state() {
         let event = Event::new(id, &agent, shell(command));
         let verdict = judge(&servers[(i + 1) % 2], event).await;
         decisions.push(verdict.decision);
+        judgements.push((verdict.decision_id, verdict.policy_revision));
     }
     let deny = v1::Decision::Deny as i32;
     let allow = v1::Decision::Allow as i32;
@@ -87,6 +89,22 @@ async fn alternating_servers_keep_one_order_and_one_state() {
     assert_eq!(detail.summary.state.denial_count, 4);
     let seqs: Vec<u64> = detail.events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, [0, 1, 2, 3, 4, 5]);
+    // Each caller's decision id is the one recorded; both servers judged by
+    // one policy revision.
+    let recorded: Vec<_> = detail.events[1..]
+        .iter()
+        .map(|e| {
+            let verdict = e.adjudication.as_ref().unwrap();
+            (verdict.decision_id.clone(), verdict.policy_revision.clone())
+        })
+        .collect();
+    assert_eq!(judgements, recorded);
+    let revision = loader()().unwrap().revision().to_owned();
+    assert!(
+        recorded
+            .iter()
+            .all(|(id, rev)| id.is_some() && rev.as_deref() == Some(&revision))
+    );
     a.stop().await;
     b.stop().await;
 }

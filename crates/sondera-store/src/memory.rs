@@ -696,6 +696,7 @@ fn listed_by(filter: &TrajectoryFilter, trajectory: &Trajectory) -> bool {
                 .events
                 .iter()
                 .any(|e| serde_json::to_string(&e.event).is_ok_and(|json| has(&json)))
+            || verdicts().any(|v| serde_json::to_string(v).is_ok_and(|json| has(&json)))
     };
     filter.agent_id.as_ref().is_none_or(|a| *a == t.agent_id)
         && filter.status.is_none_or(|s| s == t.status)

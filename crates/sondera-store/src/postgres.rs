@@ -546,7 +546,9 @@ impl Records for PostgresStore {
                AND ($12::text IS NULL OR strpos(lower(id), lower($12)) > 0 OR strpos(lower(agent_id), lower($12)) > 0
                     OR strpos(lower(coalesce(session_id, '')), lower($12)) > 0
                     OR EXISTS (SELECT 1 FROM events e WHERE e.tenant = t.tenant AND e.trajectory_id = t.id
-                               AND strpos(lower(e.body), lower($12)) > 0))
+                               AND strpos(lower(e.body), lower($12)) > 0)
+                    OR EXISTS (SELECT 1 FROM adjudications a WHERE a.tenant = t.tenant AND a.trajectory_id = t.id
+                               AND strpos(lower(a.body), lower($12)) > 0))
              ORDER BY created_at DESC, id DESC LIMIT $7"
         );
         let statement = client.prepare_cached(sql).await?;

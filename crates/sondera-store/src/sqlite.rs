@@ -462,7 +462,9 @@ impl SqliteStore {
                AND (?12 IS NULL OR instr(lower(id), lower(?12)) > 0 OR instr(lower(agent_id), lower(?12)) > 0
                     OR instr(lower(coalesce(session_id, '')), lower(?12)) > 0
                     OR EXISTS (SELECT 1 FROM events e WHERE e.tenant = t.tenant AND e.trajectory_id = t.id
-                               AND instr(lower(e.body), lower(?12)) > 0))
+                               AND instr(lower(e.body), lower(?12)) > 0)
+                    OR EXISTS (SELECT 1 FROM adjudications a WHERE a.tenant = t.tenant AND a.trajectory_id = t.id
+                               AND instr(lower(a.body), lower(?12)) > 0))
              ORDER BY created_at DESC, id DESC LIMIT ?6"
         ))?;
         let rows = stmt.query_map(

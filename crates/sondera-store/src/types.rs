@@ -361,8 +361,9 @@ pub struct TrajectoryFilter {
     /// Only trajectories active in this window: created before its end and
     /// last recorded to at or after its start.
     pub active: TimeWindow,
-    /// Only trajectories whose id, agent, session or any event contains this
-    /// text, ignoring ASCII case.
+    /// Only trajectories whose id, agent, session, any event or any verdict
+    /// (its decision id, its policy revision) contains this text, ignoring
+    /// ASCII case.
     pub text: Option<String>,
 }
 

@@ -120,7 +120,7 @@ async fn write_tenant_trajectory(
         };
         state.record(&payload, *decision);
         let e = event(traj, agent_id, start + seq as i64, payload);
-        let v = verdict(
+        let mut v = verdict(
             *decision,
             if *decision == Decision::Allow {
                 "base-default-permit"
@@ -128,6 +128,7 @@ async fn write_tenant_trajectory(
                 "no-cmd"
             },
         );
+        v.decision_id = Some(format!("dec-{traj}-{seq}"));
         store
             .append(StepRecord {
                 tenant,
@@ -462,6 +463,11 @@ async fn filters_and_pagination(store: &dyn TrajectoryStore) {
         filtered(|f| f.text = Some("P5".into())).await,
         ["p5"],
         "in the id"
+    );
+    assert_eq!(
+        filtered(|f| f.text = Some("DEC-P3-1".into())).await,
+        ["p3"],
+        "in a verdict: its decision id"
     );
     assert_eq!(
         filtered(|f| f.text = Some("50%_".into())).await,

@@ -393,6 +393,13 @@ pub struct Adjudicated {
     pub guardrails: ::core::option::Option<JsonValue>,
     #[prost(string, optional, tag = "8")]
     pub steering: ::core::option::Option<::prost::alloc::string::String>,
+    /// The recorded judgement this verdict is: derived from the tenant, the
+    /// trajectory, the step's position and event id and the policy revision.
+    #[prost(string, optional, tag = "9")]
+    pub decision_id: ::core::option::Option<::prost::alloc::string::String>,
+    /// The policy set that judged the step (a hash of its content).
+    #[prost(string, optional, tag = "10")]
+    pub policy_revision: ::core::option::Option<::prost::alloc::string::String>,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct PendingCall {

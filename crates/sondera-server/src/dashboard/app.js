@@ -77,6 +77,18 @@ function decisionLabel(decision) {
 /** The step in a few words. */
 // One line (or a few) for any payload, every kind of the wire format
 // (schema/event.schema.json) by its own field names.
+// Which judgement a verdict is and which policy set made it, for tracing an
+// agent's log line here; the revision is shortened as git shortens commits.
+function judgement(verdict) {
+  if (!verdict.decision_id && !verdict.policy_revision) return '';
+  const parts = [];
+  if (verdict.decision_id) parts.push(el('span', { class: 'decision-id' }, `decision ${verdict.decision_id}`));
+  if (verdict.policy_revision) {
+    parts.push(' ', el('span', { class: 'policy-revision', title: verdict.policy_revision }, `policies ${verdict.policy_revision.slice(0, 12)}`));
+  }
+  return el('div', { class: 'muted judgement' }, ...parts);
+}
+
 function describe(payload) {
   const json = (value) => JSON.stringify(value === undefined ? null : value);
   switch (payload.type) {
@@ -246,6 +258,7 @@ function approvalCard(approval) {
     el('p', { class: 'muted' }, clock(approval)),
     agentWaiting(approval),
     el('p', {}, approval.verdict.reason || ''),
+    judgement(approval.verdict),
     policyList(approval.verdict.policies),
     el('p', { class: 'muted' },
       `Session ${approval.session_id || '-'} · `,
@@ -662,7 +675,7 @@ async function trajectoryView(id) {
       el('td', { 'data-label': 'Actor' }, `${e.event.actor.kind}:${e.event.actor.id}`),
       el('td', { 'data-label': 'Kind' }, payload.type),
       el('td', { 'data-label': 'Step' }, el('pre', {}, describe(payload)), link),
-      el('td', { 'data-label': 'Verdict' }, verdict ? [decisionLabel(verdict.decision), verdict.decision !== 'allow' ? el('div', { class: 'muted' }, verdict.reason || '') : ''] : ''),
+      el('td', { 'data-label': 'Verdict' }, verdict ? [decisionLabel(verdict.decision), verdict.decision !== 'allow' ? el('div', { class: 'muted' }, verdict.reason || '') : '', judgement(verdict)] : ''),
       el('td', { 'data-label': 'Policies' }, verdict ? (verdict.policies || []).map((p) => p.policy_id).join(', ') : ''));
   };
   // A long trajectory is put in the page a few hundred rows at a time.
