@@ -96,7 +96,9 @@ fn without_decision_ids(text: &str) -> String {
         let (before, after) = rest.split_at(at + MARK.len());
         let id = after.get(..32).unwrap_or_default();
         assert!(
-            id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) && after[32..].starts_with(')'),
+            id.len() == 32
+                && id.bytes().all(|b| b.is_ascii_hexdigit())
+                && after[32..].starts_with(')'),
             "not a decision id: {after}"
         );
         out.push_str(before);

@@ -37,6 +37,9 @@ pub struct Governance {
     latency: TenantLatency,
     /// Agents waiting on approvals here.
     pub(crate) waiters: crate::approvals::Waiters,
+    /// The live stream is fed by a shared store's announcements (see
+    /// `shared`), so nothing is published as it happens here.
+    shared_stream: std::sync::atomic::AtomicBool,
 }
 
 impl Governance {
@@ -53,7 +56,25 @@ impl Governance {
             settling: tokio::sync::RwLock::new(()),
             latency: TenantLatency::default(),
             waiters: Default::default(),
+            shared_stream: Default::default(),
         }
+    }
+
+    /// Feeds the live stream from a shared store's announcements, which
+    /// `changes` receives, from now until the service closes.
+    pub(crate) fn follow_shared(
+        self: &Arc<Self>,
+        shared: Arc<dyn sondera_store::SharedChanges>,
+        changes: tokio::sync::mpsc::Receiver<sondera_store::Change>,
+    ) {
+        self.shared_stream
+            .store(true, std::sync::atomic::Ordering::Release);
+        tokio::spawn(crate::shared::follow(self.clone(), shared, changes));
+    }
+
+    /// Tells the receiver when the service closes.
+    pub(crate) fn closing(&self) -> watch::Receiver<bool> {
+        self.closing.subscribe()
     }
 
     /// Ends every live subscription, so shutdown need not wait for them.
@@ -133,17 +154,33 @@ impl Governance {
         self.metrics
             .adjudicated(recorded.verdict.decision, event.payload.kind(), elapsed);
         self.latency.record(tenant, elapsed);
-        let item = LiveItem::Recorded {
-            seq: recorded.seq,
-            event,
-            verdict: recorded.verdict.clone(),
-        };
-        self.live.publish(tenant, item);
+        if !self.has_shared_stream() {
+            let item = LiveItem::Recorded {
+                seq: recorded.seq,
+                event,
+                verdict: recorded.verdict.clone(),
+            };
+            self.live.publish(tenant, item);
+        }
         Ok(recorded.verdict)
     }
 
-    /// Tells live subscribers, and keeps it in the stream's history.
+    fn has_shared_stream(&self) -> bool {
+        self.shared_stream
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Tells live subscribers of something that happened here, and keeps it
+    /// in the stream's history; with a shared stream the store's
+    /// announcement of it does.
     pub(crate) fn publish(&self, tenant: &TenantId, item: LiveItem) {
+        if !self.has_shared_stream() {
+            self.live.publish(tenant, item);
+        }
+    }
+
+    /// Publishes what a shared store announced.
+    pub(crate) fn publish_shared(&self, tenant: &TenantId, item: LiveItem) {
         self.live.publish(tenant, item);
     }
 

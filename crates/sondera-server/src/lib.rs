@@ -46,6 +46,7 @@ mod metrics;
 mod reload;
 mod serve;
 mod sessions;
+mod shared;
 
 pub use auth::{
     Access, AccessControl, Caller, Role, TokenConfigError, TokenLoader, TokenReload, Tokens,

@@ -35,6 +35,7 @@ pub struct Metrics {
     store_write_latency: Histogram,
     active_streams: Gauge,
     policy_reloads_failed: Counter,
+    shared_stream_lost: Counter,
 }
 
 impl Default for Metrics {
@@ -71,6 +72,12 @@ impl Default for Metrics {
             "Policy reloads refused because the new set was invalid",
             policy_reloads_failed.clone(),
         );
+        let shared_stream_lost = Counter::default();
+        registry.register(
+            "sondera_shared_stream_lost",
+            "Records announced by a shared store that the live stream could not read",
+            shared_stream_lost.clone(),
+        );
         Self {
             registry,
             adjudications,
@@ -78,6 +85,7 @@ impl Default for Metrics {
             store_write_latency,
             active_streams,
             policy_reloads_failed,
+            shared_stream_lost,
         }
     }
 }
@@ -123,6 +131,12 @@ impl Metrics {
     pub fn stream_opened(&self) -> ActiveStream {
         self.active_streams.inc();
         ActiveStream(self.active_streams.clone())
+    }
+
+    /// Counts records a shared store announced that the live stream could
+    /// not read.
+    pub fn shared_stream_lost(&self, records: usize) {
+        self.shared_stream_lost.inc_by(records as u64);
     }
 
     /// Counts a failed policy or token reload.

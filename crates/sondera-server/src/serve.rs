@@ -67,6 +67,9 @@ pub enum ServerError {
         /// What is wrong with it.
         message: String,
     },
+    /// The shared store cannot be listened to.
+    #[error("cannot listen to the shared store's announcements: {0}")]
+    SharedStore(sondera_store::StoreError),
     /// The gRPC server failed.
     #[error("the gRPC server failed: {0}")]
     Grpc(#[from] tonic::transport::Error),
@@ -184,8 +187,15 @@ impl ServerBuilder {
             self.store.clone(),
             WriteTimer(metrics.clone()),
         ));
+        let shared = self.store.shared();
         let adjudicator = Arc::new(Adjudicator::new(engine, self.store).appending_through(timed));
         let governance = Arc::new(Governance::new(adjudicator, metrics, self.limits.clone()));
+        if let Some(shared) = shared {
+            // Listening before serving: nothing recorded from now on is missed.
+            let changes = shared.listen().await.map_err(ServerError::SharedStore)?;
+            tracing::info!("the live stream and approvals follow the shared store");
+            governance.follow_shared(shared, changes);
+        }
         let bind = |addr: SocketAddr| async move {
             TcpListener::bind(addr)
                 .await

@@ -30,7 +30,10 @@ mod migrations;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "postgres")]
+mod postgres_feed;
+#[cfg(feature = "postgres")]
 mod postgres_tls;
+mod shared;
 mod sql;
 mod sqlite;
 mod tenant;
@@ -40,6 +43,7 @@ pub use hooked::{AppendHook, HookedLog};
 pub use memory::{DEFAULT_EVENT_BUDGET, MemoryStore};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+pub use shared::{Change, SharedChanges, SharedStep, StepKey};
 pub use sqlite::SqliteStore;
 pub use tenant::{DEFAULT_TENANT, InvalidTenant, MAX_TENANT_LEN, TenantId, Tenants};
 pub use types::*;
@@ -214,6 +218,12 @@ pub trait Records: Send + Sync + std::fmt::Debug {
         filter: &ApprovalFilter,
         page: &PageRequest,
     ) -> Result<Page<ApprovalRecord>, StoreError>;
+    /// The announcements of what every process sharing this store records,
+    /// for a store several processes share (PostgreSQL); `None` for one
+    /// that only this process writes.
+    fn shared(&self) -> Option<std::sync::Arc<dyn SharedChanges>> {
+        None
+    }
 }
 
 /// Standing approvals ("always" grants) per agent.

@@ -296,6 +296,29 @@ CREATE INDEX adjudications_blocked ON adjudications (recorded_at, event_id)
 "#,
         postgres: "",
     },
+    // PostgreSQL announces every recorded event and every approval opened
+    // or settled, at commit, to the servers sharing the database (see
+    // `postgres_feed`). The notification names the row; readers read it.
+    Migration {
+        version: 7,
+        sqlite: "",
+        postgres: r#"
+CREATE FUNCTION sondera_notify_recorded() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('sondera_recorded', json_build_array(NEW.tenant, NEW.trajectory_id, NEW.seq)::text);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER events_announced AFTER INSERT ON events
+    FOR EACH ROW EXECUTE FUNCTION sondera_notify_recorded();
+CREATE FUNCTION sondera_notify_approval() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('sondera_approvals', json_build_array(NEW.tenant, NEW.id)::text);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER approvals_announced AFTER INSERT OR UPDATE ON approvals
+    FOR EACH ROW EXECUTE FUNCTION sondera_notify_approval();
+"#,
+    },
 ];
 
 /// SQLite databases from before version numbers (no tenants): everything

@@ -43,10 +43,20 @@ struct Pending {
 }
 
 /// Trajectories in PostgreSQL, shared by any number of processes.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
     writes: mpsc::Sender<Pending>,
+    /// Where it connects, password included, for the listening connection.
+    url: Arc<str>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("url", &redact(&self.url))
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for Pending {
@@ -57,7 +67,10 @@ impl std::fmt::Debug for Pending {
     }
 }
 
-fn from_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    what: &str,
+    text: &str,
+) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
         what: what.to_string(),
         message: e.to_string(),
@@ -118,10 +131,18 @@ impl PostgresStore {
         for _ in 0..WRITERS {
             tokio::spawn(write_loop(pool.clone(), queue.clone()));
         }
-        Ok(Self { pool, writes })
+        Ok(Self {
+            pool,
+            writes,
+            url: url.into(),
+        })
     }
 
-    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
         self.pool.get().await.map_err(pool_error)
     }
 }
@@ -365,7 +386,7 @@ fn summary(row: &Row) -> Result<TrajectorySummary, StoreError> {
     })
 }
 
-fn tenant_of(text: &str) -> Result<TenantId, StoreError> {
+pub(crate) fn tenant_of(text: &str) -> Result<TenantId, StoreError> {
     TenantId::new(text).map_err(|e| StoreError::Corrupt {
         what: "tenant".into(),
         message: e.to_string(),
@@ -749,6 +770,10 @@ impl Records for PostgresStore {
         Ok(paginate(items, limit, |a| {
             format!("{}|{}", crate::types::cursor_time(&a.created_at), a.id)
         }))
+    }
+
+    fn shared(&self) -> Option<Arc<dyn crate::SharedChanges>> {
+        Some(Arc::new(self.clone()))
     }
 }
 

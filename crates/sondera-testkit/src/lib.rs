@@ -297,3 +297,24 @@ fn wait_until_ready(url: &str) -> Result<(), String> {
         }
     }
 }
+
+/// Runs `sql` (one or more statements) on the database at `url`, as a
+/// test's own hand on the server: ending another connection, say. Callable
+/// from inside a Tokio runtime. Panics when the statements fail.
+pub fn execute(url: &str, sql: &str) {
+    let (url, sql) = (url.to_owned(), sql.to_owned());
+    std::thread::spawn(move || {
+        block_on(async {
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"));
+            tokio::spawn(connection);
+            client
+                .batch_execute(&sql)
+                .await
+                .unwrap_or_else(|e| panic!("`{sql}` failed: {e}"));
+        })
+    })
+    .join()
+    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
