@@ -201,6 +201,21 @@ impl Adjudicator {
             }
             break result;
         };
+        let result = match result {
+            Err(
+                refused @ (HarnessError::Store(StoreError::DuplicateEvent(_))
+                | HarnessError::AlreadyStarted(_)
+                | HarnessError::TrajectoryEnded { .. }),
+            ) => {
+                // The cursor may have taken a step the store refused.
+                *guard = None;
+                match self.recorded_before(tenant, event).await? {
+                    Some(recorded) => Ok(recorded),
+                    None => Err(refused),
+                }
+            }
+            other => other,
+        };
         let ended = guard.as_ref().is_some_and(|c| c.status.is_terminal());
         if result.is_err() || ended {
             // On error the store may know more than this cache; reload next time.
@@ -209,6 +224,38 @@ impl Adjudicator {
             self.forget(tenant, &event.trajectory_id);
         }
         result
+    }
+
+    /// The verdict already recorded for `event`, when this very event (its
+    /// id, trajectory and time) is recorded: a client that lost its answer
+    /// (a dropped connection, a server that failed over) sends the step
+    /// again, to this server or another, and gets the verdict that holds,
+    /// never a second judgement of it.
+    async fn recorded_before(
+        &self,
+        tenant: &TenantId,
+        event: &Event,
+    ) -> Result<Option<Recorded>, HarnessError> {
+        let Some(detail) = self
+            .store
+            .trajectory_with_events(tenant, &event.trajectory_id)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let same = |recorded: &Event| {
+            recorded.event_id == event.event_id && recorded.timestamp == event.timestamp
+        };
+        Ok(detail
+            .events
+            .into_iter()
+            .find(|stored| same(&stored.event))
+            .map(|stored| Recorded {
+                seq: stored.seq,
+                verdict: stored.adjudication.unwrap_or_else(|| {
+                    Adjudicated::unjudged(self.engine().mode(), stored.event.payload.kind())
+                }),
+            }))
     }
 
     /// Reads a trajectory's cursor from the store; `None` when it is not recorded.
@@ -344,7 +391,7 @@ pub(crate) fn adjudicate_step(
             // The card's tools, for judging what the agent does with them.
             sondera_guard::provenance::fold(&mut state.provenance, &event.payload, None, false);
             (
-                Adjudicated::allow(engine.mode(), format!("{} recorded", event.payload.kind())),
+                Adjudicated::unjudged(engine.mode(), event.payload.kind()),
                 false,
             )
         }

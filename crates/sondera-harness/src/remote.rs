@@ -2,6 +2,8 @@
 //! harness server over gRPC.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -25,6 +27,10 @@ pub const TOKEN_VAR: &str = "SONDERA_API_TOKEN";
 pub struct RemoteConfig {
     /// `http://` or `https://` URL of the server's gRPC listener.
     pub endpoint: String,
+    /// Servers sharing the first's store, tried in turn when the one in use
+    /// cannot be reached (see [`Connection`]). Given after the first,
+    /// comma-separated: `a:50051,b:50051`.
+    pub failover: Vec<String>,
     /// The bearer token the server knows the caller by.
     pub token: Option<String>,
     /// How long one call may take before it fails with [`HarnessError::Timeout`].
@@ -97,11 +103,18 @@ impl RemoteConfig {
                 .or_else(|| env_file.and_then(|f| env_file_value(f, key)))
                 .filter(|v| !v.trim().is_empty())
         };
-        let endpoint = lookup(endpoint, ENDPOINT_VAR).ok_or_else(|| HarnessError::Config(format!(
+        let endpoints = lookup(endpoint, ENDPOINT_VAR).ok_or_else(|| HarnessError::Config(format!(
             "no harness endpoint: pass one, set {ENDPOINT_VAR}, or put {ENDPOINT_VAR}=host:port in ~/.sondera/env"
         )))?;
+        let listed: Vec<&str> = endpoints.split(',').map(str::trim).collect();
+        if listed.iter().any(|e| e.is_empty()) {
+            return Err(HarnessError::Config(format!(
+                "an empty endpoint in `{endpoints}`: list servers as host:port,host:port"
+            )));
+        }
         Ok(Self {
-            endpoint: normalize_endpoint(&endpoint),
+            endpoint: normalize_endpoint(listed[0]),
+            failover: listed[1..].iter().map(|e| normalize_endpoint(e)).collect(),
             token: lookup(token, TOKEN_VAR),
             timeout: Duration::from_secs(30),
             ca_certificate: None,
@@ -111,36 +124,55 @@ impl RemoteConfig {
 }
 
 /// A gRPC connection to a harness server, shared by every scope made from it.
+///
+/// With failover endpoints, the calls an agent's steps make (judging,
+/// grants, approvals) move to the next server in turn when the one in use
+/// cannot be reached or drops the call, and stay there. Servers behind one
+/// store make that safe: a step that the lost server had recorded is
+/// answered by the next with the verdict recorded for it, never judged
+/// again. A call that times out is not moved: it fails closed.
 #[derive(Debug, Clone)]
 pub struct Connection {
-    client: HarnessServiceClient<Channel>,
+    clients: Arc<[(String, HarnessServiceClient<Channel>)]>,
+    /// The index in `clients` of the server in use.
+    active: Arc<AtomicUsize>,
     authorization: Option<AsciiMetadataValue>,
     timeout: Duration,
     approval_timeout: Option<Duration>,
+}
+
+/// A lazily dialled client of the server at `url`.
+fn client_of(
+    url: &str,
+    config: &RemoteConfig,
+) -> Result<HarnessServiceClient<Channel>, HarnessError> {
+    let bad = |message: String| HarnessError::Config(format!("endpoint `{url}`: {message}"));
+    let mut endpoint = Endpoint::from_shared(url.to_owned())
+        .map_err(|e| bad(e.to_string()))?
+        .connect_timeout(config.timeout.min(Duration::from_secs(10)))
+        .tcp_nodelay(true);
+    if url.starts_with("https://") {
+        let tls = match &config.ca_certificate {
+            Some(path) => {
+                let pem =
+                    std::fs::read(path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
+                ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem))
+            }
+            None => ClientTlsConfig::new().with_webpki_roots(),
+        };
+        endpoint = endpoint.tls_config(tls).map_err(|e| bad(e.to_string()))?;
+    }
+    Ok(HarnessServiceClient::new(endpoint.connect_lazy()).max_decoding_message_size(usize::MAX))
 }
 
 impl Connection {
     /// A connection that dials on first use (and again after failures).
     /// Call it within the Tokio runtime that will drive the connection.
     pub fn lazy(config: &RemoteConfig) -> Result<Self, HarnessError> {
-        let bad = |message: String| {
-            HarnessError::Config(format!("endpoint `{}`: {message}", config.endpoint))
-        };
-        let mut endpoint = Endpoint::from_shared(config.endpoint.clone())
-            .map_err(|e| bad(e.to_string()))?
-            .connect_timeout(config.timeout.min(Duration::from_secs(10)))
-            .tcp_nodelay(true);
-        if config.endpoint.starts_with("https://") {
-            let tls = match &config.ca_certificate {
-                Some(path) => {
-                    let pem =
-                        std::fs::read(path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
-                    ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem))
-                }
-                None => ClientTlsConfig::new().with_webpki_roots(),
-            };
-            endpoint = endpoint.tls_config(tls).map_err(|e| bad(e.to_string()))?;
-        }
+        let clients = std::iter::once(&config.endpoint)
+            .chain(&config.failover)
+            .map(|url| Ok((url.clone(), client_of(url, config)?)))
+            .collect::<Result<Arc<[_]>, HarnessError>>()?;
         let authorization = config
             .token
             .as_ref()
@@ -155,17 +187,59 @@ impl Connection {
             })
             .transpose()?;
         Ok(Self {
-            client: HarnessServiceClient::new(endpoint.connect_lazy())
-                .max_decoding_message_size(usize::MAX),
+            clients,
+            active: Arc::default(),
             authorization,
             timeout: config.timeout,
             approval_timeout: config.approval_timeout,
         })
     }
 
-    /// The generated client, for calls this crate does not wrap.
+    /// The generated client of the server in use, for calls this crate
+    /// does not wrap.
     pub fn client(&self) -> HarnessServiceClient<Channel> {
-        self.client.clone()
+        self.clients[self.active.load(Ordering::Relaxed)].1.clone()
+    }
+
+    /// The URL of the server in use.
+    pub fn endpoint(&self) -> &str {
+        &self.clients[self.active.load(Ordering::Relaxed)].0
+    }
+
+    /// Makes `message` into a request and runs `call` with it on the
+    /// server in use; when that server cannot be reached or drops the call,
+    /// on each of the others in turn, keeping the first that answers.
+    pub async fn call_any<M, T, F, Fut>(&self, message: M, call: F) -> Result<T, HarnessError>
+    where
+        M: Clone,
+        F: Fn(HarnessServiceClient<Channel>, tonic::Request<M>) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let first = self.active.load(Ordering::Relaxed);
+        let count = self.clients.len();
+        let mut unreachable = Vec::new();
+        for turn in 0..count {
+            let index = (first + turn) % count;
+            let (url, client) = &self.clients[index];
+            match self
+                .call(call(client.clone(), self.request(message.clone())))
+                .await
+            {
+                Err(HarnessError::Transport(why)) => unreachable.push(format!("{url}: {why}")),
+                answered => {
+                    if turn > 0
+                        && self
+                            .active
+                            .compare_exchange(first, index, Ordering::Relaxed, Ordering::Relaxed)
+                            .is_ok()
+                    {
+                        tracing::warn!(from = %self.clients[first].0, to = %url, "failed over to another harness server");
+                    }
+                    return answered;
+                }
+            }
+        }
+        Err(HarnessError::Transport(unreachable.join("; ")))
     }
 
     /// `message` as a request carrying the token and the call timeout.
@@ -253,9 +327,11 @@ impl Connection {
         let request = v1::AdjudicateBatchRequest {
             events: events.into_iter().map(Into::into).collect(),
         };
-        let mut client = self.client();
         let response = self
-            .call(client.adjudicate_batch(self.request(request)))
+            .call_any(
+                request,
+                |mut c, r| async move { c.adjudicate_batch(r).await },
+            )
             .await?;
         let mut verdicts = Vec::with_capacity(response.results.len());
         for result in response.results {
@@ -312,10 +388,9 @@ impl Connection {
         let mut approval = self
             .retrying(give_up, || async {
                 let wire = self
-                    .call(
-                        self.client()
-                            .request_approval(self.request(request.clone())),
-                    )
+                    .call_any(request.clone(), |mut c, r| async move {
+                        c.request_approval(r).await
+                    })
                     .await?;
                 approval_answer(wire)
             })
@@ -340,7 +415,7 @@ impl Connection {
             wait_seconds: wait.as_secs().min(u32::MAX as u64) as u32,
         };
         let wire = self
-            .call(self.client().get_approval(self.request(request)))
+            .call_any(request, |mut c, r| async move { c.get_approval(r).await })
             .await?;
         approval_answer(wire)
     }
@@ -358,7 +433,10 @@ impl Connection {
             reason,
         };
         let wire = self
-            .call(self.client().decide_approval(self.request(request)))
+            .call_any(
+                request,
+                |mut c, r| async move { c.decide_approval(r).await },
+            )
             .await?;
         approval_answer(wire)
     }
@@ -407,13 +485,12 @@ impl Connection {
         agent_id: &str,
         grant_id: &str,
     ) -> Result<Grant, HarnessError> {
-        let mut client = self.client();
         let request = v1::RevokeGrantRequest {
             agent_id: agent_id.to_string(),
             grant_id: grant_id.to_string(),
         };
         let revoked = self
-            .call(client.revoke_grant(self.request(request)))
+            .call_any(request, |mut c, r| async move { c.revoke_grant(r).await })
             .await?;
         invalid_response(Grant::try_from(revoked))
     }
@@ -422,21 +499,22 @@ impl Connection {
 #[async_trait]
 impl Backend for Connection {
     async fn put_grant(&self, agent_id: &str, grant: &Grant) -> Result<(), HarnessError> {
-        let mut client = self.client();
         let request = v1::PutGrantRequest {
             agent_id: agent_id.to_string(),
             grant: Some(grant.clone().into()),
         };
-        self.call(client.put_grant(self.request(request))).await?;
+        self.call_any(request, |mut c, r| async move { c.put_grant(r).await })
+            .await?;
         Ok(())
     }
 
     async fn grants(&self, agent_id: &str) -> Result<Vec<Grant>, HarnessError> {
-        let mut client = self.client();
         let request = v1::ListGrantsRequest {
             agent_id: agent_id.to_string(),
         };
-        let listed = self.call(client.list_grants(self.request(request))).await?;
+        let listed = self
+            .call_any(request, |mut c, r| async move { c.list_grants(r).await })
+            .await?;
         listed
             .grants
             .into_iter()
@@ -450,12 +528,14 @@ impl Backend for Connection {
     }
 
     async fn session_grants(&self, trajectory_id: &str) -> Result<Vec<Grant>, HarnessError> {
-        let mut client = self.client();
         let request = v1::ListSessionGrantsRequest {
             trajectory_id: trajectory_id.to_string(),
         };
         let listed = self
-            .call(client.list_session_grants(self.request(request)))
+            .call_any(
+                request,
+                |mut c, r| async move { c.list_session_grants(r).await },
+            )
             .await?;
         listed
             .grants
@@ -469,9 +549,10 @@ impl Backend for Connection {
     }
 
     async fn adjudicate_one(&self, event: Event) -> Result<Adjudicated, HarnessError> {
-        let mut client = self.client();
         let wire = self
-            .call(client.adjudicate(self.request(v1::Event::from(event))))
+            .call_any(v1::Event::from(event), |mut c, r| async move {
+                c.adjudicate(r).await
+            })
             .await?;
         Adjudicated::try_from(wire).map_err(|e| HarnessError::Remote {
             code: "INVALID_RESPONSE".into(),
@@ -489,14 +570,13 @@ impl Backend for Connection {
     }
 
     async fn recorded_agent(&self, trajectory_id: &str) -> Result<Option<Agent>, HarnessError> {
-        let mut client = self.client();
         let request = v1::GetTrajectoryRequest {
             trajectory_id: trajectory_id.to_string(),
             summary_only: true,
             from_seq: 0,
         };
         let detail = match self
-            .call(client.get_trajectory(self.request(request)))
+            .call_any(request, |mut c, r| async move { c.get_trajectory(r).await })
             .await
         {
             Err(HarnessError::Remote { code, .. }) if code == "NotFound" => {
@@ -506,7 +586,10 @@ impl Backend for Connection {
         };
         let agent_id = detail.summary.map(|s| s.agent_id).unwrap_or_default();
         let request = v1::GetAgentRequest { agent_id };
-        match self.call(client.get_agent(self.request(request))).await {
+        match self
+            .call_any(request, |mut c, r| async move { c.get_agent(r).await })
+            .await
+        {
             Ok(agent) => Ok(Agent::try_from(agent).ok()),
             Err(HarnessError::Remote { code, .. }) if code == "NotFound" => Ok(None),
             Err(e) => Err(e),
@@ -590,5 +673,21 @@ mod tests {
 
         let err = RemoteConfig::resolve_from(None, None, none, None).unwrap_err();
         assert!(err.to_string().contains(ENDPOINT_VAR), "{err}");
+    }
+
+    #[test]
+    fn servers_after_the_first_are_failover_in_order() {
+        let none = |_: &str| None;
+        let listed = "localhost:1, b.example:2,localhost:3";
+        let config = RemoteConfig::resolve_from(Some(listed.into()), None, none, None).unwrap();
+        assert_eq!(config.endpoint, "http://localhost:1");
+        assert_eq!(
+            config.failover,
+            ["https://b.example:2", "http://localhost:3"]
+        );
+        for bad in ["a:1,,b:2", "a:1,", ",a:1"] {
+            let err = RemoteConfig::resolve_from(Some(bad.into()), None, none, None).unwrap_err();
+            assert!(err.to_string().contains("empty endpoint"), "{bad}: {err}");
+        }
     }
 }

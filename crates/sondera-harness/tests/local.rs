@@ -718,3 +718,55 @@ async fn verdicts_carry_their_decision_id_and_policy_revision() {
 fn decision_id_of(tenant: &str, trajectory: &str, seq: u64, event: &str, revision: &str) -> String {
     sondera_model::decision_id(tenant, trajectory, seq, event, revision)
 }
+
+/// A step sent again (its answer lost to a dropped connection or a server
+/// that failed over) gets the verdict recorded for it, never a second
+/// judgement or a second record; another event reusing its id is refused.
+#[tokio::test]
+async fn a_step_sent_again_gets_its_recorded_verdict() {
+    let store: Arc<dyn TrajectoryStore> = Arc::new(MemoryStore::new());
+    let first = sondera_harness::Adjudicator::new(engine(), store.clone());
+    let agent = agent();
+    let started = Event::new(
+        "resent",
+        &agent,
+        Payload::Started {
+            agent: agent.clone(),
+            task: None,
+            session_id: None,
+        },
+    );
+    let denied = Event::new(
+        "resent",
+        &agent,
+        Payload::ShellCommand {
+            call_id: "c1".into(),
+            command: "rm -rf build".into(),
+            working_dir: None,
+        },
+    );
+    let started_verdict = first.adjudicate(&started).await.unwrap();
+    let verdict = first.adjudicate(&denied).await.unwrap();
+    assert_eq!(verdict.decision, Decision::Deny);
+    // A second adjudicator sharing the store: another server.
+    let second = sondera_harness::Adjudicator::new(engine(), store.clone());
+    for adjudicator in [&first, &second] {
+        assert_eq!(
+            adjudicator.adjudicate(&started).await.unwrap().decision,
+            started_verdict.decision
+        );
+        assert_eq!(adjudicator.adjudicate(&denied).await.unwrap(), verdict);
+    }
+    let detail = store
+        .trajectory_with_events(&TenantId::default(), "resent")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.summary.event_count, 2, "nothing recorded twice");
+    assert_eq!(detail.summary.state.denial_count, 1, "nor counted twice");
+
+    let mut impostor = denied.clone();
+    impostor.timestamp += chrono::Duration::seconds(1);
+    let err = second.adjudicate(&impostor).await.unwrap_err();
+    assert!(err.to_string().contains("already recorded"), "{err}");
+}

@@ -134,6 +134,12 @@ impl Adjudicated {
         }
     }
 
+    /// The verdict of a step policies do not judge (a lifecycle event, a
+    /// thought): allowed, and recorded without a verdict of its own.
+    pub fn unjudged(mode: Mode, kind: &str) -> Self {
+        Self::allow(mode, format!("{kind} recorded"))
+    }
+
     /// A deny verdict that no policy produced (a failure to adjudicate).
     pub fn deny(mode: Mode, reason: impl Into<String>) -> Self {
         Self {

@@ -183,13 +183,8 @@ impl Follower {
         {
             return;
         }
-        // A lifecycle step has no verdict recorded: it was allowed, as its
-        // judging server answered.
         let verdict = verdict.unwrap_or_else(|| {
-            Adjudicated::allow(
-                self.governance.engine().mode(),
-                format!("{} recorded", event.payload.kind()),
-            )
+            Adjudicated::unjudged(self.governance.engine().mode(), event.payload.kind())
         });
         let item = LiveItem::Recorded {
             seq,
