@@ -12,6 +12,7 @@ mod import;
 mod inert;
 mod policy_check;
 mod policy_fmt;
+mod policy_revisions;
 mod policy_test;
 mod replay;
 mod serve;
@@ -145,6 +146,38 @@ enum PolicyCommand {
         /// Change nothing; list the files that are not formatted.
         #[arg(long)]
         check: bool,
+    },
+    /// Push a policy directory to a server as a new revision of the policies every server
+    /// sharing its store judges by (needs an admin token; the server must take its
+    /// policies from the store). The set is validated here and again on the server.
+    Push {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// The directory of `.cedar` files (and `.cedarschema` fragments): the whole set,
+        /// which replaces the built-in packs as a policy directory does.
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// What the revision changes, kept with it.
+        #[arg(long, short)]
+        message: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The policy revisions a server's store keeps, newest first; `*` marks the current one.
+    Revisions {
+        #[command(flatten)]
+        server: ServerArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make an older revision current again (an admin token), by its id or a prefix of at
+    /// least 6 hex digits.
+    Rollback {
+        #[command(flatten)]
+        server: ServerArgs,
+        revision: String,
+        #[arg(long)]
+        json: bool,
     },
     /// Show how one step is judged: the action it is classified as, the context the
     /// detectors computed for it, and the policies that decided.
@@ -313,6 +346,15 @@ struct ReplayArgs {
     /// Only trajectories of this agent.
     #[arg(long, value_name = "AGENT_ID")]
     agent: Option<String>,
+    /// Judge by a policy revision the server's store keeps (its id or a prefix of 6+
+    /// digits, from `sondera policy revisions`) instead of --policies; needs --server.
+    #[arg(
+        long,
+        value_name = "REVISION",
+        requires = "server",
+        conflicts_with = "dirs"
+    )]
+    revision: Option<String>,
     /// One JSON object per changed decision, then one with the totals.
     #[arg(long)]
     json: bool,
@@ -358,11 +400,17 @@ impl ServerArgs {
         self.connection_here()
     }
 
-    /// A connection driven by the runtime this is called in.
-    fn connection_here(&self) -> anyhow::Result<sondera_harness::remote::Connection> {
+    /// Where the server is and how to reach it.
+    fn config(&self) -> anyhow::Result<sondera_harness::RemoteConfig> {
         let mut config =
             sondera_harness::RemoteConfig::resolve(self.server.clone(), self.token.clone())?;
         config.ca_certificate = self.ca_cert.clone();
+        Ok(config)
+    }
+
+    /// A connection driven by the runtime this is called in.
+    fn connection_here(&self) -> anyhow::Result<sondera_harness::remote::Connection> {
+        let config = self.config()?;
         Ok(sondera_harness::remote::Connection::lazy(&config)?)
     }
 }
@@ -417,6 +465,18 @@ impl PolicyArgs {
             eprintln!("warning: {warning}");
         }
         Ok(loader)
+    }
+
+    /// A builder with these arguments' mode, workspace and hosts but no
+    /// policies, for sets pushed to the store.
+    fn builder(&self) -> anyhow::Result<sondera_server::PolicyBuilder> {
+        let (mode, workspace, hosts) = (self.mode, self.workspace(), self.allowed_hosts()?);
+        Ok(std::sync::Arc::new(move || {
+            sondera_policy::PolicyEngine::builder()
+                .mode(mode)
+                .workspace(workspace.clone())
+                .allowed_hosts(hosts.clone())
+        }))
     }
 
     /// Loads the policy set these arguments name; warnings go to standard error.
@@ -604,6 +664,20 @@ fn main() -> ExitCode {
         }) => policy_check::run(&dirs, deny_warnings, json),
         Command::Policy(PolicyCommand::Fmt { paths, check }) => policy_fmt::run(&paths, check),
         Command::Policy(PolicyCommand::Explain(args)) => explain::run(*args),
+        Command::Policy(PolicyCommand::Push {
+            server,
+            dir,
+            message,
+            json,
+        }) => policy_revisions::push(&server, &dir, message, json),
+        Command::Policy(PolicyCommand::Revisions { server, json }) => {
+            policy_revisions::revisions(&server, json)
+        }
+        Command::Policy(PolicyCommand::Rollback {
+            server,
+            revision,
+            json,
+        }) => policy_revisions::rollback(&server, revision, json),
         Command::Replay(args) => replay::run(args),
         Command::Import(command) => import::run(command),
         Command::Trajectories(command) => history::trajectories(command),

@@ -4,12 +4,17 @@
 use std::process::ExitCode;
 
 use sondera_harness::replay::{ReplayReport, ReplayScope, replay};
+use sondera_policy::PolicyEngine;
+use sondera_proto::v1;
 use sondera_store::TrajectoryFilter;
 
 use crate::ReplayArgs;
 
 pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
-    let candidate = args.policies.engine()?;
+    let candidate = match &args.revision {
+        Some(revision) => kept_revision(&args, revision)?,
+        None => args.policies.engine()?,
+    };
     let store = args.store.open_recorded()?;
     let scope = ReplayScope {
         filter: TrajectoryFilter {
@@ -55,6 +60,36 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The engine of a policy revision the server's store keeps, with the
+/// mode, workspace and hosts these arguments give.
+fn kept_revision(args: &ReplayArgs, revision: &str) -> anyhow::Result<PolicyEngine> {
+    let connection = args.store.remote.connection()?;
+    let request = v1::GetPolicyRevisionRequest {
+        revision: revision.to_owned(),
+    };
+    let set = crate::block_on(connection.call_any(request, |mut c, r| async move {
+        c.get_policy_revision(r).await
+    }))??;
+    let builder = set
+        .policies
+        .iter()
+        .fold(args.policies.builder()?(), |b, f| {
+            b.policy_source(&f.name, &f.text)
+        });
+    let engine = set
+        .schemas
+        .iter()
+        .fold(builder, |b, f| b.schema_source(&f.name, &f.text))
+        .build()?;
+    let kept = set.revision.map(|r| r.revision).unwrap_or_default();
+    anyhow::ensure!(
+        engine.revision() == kept,
+        "revision {kept} loads here as {}: the set changed on the way",
+        engine.revision()
+    );
+    Ok(engine)
 }
 
 fn totals(report: &ReplayReport) -> String {

@@ -30,10 +30,21 @@ pub(crate) struct ServeArgs {
     store: Option<String>,
     #[command(flatten)]
     policies: PolicyArgs,
+    /// Where the policies come from: `files` (--policies, or the built-in packs), `store`
+    /// (the store's current pushed revision, `sondera policy push`; the built-in packs
+    /// until one is pushed) or `auto`: files when --policies is given, else the store.
+    /// `auto` refuses to start with --policies when the store holds a pushed revision.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        env = "SONDERA_POLICY_SOURCE"
+    )]
+    policy_source: PolicySource,
     /// Do not reload when files under --policies change (SIGHUP still reloads).
     #[arg(long)]
     no_watch: bool,
-    /// A token hash and what it grants, `TENANT=sha256:HEX [role=agent|operator]
+    /// A token hash and what it grants, `TENANT=sha256:HEX [role=agent|operator|admin]
     /// [name=NAME]` (see `sondera token`); an agent's unless the role says otherwise;
     /// repeatable or comma-separated. Without any, only loopback addresses are served.
     #[arg(
@@ -200,10 +211,60 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(serve(args))
 }
 
+/// Where `sondera serve` takes its policies from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PolicySource {
+    Auto,
+    Files,
+    Store,
+}
+
+/// Whether the server follows the store's policies, from what was asked
+/// and what the store holds; an error when the two would be mixed.
+async fn follows_store(
+    args: &ServeArgs,
+    store: &dyn sondera_store::TrajectoryStore,
+) -> anyhow::Result<bool> {
+    let files = !args.policies.dirs.is_empty();
+    let current = store.current_policies().await?;
+    let follows = match (args.policy_source, files, &current) {
+        (PolicySource::Files, _, Some(current)) => {
+            eprintln!(
+                "warning: the store's pushed policy revision {} is ignored: --policy-source files",
+                current.revision
+            );
+            false
+        }
+        (PolicySource::Files, ..) => false,
+        (PolicySource::Store, true, _) => anyhow::bail!(
+            "--policy-source store judges by the store's pushed policies: drop --policies, or push the directory with `sondera policy push`"
+        ),
+        (PolicySource::Auto, true, Some(current)) => anyhow::bail!(
+            "the store holds pushed policy revision {} (made current by {} at {}) and --policies names files: choose one with --policy-source files or --policy-source store",
+            current.revision,
+            current.set_by,
+            current.since.format("%Y-%m-%d %H:%M:%S UTC")
+        ),
+        (PolicySource::Auto, true, None) => false,
+        (PolicySource::Store | PolicySource::Auto, false, _) => true,
+    };
+    if follows {
+        eprintln!(
+            "policies: the store's current pushed revision (`sondera policy push`), the built-in packs until one is pushed"
+        );
+    } else if files {
+        eprintln!("policies: files under --policies; pushes are refused");
+    } else {
+        eprintln!("policies: the built-in packs; pushes are refused");
+    }
+    Ok(follows)
+}
+
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let access = args.access()?;
     let location = args.store_location()?;
     let store = sondera_store::connect(&location).await?;
+    let follows_store = follows_store(&args, store.as_ref()).await?;
     let loader: PolicyLoader = args.policies.loader()?;
     let mut builder = Server::builder(store, loader)
         .grpc_addr(args.grpc_addr)
@@ -218,6 +279,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             cert: cert.clone(),
             key: key.clone(),
         });
+    }
+    if follows_store {
+        builder = builder.policies_from_store(args.policies.builder()?);
     }
     if !args.no_watch {
         for dir in &args.policies.dirs {
@@ -278,8 +342,10 @@ pub(crate) enum TokenCommand {
 pub(crate) struct TokenFor {
     #[arg(long)]
     tenant: String,
-    /// `agent` (adjudicate, read records by id, wait for approvals) or
-    /// `operator` (also read the tenant's records, decide approvals, keep grants).
+    /// `agent` (adjudicate, read records by id, wait for approvals),
+    /// `operator` (also read the tenant's records, decide approvals, keep
+    /// grants) or `admin` (an operator who also pushes and rolls back the
+    /// server's policies, which judge every tenant).
     #[arg(long, default_value = "agent")]
     role: sondera_server::Role,
     /// Who decisions made with the token are recorded as (operators).

@@ -109,10 +109,17 @@ fn the_data_directory_keeps_trajectories_across_runs() {
     let first = sondera(&["adjudicate", "--data-dir", data], SESSION);
     assert_eq!(first.status.code(), Some(1));
     assert!(dir.path().join("sondera.db").exists());
-    let again = sondera(
-        &["adjudicate", "--data-dir", data],
-        SESSION.lines().next().unwrap(),
+    // The very start sent again is answered as it was recorded...
+    let start = SESSION.lines().next().unwrap();
+    let again = sondera(&["adjudicate", "--data-dir", data], start);
+    assert!(
+        stdout(&again).contains("allow     started               started recorded"),
+        "{}",
+        stdout(&again)
     );
+    // ...and another start of the same trajectory is refused.
+    let another = start.replace("demo-event-00", "demo-event-restart");
+    let again = sondera(&["adjudicate", "--data-dir", data], &another);
     assert!(
         stdout(&again).contains("trajectory demo-trajectory-1 has already started"),
         "{}",

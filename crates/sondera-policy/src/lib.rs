@@ -54,7 +54,7 @@ mod request;
 pub use args::{ArgumentTypeError, tool_args_fragment};
 pub use engine::{CedarParts, PolicyEngine, PolicyEngineBuilder};
 pub use error::{EvaluationError, PolicyError, PolicyLoadErrors};
-pub use load::{BASE_SCHEMA, BUILTIN_PACKS, builtin_source};
+pub use load::{BASE_SCHEMA, BUILTIN_PACKS, PolicyDirectory, builtin_source};
 pub use request::{ActionName, CedarRequest, Workspace};
 pub use sondera_guard::net::{HostAllowlist, InvalidHostPattern};
 pub use sondera_guard::shell::MAX_PREFIX_WORDS;

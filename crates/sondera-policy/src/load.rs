@@ -11,7 +11,7 @@ use cedar_policy::{
 use sondera_model::{AgentCard, PolicyMetadata};
 
 use crate::args::{ArgType, tool_args_fragment};
-use crate::error::{PolicyError, from_diagnostic, line_column};
+use crate::error::{PolicyError, PolicyLoadErrors, from_diagnostic, line_column};
 
 /// The schema every policy set is validated against.
 pub const BASE_SCHEMA: &str = include_str!("../../../policies/schema.cedarschema");
@@ -116,6 +116,43 @@ pub(crate) struct Loaded {
     pub policies: Vec<LoadedPolicy>,
     pub tool_args: BTreeMap<String, ArgType>,
     pub warnings: Vec<PolicyError>,
+}
+
+/// The policy files and schema fragments of a directory, as a pushed set
+/// carries them: each named by its path under `dir`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolicyDirectory {
+    /// `.cedar` files, as (name, text), in path order.
+    pub policies: Vec<(String, String)>,
+    /// `.cedarschema` fragments, as (name, text), in path order.
+    pub schemas: Vec<(String, String)>,
+}
+
+impl PolicyDirectory {
+    /// Reads every `.cedar` and `.cedarschema` file under `dir`.
+    pub fn read(dir: &Path) -> Result<Self, PolicyLoadErrors> {
+        let (mut policies, mut schemas, mut errors) = (Vec::new(), Vec::new(), Vec::new());
+        read_dir(dir, &mut policies, &mut schemas, &mut errors);
+        if !errors.is_empty() {
+            return Err(PolicyLoadErrors(errors));
+        }
+        let relative = |sources: Vec<Source>| {
+            sources
+                .into_iter()
+                .map(|s| {
+                    let name = Path::new(&s.name)
+                        .strip_prefix(dir)
+                        .map(|p| p.display().to_string())
+                        .unwrap_or(s.name);
+                    (name, s.text)
+                })
+                .collect()
+        };
+        Ok(Self {
+            policies: relative(policies),
+            schemas: relative(schemas),
+        })
+    }
 }
 
 /// Reads every `.cedar` and `.cedarschema` file under `dir`, in path order.

@@ -1131,3 +1131,54 @@ pub fn approval_from_wire(
         state,
     })
 }
+
+// ---- Policy revisions ----------------------------------------------------
+
+mirror!(store::PolicyFile, v1::PolicyFile { name, text });
+
+impl From<store::PolicyRevision> for v1::PolicyRevision {
+    fn from(r: store::PolicyRevision) -> Self {
+        Self {
+            revision: r.revision,
+            pushed_at: Some(timestamp_to_wire(r.pushed_at)),
+            pushed_by: r.pushed_by,
+            message: r.message,
+            policies: r.policies,
+        }
+    }
+}
+
+impl TryFrom<v1::PolicyRevision> for store::PolicyRevision {
+    type Error = DecodeError;
+
+    fn try_from(r: v1::PolicyRevision) -> Decoded<Self> {
+        Ok(Self {
+            revision: r.revision,
+            pushed_at: time_field(r.pushed_at, "pushed_at")?,
+            pushed_by: r.pushed_by,
+            message: r.message,
+            policies: r.policies,
+        })
+    }
+}
+
+impl From<store::PolicySources> for v1::PushPoliciesRequest {
+    fn from(s: store::PolicySources) -> Self {
+        Self {
+            policies: s.policies.into_iter().map(Into::into).collect(),
+            schemas: s.schemas.into_iter().map(Into::into).collect(),
+            message: None,
+        }
+    }
+}
+
+/// The files of a pushed set.
+pub fn policy_sources_from_wire(
+    policies: Vec<v1::PolicyFile>,
+    schemas: Vec<v1::PolicyFile>,
+) -> store::PolicySources {
+    store::PolicySources {
+        policies: policies.into_iter().map(Into::into).collect(),
+        schemas: schemas.into_iter().map(Into::into).collect(),
+    }
+}

@@ -18,8 +18,8 @@ pub use codec::{WireCodec, WireDecoder};
 
 pub use convert::{
     DecodeError, WireEnum, agent_record_from_wire, approval_from_wire, json_from_wire,
-    json_to_wire, optional_enum, put_grant_from_wire, summary_from_wire, timestamp_from_wire,
-    timestamp_to_wire,
+    json_to_wire, optional_enum, policy_sources_from_wire, put_grant_from_wire, summary_from_wire,
+    timestamp_from_wire, timestamp_to_wire,
 };
 
 /// Generated messages, client and server of `sondera.harness.v1`. The

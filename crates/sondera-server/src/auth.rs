@@ -18,7 +18,7 @@ use crate::error::ServiceError;
 pub enum TokenConfigError {
     /// The entry does not have the entry's form.
     #[error(
-        "token entry `{entry}` is not `TENANT=sha256:HEX [role=agent|operator] [name=NAME]`; make one with `sondera token hash --tenant TENANT`"
+        "token entry `{entry}` is not `TENANT=sha256:HEX [role=agent|operator|admin] [name=NAME]`; make one with `sondera token hash --tenant TENANT`"
     )]
     Malformed {
         /// The entry as configured.
@@ -59,6 +59,9 @@ sondera_model::named_enum! {
         /// Also read and follow the tenant's records, decide approvals and
         /// manage standing grants.
         Operator,
+        /// An operator who may also push and roll back the server's
+        /// policies, which judge every tenant's steps.
+        Admin,
     }
 }
 
@@ -79,7 +82,7 @@ impl Caller {
     fn loopback() -> Self {
         Self {
             tenant: TenantId::default(),
-            role: Role::Operator,
+            role: Role::Admin,
             name: "loopback".into(),
         }
     }
@@ -88,9 +91,20 @@ impl Caller {
     /// needs, as the refusal.
     pub fn operator(&self, doing: &str) -> Result<&TenantId, ServiceError> {
         match self.role {
-            Role::Operator => Ok(&self.tenant),
+            Role::Operator | Role::Admin => Ok(&self.tenant),
             Role::Agent => Err(ServiceError::PermissionDenied(format!(
                 "{doing} needs an operator token; this token is for an agent (issue one with `sondera token hash --role operator`)"
+            ))),
+        }
+    }
+
+    /// Nothing, if this caller may change what judges every tenant;
+    /// otherwise what `doing` needs, as the refusal.
+    pub fn admin(&self, doing: &str) -> Result<(), ServiceError> {
+        match self.role {
+            Role::Admin => Ok(()),
+            Role::Agent | Role::Operator => Err(ServiceError::PermissionDenied(format!(
+                "{doing} changes the policies that judge every tenant and needs an admin token (issue one with `sondera token hash --role admin`)"
             ))),
         }
     }
@@ -446,7 +460,18 @@ mod tests {
         );
         assert_eq!(operator.operator("deciding").unwrap(), "acme");
 
-        for bad in ["role=admin", "name=", "colour=red", "role"] {
+        tokens
+            .add(&format!("acme={} role=admin name=root", hash("r")))
+            .unwrap();
+        let access = Access::Tokens(tokens.clone());
+        let admin = access.caller(Some("Bearer r")).unwrap();
+        assert_eq!(admin.operator("deciding").unwrap(), "acme");
+        assert!(admin.admin("pushing").is_ok());
+        assert!(matches!(
+            operator.admin("pushing"),
+            Err(ServiceError::PermissionDenied(m)) if m.contains("--role admin")
+        ));
+        for bad in ["role=root", "name=", "colour=red", "role"] {
             let entry = format!("acme={} {bad}", hash("x"));
             assert!(
                 matches!(tokens.add(&entry), Err(TokenConfigError::BadField { .. })),
@@ -456,8 +481,8 @@ mod tests {
         let open = Access::LoopbackOnly.caller(None).unwrap();
         assert_eq!(
             open.role,
-            Role::Operator,
-            "without tokens, loopback may do both"
+            Role::Admin,
+            "without tokens, loopback may do everything"
         );
     }
 }

@@ -224,7 +224,7 @@ async fn sign_in(
     };
     let authorization = format!("Bearer {}", signed_in.token.trim());
     let caller = match state.access.caller(Some(&authorization)) {
-        Ok(caller) if caller.role == Role::Operator => caller,
+        Ok(caller) if caller.role != Role::Agent => caller,
         Ok(_) => {
             return refuse_sign_in(
                 &state,

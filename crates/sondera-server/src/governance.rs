@@ -40,6 +40,8 @@ pub struct Governance {
     /// The live stream is fed by a shared store's announcements (see
     /// `shared`), so nothing is published as it happens here.
     shared_stream: std::sync::atomic::AtomicBool,
+    /// Set when the policies in force are the store's current revision.
+    pub(crate) store_policies: Option<crate::policies::StorePolicies>,
 }
 
 impl Governance {
@@ -57,7 +59,18 @@ impl Governance {
             latency: TenantLatency::default(),
             waiters: Default::default(),
             shared_stream: Default::default(),
+            store_policies: None,
         }
+    }
+
+    /// Judges by the store's current policy revision, loaded with `builder`.
+    pub(crate) fn take_policies_from_store(&mut self, builder: crate::policies::PolicyBuilder) {
+        self.store_policies = Some(crate::policies::StorePolicies::new(builder));
+    }
+
+    /// Whether the policies in force are the store's current revision.
+    pub fn follows_store_policies(&self) -> bool {
+        self.store_policies.is_some()
     }
 
     /// Feeds the live stream from a shared store's announcements, which

@@ -172,6 +172,69 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         Ok(Response::new(revoked.into()))
     }
 
+    async fn push_policies(
+        &self,
+        request: Request<v1::PushPoliciesRequest>,
+    ) -> Reply<v1::PolicyRevision> {
+        let caller = self.caller(&request)?;
+        let r = request.into_inner();
+        let sources = sondera_proto::policy_sources_from_wire(r.policies, r.schemas);
+        let pushed = self
+            .governance
+            .push_policies(&caller, sources, r.message)
+            .await?;
+        Ok(Response::new(pushed.into()))
+    }
+
+    async fn list_policy_revisions(
+        &self,
+        request: Request<v1::ListPolicyRevisionsRequest>,
+    ) -> Reply<v1::ListPolicyRevisionsResponse> {
+        let caller = self.caller(&request)?;
+        let limit = request.into_inner().limit as usize;
+        let (revisions, current) = self.governance.policy_revisions(&caller, limit).await?;
+        let source = if self.governance.follows_store_policies() {
+            "store"
+        } else {
+            "files"
+        };
+        Ok(Response::new(v1::ListPolicyRevisionsResponse {
+            revisions: revisions.into_iter().map(Into::into).collect(),
+            current_since: current
+                .as_ref()
+                .map(|c| sondera_proto::timestamp_to_wire(c.since)),
+            current_set_by: current.as_ref().map(|c| c.set_by.clone()),
+            current: current.map(|c| c.revision),
+            in_force: self.governance.engine().revision().to_owned(),
+            source: source.into(),
+        }))
+    }
+
+    async fn get_policy_revision(
+        &self,
+        request: Request<v1::GetPolicyRevisionRequest>,
+    ) -> Reply<v1::PolicySet> {
+        let caller = self.caller(&request)?;
+        let given = request.into_inner().revision;
+        let (revision, sources) = self.governance.policy_set(&caller, &given).await?;
+        let files = v1::PushPoliciesRequest::from(sources);
+        Ok(Response::new(v1::PolicySet {
+            revision: Some(revision.into()),
+            policies: files.policies,
+            schemas: files.schemas,
+        }))
+    }
+
+    async fn rollback_policies(
+        &self,
+        request: Request<v1::RollbackPoliciesRequest>,
+    ) -> Reply<v1::PolicyRevision> {
+        let caller = self.caller(&request)?;
+        let given = request.into_inner().revision;
+        let current = self.governance.rollback_policies(&caller, &given).await?;
+        Ok(Response::new(current.into()))
+    }
+
     async fn get_agent(&self, request: Request<v1::GetAgentRequest>) -> Reply<v1::Agent> {
         let tenant = self.tenant(&request)?;
         let agent = self

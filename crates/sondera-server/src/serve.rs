@@ -24,6 +24,7 @@ use crate::http::{HttpState, router};
 use crate::limits::Limits;
 use crate::listener;
 use crate::metrics::{Metrics, WriteTimer};
+use crate::policies::PolicyBuilder;
 use crate::reload::{self, PolicyLoader};
 use crate::sessions::Sessions;
 
@@ -67,6 +68,9 @@ pub enum ServerError {
         /// What is wrong with it.
         message: String,
     },
+    /// The store's current policies cannot be read or do not load.
+    #[error("the store's policies: {0}")]
+    StorePolicies(String),
     /// The shared store cannot be listened to.
     #[error("cannot listen to the shared store's announcements: {0}")]
     SharedStore(sondera_store::StoreError),
@@ -89,9 +93,21 @@ pub struct ServerBuilder {
     poll: Duration,
     public_hosts: Vec<String>,
     public_metrics: bool,
+    store_policies: Option<PolicyBuilder>,
 }
 
 impl ServerBuilder {
+    /// Judges by the policy set the store holds as current (pushed with
+    /// `PushPolicies`, by this server or any other sharing the store),
+    /// loaded with `builder`; by the loader's set until one is pushed.
+    /// Such a server accepts pushes and rollbacks; without this it judges
+    /// by its loader's set alone and refuses them.
+    #[must_use]
+    pub fn policies_from_store(mut self, builder: PolicyBuilder) -> Self {
+        self.store_policies = Some(builder);
+        self
+    }
+
     /// Host names HTTP clients may reach the server by, besides IP
     /// addresses and `localhost`; requests naming any other host are
     /// refused (a page whose DNS name was rebound to this address).
@@ -189,7 +205,18 @@ impl ServerBuilder {
         ));
         let shared = self.store.shared();
         let adjudicator = Arc::new(Adjudicator::new(engine, self.store).appending_through(timed));
-        let governance = Arc::new(Governance::new(adjudicator, metrics, self.limits.clone()));
+        let mut governance = Governance::new(adjudicator, metrics, self.limits.clone());
+        if let Some(builder) = self.store_policies {
+            governance.take_policies_from_store(builder);
+        }
+        let governance = Arc::new(governance);
+        if governance.follows_store_policies() {
+            governance
+                .load_current_policies()
+                .await
+                .map_err(|e| ServerError::StorePolicies(e.to_string()))?;
+            tracing::info!(revision = %governance.engine().revision(), "policies: the store's current revision (until one is pushed, the built-in set)");
+        }
         if let Some(shared) = shared {
             // Listening before serving: nothing recorded from now on is missed.
             let changes = shared.listen().await.map_err(ServerError::SharedStore)?;
@@ -296,6 +323,7 @@ impl Server {
             public_hosts: Vec::new(),
             public_metrics: false,
             poll: Duration::from_millis(500),
+            store_policies: None,
         }
     }
 
@@ -339,6 +367,7 @@ impl Server {
             self.poll,
         ));
         let sweeper = tokio::spawn(expire_approvals(self.governance.clone()));
+        tokio::spawn(crate::policies::follow(self.governance.clone()));
         let governance = self.governance.clone();
         tokio::spawn(async move {
             shutdown.await;

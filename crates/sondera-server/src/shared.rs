@@ -145,8 +145,10 @@ impl Follower {
                     self.read_steps(std::mem::take(&mut steps)).await;
                     self.approval(&tenant, &id).await;
                 }
+                Change::Policies { .. } => self.governance.policies_may_have_changed(),
                 Change::Resumed { lost_at } => {
                     self.read_steps(std::mem::take(&mut steps)).await;
+                    self.governance.policies_may_have_changed();
                     self.catch_up(lost_at).await;
                 }
             }

@@ -263,3 +263,199 @@ async fn a_killed_listening_connection_loses_nothing() {
         server.stop().await;
     }
 }
+
+const NO_ECHO: &str = r#"
+@id("no-echo") @description("echo is refused") @severity("low")
+forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { context.command like "echo *" };
+@id("rest") permit (principal, action, resource);
+"#;
+
+async fn servers_following_the_store(url: &str, count: usize) -> Vec<Running> {
+    let mut servers = Vec::new();
+    for _ in 0..count {
+        let store = Arc::new(PostgresStore::connect(url).await.unwrap());
+        let builder: sondera_server::PolicyBuilder = Arc::new(PolicyEngine::builder);
+        let server = builder_of(store)
+            .policies_from_store(builder)
+            .access(two_tenants());
+        servers.push(start(server).await);
+    }
+    servers
+}
+
+fn builder_of(store: Arc<PostgresStore>) -> sondera_server::ServerBuilder {
+    builder(store, Arc::new(PolicyEngine::builtin))
+}
+
+fn push_request(text: &str, message: &str) -> v1::PushPoliciesRequest {
+    v1::PushPoliciesRequest {
+        policies: vec![v1::PolicyFile {
+            name: "team.cedar".into(),
+            text: text.into(),
+        }],
+        schemas: vec![],
+        message: Some(message.into()),
+    }
+}
+
+/// Judges `echo hi` on `server` in a new trajectory until it is judged by
+/// `revision`, for at most a second (the servers check by themselves only
+/// every five): the verdict then.
+async fn judged_by(server: &Running, revision: &str) -> v1::Adjudicated {
+    let agent = connection(server.grpc, Some(ACME));
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        let id = format!("p-{}", uuid_like());
+        let who = Agent::new("coder", "google-adk");
+        let started = Payload::Started {
+            agent: who.clone(),
+            task: None,
+            session_id: None,
+        };
+        judge(&agent, Event::new(&id, &who, started)).await;
+        let verdict = judge(&agent, Event::new(&id, &who, shell("echo hi"))).await;
+        if verdict.policy_revision.as_deref() == Some(revision) || Instant::now() > deadline {
+            return verdict;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_set_pushed_through_one_server_judges_on_all() {
+    let url = sondera_testkit::postgres_database();
+    let servers = servers_following_the_store(&url, 3).await;
+    let (a, b, c) = (&servers[0], &servers[1], &servers[2]);
+    let builtin = PolicyEngine::builtin().unwrap().revision().to_owned();
+    assert_eq!(
+        judged_by(a, &builtin).await.decision,
+        v1::Decision::Allow as i32
+    );
+
+    // Only an admin pushes, and only a set that loads.
+    let admin_on_c = connection(c.grpc, Some(ADMIN));
+    let operator_on_c = connection(c.grpc, Some(ACME_OPS));
+    let refused = operator_on_c
+        .client()
+        .push_policies(operator_on_c.request(push_request(NO_ECHO, "x")))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+    let broken = admin_on_c
+        .client()
+        .push_policies(admin_on_c.request(push_request(
+            "forbid (principal, action, resource) when { nope };",
+            "x",
+        )))
+        .await
+        .unwrap_err();
+    assert_eq!(broken.code(), tonic::Code::InvalidArgument);
+    assert!(
+        broken.message().contains("team.cedar"),
+        "{}",
+        broken.message()
+    );
+
+    let pushed = admin_on_c
+        .client()
+        .push_policies(admin_on_c.request(push_request(NO_ECHO, "no echo")))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((pushed.pushed_by.as_str(), pushed.policies), ("root", 2));
+    for server in [a, b, c] {
+        let verdict = judged_by(server, &pushed.revision).await;
+        assert_eq!(
+            verdict.policy_revision.as_deref(),
+            Some(pushed.revision.as_str())
+        );
+        assert_eq!(verdict.decision, v1::Decision::Deny as i32, "no-echo holds");
+    }
+
+    // Listed, then rolled back through another server by a prefix.
+    let operator_on_b = connection(b.grpc, Some(ACME_OPS));
+    let listed = operator_on_b
+        .client()
+        .list_policy_revisions(operator_on_b.request(v1::ListPolicyRevisionsRequest::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.current.as_deref(), Some(pushed.revision.as_str()));
+    assert_eq!(
+        (listed.source.as_str(), listed.in_force.as_str()),
+        ("store", pushed.revision.as_str())
+    );
+    assert_eq!(listed.revisions.len(), 1);
+    let second = admin_on_c
+        .client()
+        .push_policies(admin_on_c.request(push_request(
+            &NO_ECHO.replace("echo *", "printf *"),
+            "printf instead",
+        )))
+        .await
+        .unwrap()
+        .into_inner();
+    for server in [a, b] {
+        assert_eq!(
+            judged_by(server, &second.revision).await.decision,
+            v1::Decision::Allow as i32
+        );
+    }
+    let admin_on_b = connection(b.grpc, Some(ADMIN));
+    let rolled = admin_on_b
+        .client()
+        .rollback_policies(admin_on_b.request(v1::RollbackPoliciesRequest {
+            revision: pushed.revision[..8].to_owned(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(rolled.revision, pushed.revision);
+    for server in [a, b, c] {
+        assert_eq!(
+            judged_by(server, &pushed.revision).await.decision,
+            v1::Decision::Deny as i32
+        );
+    }
+    let files = admin_on_b
+        .client()
+        .get_policy_revision(admin_on_b.request(v1::GetPolicyRevisionRequest {
+            revision: second.revision.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(files.policies[0].text.contains("printf *"));
+
+    // A server started later judges by the current revision from the start.
+    let late = servers_following_the_store(&url, 1).await.remove(0);
+    assert_eq!(late.governance.engine().revision(), pushed.revision);
+    // One that reads its own files refuses pushes.
+    let store = Arc::new(PostgresStore::connect(&url).await.unwrap());
+    let by_files = start(builder_of(store).access(two_tenants())).await;
+    let admin = connection(by_files.grpc, Some(ADMIN));
+    let refused = admin
+        .client()
+        .push_policies(admin.request(push_request(NO_ECHO, "x")))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
+    assert!(
+        refused.message().contains("--policy-source store"),
+        "{}",
+        refused.message()
+    );
+    for server in servers.into_iter().chain([late, by_files]) {
+        server.stop().await;
+    }
+}

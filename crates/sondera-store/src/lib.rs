@@ -271,9 +271,35 @@ pub trait Approvals: Send + Sync + std::fmt::Debug {
     async fn pending_approvals(&self, tenant: &TenantId) -> Result<u64, StoreError>;
 }
 
-/// A whole store: every role. Each store (memory, SQLite, PostgreSQL)
-/// implements the four roles, and this follows; callers that need only one
-/// role take that role.
-pub trait TrajectoryStore: EventLog + Records + Grants + Approvals {}
+/// Policy sets pushed to the servers that share this store, each kept by
+/// its revision, one of them current. Server-wide: not a tenant's.
+#[async_trait]
+pub trait PolicyRevisions: Send + Sync + std::fmt::Debug {
+    /// Keeps `revision` with its `sources` (a revision pushed again keeps
+    /// its first record) and makes it current as `current` says.
+    async fn push_policies(
+        &self,
+        revision: &PolicyRevision,
+        sources: &PolicySources,
+        current: &CurrentPolicies,
+    ) -> Result<(), StoreError>;
+    /// Kept revisions, newest first, at most `limit`.
+    async fn policy_revisions(&self, limit: usize) -> Result<Vec<PolicyRevision>, StoreError>;
+    /// A kept revision with its sources.
+    async fn policy_revision(
+        &self,
+        revision: &str,
+    ) -> Result<Option<(PolicyRevision, PolicySources)>, StoreError>;
+    /// Makes the kept revision `current.revision` current; `false` when no
+    /// such revision is kept.
+    async fn set_current_policies(&self, current: &CurrentPolicies) -> Result<bool, StoreError>;
+    /// The revision in force; `None` before anything was pushed.
+    async fn current_policies(&self) -> Result<Option<CurrentPolicies>, StoreError>;
+}
 
-impl<T: EventLog + Records + Grants + Approvals + ?Sized> TrajectoryStore for T {}
+/// A whole store: every role. Each store (memory, SQLite, PostgreSQL)
+/// implements the five roles, and this follows; callers that need only one
+/// role take that role.
+pub trait TrajectoryStore: EventLog + Records + Grants + Approvals + PolicyRevisions {}
+
+impl<T: EventLog + Records + Grants + Approvals + PolicyRevisions + ?Sized> TrajectoryStore for T {}

@@ -57,6 +57,9 @@ struct Inner {
     ended: VecDeque<(TenantId, String)>,
     /// Entries of `verdicts` whose trajectory was forgotten.
     dangling_verdicts: usize,
+    /// Pushed policy sets, in the order first pushed, and the one in force.
+    policy_revisions: Vec<(crate::PolicyRevision, crate::PolicySources)>,
+    current_policies: Option<crate::CurrentPolicies>,
 }
 
 #[derive(Debug)]
@@ -567,6 +570,75 @@ impl Records for MemoryStore {
             |a| format!("{}|{}", cursor_time(&a.created_at), a.id),
             |a, c| older_than(&a.created_at, &a.id, c),
         ))
+    }
+}
+
+#[async_trait]
+impl crate::PolicyRevisions for MemoryStore {
+    async fn push_policies(
+        &self,
+        revision: &crate::PolicyRevision,
+        sources: &crate::PolicySources,
+        current: &crate::CurrentPolicies,
+    ) -> Result<(), StoreError> {
+        let mut inner = self.inner.write();
+        let kept = inner
+            .policy_revisions
+            .iter()
+            .any(|(r, _)| r.revision == revision.revision);
+        if !kept {
+            inner
+                .policy_revisions
+                .push((revision.clone(), sources.clone()));
+        }
+        inner.current_policies = Some(current.clone());
+        Ok(())
+    }
+
+    async fn policy_revisions(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<crate::PolicyRevision>, StoreError> {
+        let inner = self.inner.read();
+        let mut listed: Vec<_> = inner
+            .policy_revisions
+            .iter()
+            .map(|(r, _)| r.clone())
+            .collect();
+        listed.sort_by(|a, b| (b.pushed_at, &b.revision).cmp(&(a.pushed_at, &a.revision)));
+        listed.truncate(limit);
+        Ok(listed)
+    }
+
+    async fn policy_revision(
+        &self,
+        revision: &str,
+    ) -> Result<Option<(crate::PolicyRevision, crate::PolicySources)>, StoreError> {
+        let inner = self.inner.read();
+        Ok(inner
+            .policy_revisions
+            .iter()
+            .find(|(r, _)| r.revision == revision)
+            .cloned())
+    }
+
+    async fn set_current_policies(
+        &self,
+        current: &crate::CurrentPolicies,
+    ) -> Result<bool, StoreError> {
+        let mut inner = self.inner.write();
+        let kept = inner
+            .policy_revisions
+            .iter()
+            .any(|(r, _)| r.revision == current.revision);
+        if kept {
+            inner.current_policies = Some(current.clone());
+        }
+        Ok(kept)
+    }
+
+    async fn current_policies(&self) -> Result<Option<crate::CurrentPolicies>, StoreError> {
+        Ok(self.inner.read().current_policies.clone())
     }
 }
 

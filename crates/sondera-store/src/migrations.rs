@@ -319,6 +319,46 @@ CREATE TRIGGER approvals_announced AFTER INSERT OR UPDATE ON approvals
     FOR EACH ROW EXECUTE FUNCTION sondera_notify_approval();
 "#,
     },
+    // Policy sets pushed to the servers, by revision, and the one in force;
+    // PostgreSQL announces a change of the one in force.
+    Migration {
+        version: 8,
+        sqlite: r#"
+CREATE TABLE policy_revisions (
+    revision TEXT PRIMARY KEY,
+    pushed_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    sources TEXT NOT NULL
+);
+CREATE INDEX policy_revisions_by_time ON policy_revisions (pushed_at DESC, revision DESC);
+CREATE TABLE policy_current (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    revision TEXT NOT NULL REFERENCES policy_revisions (revision),
+    body TEXT NOT NULL
+);
+"#,
+        postgres: r#"
+CREATE TABLE policy_revisions (
+    revision TEXT PRIMARY KEY,
+    pushed_at TIMESTAMPTZ NOT NULL,
+    body TEXT NOT NULL,
+    sources TEXT NOT NULL
+);
+CREATE INDEX policy_revisions_by_time ON policy_revisions (pushed_at DESC, revision DESC);
+CREATE TABLE policy_current (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    revision TEXT NOT NULL REFERENCES policy_revisions (revision),
+    body TEXT NOT NULL
+);
+CREATE FUNCTION sondera_notify_policies() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('sondera_policies', NEW.revision);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER policies_announced AFTER INSERT OR UPDATE ON policy_current
+    FOR EACH ROW EXECUTE FUNCTION sondera_notify_policies();
+"#,
+    },
 ];
 
 /// SQLite databases from before version numbers (no tenants): everything

@@ -778,6 +778,97 @@ impl Records for PostgresStore {
 }
 
 #[async_trait]
+impl crate::PolicyRevisions for PostgresStore {
+    async fn push_policies(
+        &self,
+        revision: &crate::PolicyRevision,
+        sources: &crate::PolicySources,
+        current: &crate::CurrentPolicies,
+    ) -> Result<(), StoreError> {
+        let json = |what: &str, value: Result<String, serde_json::Error>| {
+            value.map_err(|e| StoreError::Corrupt {
+                what: what.into(),
+                message: e.to_string(),
+            })
+        };
+        let body = json("policy revision", serde_json::to_string(revision))?;
+        let sources = json("policy sources", serde_json::to_string(sources))?;
+        let current_body = json("current policies", serde_json::to_string(current))?;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let insert = tx.prepare_cached(sql::INSERT_POLICY_REVISION).await?;
+        tx.execute(
+            &insert,
+            &[&revision.revision, &revision.pushed_at, &body, &sources],
+        )
+        .await?;
+        let set = tx.prepare_cached(sql::SET_CURRENT_POLICIES).await?;
+        tx.execute(&set, &[&current.revision, &current_body])
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn policy_revisions(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<crate::PolicyRevision>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SELECT_POLICY_REVISIONS).await?;
+        client
+            .query(&statement, &[&(limit as i64)])
+            .await?
+            .iter()
+            .map(|row| from_json("policy revision", row.get(0)))
+            .collect()
+    }
+
+    async fn policy_revision(
+        &self,
+        revision: &str,
+    ) -> Result<Option<(crate::PolicyRevision, crate::PolicySources)>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SELECT_POLICY_REVISION).await?;
+        client
+            .query_opt(&statement, &[&revision])
+            .await?
+            .map(|row| {
+                Ok((
+                    from_json("policy revision", row.get(0))?,
+                    from_json("policy sources", row.get(1))?,
+                ))
+            })
+            .transpose()
+    }
+
+    async fn set_current_policies(
+        &self,
+        current: &crate::CurrentPolicies,
+    ) -> Result<bool, StoreError> {
+        let body = serde_json::to_string(current).map_err(|e| StoreError::Corrupt {
+            what: "current policies".into(),
+            message: e.to_string(),
+        })?;
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SET_CURRENT_POLICIES).await?;
+        Ok(client
+            .execute(&statement, &[&current.revision, &body])
+            .await?
+            > 0)
+    }
+
+    async fn current_policies(&self) -> Result<Option<crate::CurrentPolicies>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SELECT_CURRENT_POLICIES).await?;
+        client
+            .query_opt(&statement, &[])
+            .await?
+            .map(|row| from_json("current policies", row.get(0)))
+            .transpose()
+    }
+}
+
+#[async_trait]
 impl Grants for PostgresStore {
     async fn put_grant(
         &self,

@@ -2,7 +2,8 @@
 //!
 //! Triggers (migration 7) announce each inserted event as
 //! `[tenant, trajectory_id, seq]` on `sondera_recorded` and each approval
-//! inserted or updated as `[tenant, id]` on `sondera_approvals`; PostgreSQL
+//! inserted or updated as `[tenant, id]` on `sondera_approvals`, and each change of the current
+//! policy revision as the revision on `sondera_policies`; PostgreSQL
 //! delivers notifications at commit, in commit order. One connection of its
 //! own, outside the pool, listens; when it is lost the listener connects
 //! again with back-off, listens, and only then announces
@@ -46,7 +47,9 @@ impl PostgresStore {
         let (sender, notifications) = mpsc::unbounded_channel();
         tokio::spawn(drive(connection, sender));
         client
-            .batch_execute("LISTEN sondera_recorded; LISTEN sondera_approvals")
+            .batch_execute(
+                "LISTEN sondera_recorded; LISTEN sondera_approvals; LISTEN sondera_policies",
+            )
             .await?;
         Ok(Listening {
             _client: client,
@@ -83,6 +86,11 @@ async fn drive<S, T>(
 
 /// Reads a notification; `None` for one this release does not know.
 fn change_of(notification: &Notification) -> Option<Change> {
+    if notification.channel() == "sondera_policies" {
+        return Some(Change::Policies {
+            revision: notification.payload().to_owned(),
+        });
+    }
     let parts: serde_json::Value = serde_json::from_str(notification.payload()).ok()?;
     let tenant = tenant_of(parts.get(0)?.as_str()?).ok()?;
     let id = parts.get(1)?.as_str()?.to_owned();

@@ -38,6 +38,11 @@ pub enum Change {
         /// The approval's id.
         id: String,
     },
+    /// Another policy revision was made current.
+    Policies {
+        /// The revision now current.
+        revision: String,
+    },
     /// Listening stopped at `lost_at` and has started again: changes
     /// committed in between were not announced.
     Resumed {

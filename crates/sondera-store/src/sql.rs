@@ -74,6 +74,23 @@ pub(crate) const SELECT_OVERDUE_APPROVALS: &str =
 pub(crate) const COUNT_PENDING_APPROVALS: &str =
     "SELECT COUNT(*) FROM approvals WHERE tenant = $1 AND status = 'pending'";
 
+pub(crate) const INSERT_POLICY_REVISION: &str =
+    "INSERT INTO policy_revisions (revision, pushed_at, body, sources)
+     VALUES ($1, $2, $3, $4) ON CONFLICT (revision) DO NOTHING";
+
+/// Points `policy_current` at a kept revision; nothing when it is not kept.
+pub(crate) const SET_CURRENT_POLICIES: &str = "INSERT INTO policy_current (id, revision, body)
+     SELECT 1, $1, $2 WHERE EXISTS (SELECT 1 FROM policy_revisions WHERE revision = $1)
+     ON CONFLICT (id) DO UPDATE SET revision = excluded.revision, body = excluded.body";
+
+pub(crate) const SELECT_POLICY_REVISIONS: &str =
+    "SELECT body FROM policy_revisions ORDER BY pushed_at DESC, revision DESC LIMIT $1";
+
+pub(crate) const SELECT_POLICY_REVISION: &str =
+    "SELECT body, sources FROM policy_revisions WHERE revision = $1";
+
+pub(crate) const SELECT_CURRENT_POLICIES: &str = "SELECT body FROM policy_current WHERE id = 1";
+
 /// The unique constraint on event ids, so a repeated id is told apart from
 /// a lost race for a position.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -98,6 +115,11 @@ pub(crate) const SHARED: &[&str] = &[
     SETTLE_APPROVAL,
     SELECT_OVERDUE_APPROVALS,
     COUNT_PENDING_APPROVALS,
+    INSERT_POLICY_REVISION,
+    SET_CURRENT_POLICIES,
+    SELECT_POLICY_REVISIONS,
+    SELECT_POLICY_REVISION,
+    SELECT_CURRENT_POLICIES,
 ];
 
 /// One schema change, in each dialect. Versions count from 1.

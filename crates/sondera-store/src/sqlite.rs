@@ -794,6 +794,88 @@ impl Records for SqliteStore {
 }
 
 #[async_trait]
+impl crate::PolicyRevisions for SqliteStore {
+    async fn push_policies(
+        &self,
+        revision: &crate::PolicyRevision,
+        sources: &crate::PolicySources,
+        current: &crate::CurrentPolicies,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_string(revision).map_err(|e| corrupt("policy revision", e))?;
+        let sources = serde_json::to_string(sources).map_err(|e| corrupt("policy sources", e))?;
+        let current_body =
+            serde_json::to_string(current).map_err(|e| corrupt("current policies", e))?;
+        let mut conn = self.reader.lock();
+        let tx = conn.transaction()?;
+        tx.prepare_cached(sql::INSERT_POLICY_REVISION)?
+            .execute(params![
+                revision.revision,
+                timestamp(&revision.pushed_at),
+                body,
+                sources
+            ])?;
+        tx.prepare_cached(sql::SET_CURRENT_POLICIES)?
+            .execute(params![current.revision, current_body])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    async fn policy_revisions(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<crate::PolicyRevision>, StoreError> {
+        let conn = self.reader.lock();
+        let mut statement = conn.prepare_cached(sql::SELECT_POLICY_REVISIONS)?;
+        let bodies = statement
+            .query_map([limit as i64], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        bodies
+            .iter()
+            .map(|b| from_json("policy revision", b))
+            .collect()
+    }
+
+    async fn policy_revision(
+        &self,
+        revision: &str,
+    ) -> Result<Option<(crate::PolicyRevision, crate::PolicySources)>, StoreError> {
+        let conn = self.reader.lock();
+        let row: Option<(String, String)> = conn
+            .prepare_cached(sql::SELECT_POLICY_REVISION)?
+            .query_row([revision], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        row.map(|(body, sources)| {
+            Ok((
+                from_json("policy revision", &body)?,
+                from_json("policy sources", &sources)?,
+            ))
+        })
+        .transpose()
+    }
+
+    async fn set_current_policies(
+        &self,
+        current: &crate::CurrentPolicies,
+    ) -> Result<bool, StoreError> {
+        let body = serde_json::to_string(current).map_err(|e| corrupt("current policies", e))?;
+        let conn = self.reader.lock();
+        let changed = conn
+            .prepare_cached(sql::SET_CURRENT_POLICIES)?
+            .execute(params![current.revision, body])?;
+        Ok(changed > 0)
+    }
+
+    async fn current_policies(&self) -> Result<Option<crate::CurrentPolicies>, StoreError> {
+        let conn = self.reader.lock();
+        let body: Option<String> = conn
+            .prepare_cached(sql::SELECT_CURRENT_POLICIES)?
+            .query_row([], |r| r.get(0))
+            .optional()?;
+        body.map(|b| from_json("current policies", &b)).transpose()
+    }
+}
+
+#[async_trait]
 impl Grants for SqliteStore {
     async fn put_grant(
         &self,

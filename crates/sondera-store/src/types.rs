@@ -502,3 +502,50 @@ pub(crate) fn paginate<T>(
     };
     Page { items, next }
 }
+
+/// One file of a pushed policy set: its name (where errors point) and text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyFile {
+    /// The file's name, as the pusher's directory had it.
+    pub name: String,
+    /// Its Cedar text (policies) or Cedar schema text (fragments).
+    pub text: String,
+}
+
+/// A policy set as pushed: every file, whole, so any server can load it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicySources {
+    /// `.cedar` files.
+    pub policies: Vec<PolicyFile>,
+    /// `.cedarschema` fragments extending the base schema.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schemas: Vec<PolicyFile>,
+}
+
+/// A policy set kept in the store, by its revision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyRevision {
+    /// The content hash every verdict it gives records
+    /// (`PolicyEngine::revision`).
+    pub revision: String,
+    /// When it was first pushed.
+    pub pushed_at: DateTime<Utc>,
+    /// Who pushed it: the name of the token.
+    pub pushed_by: String,
+    /// What the pusher said of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// How many policies it holds.
+    pub policies: u64,
+}
+
+/// Which kept revision is in force, since when and by whom.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurrentPolicies {
+    /// The revision in force.
+    pub revision: String,
+    /// When it was made current (pushed, or rolled back to).
+    pub since: DateTime<Utc>,
+    /// Who made it current.
+    pub set_by: String,
+}

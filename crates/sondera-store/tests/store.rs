@@ -1114,10 +1114,95 @@ async fn approvals_settle_once_and_in_time(store: &dyn TrajectoryStore) {
     assert_eq!(overdue[0].tenant, t("acme"));
 }
 
+/// Pushed policy sets are kept once each by revision, one is current, and
+/// only a kept one can be made current.
+async fn policy_revisions_are_kept_and_one_is_current(store: &dyn TrajectoryStore) {
+    assert_eq!(store.current_policies().await.unwrap(), None);
+    let sources = |text: &str| PolicySources {
+        policies: vec![PolicyFile {
+            name: "a.cedar".into(),
+            text: text.into(),
+        }],
+        schemas: vec![],
+    };
+    let revision = |id: &str, at: i64| PolicyRevision {
+        revision: id.into(),
+        pushed_at: self::at(at),
+        pushed_by: "ana".into(),
+        message: Some(format!("push {id}")),
+        policies: 1,
+    };
+    let current = |id: &str, at: i64, by: &str| CurrentPolicies {
+        revision: id.into(),
+        since: self::at(at),
+        set_by: by.into(),
+    };
+    store
+        .push_policies(
+            &revision("r1", 1),
+            &sources("one"),
+            &current("r1", 1, "ana"),
+        )
+        .await
+        .unwrap();
+    store
+        .push_policies(
+            &revision("r2", 2),
+            &sources("two"),
+            &current("r2", 2, "ana"),
+        )
+        .await
+        .unwrap();
+    // The same set pushed again keeps its first record.
+    store
+        .push_policies(&revision("r1", 3), &sources("one"), &current("r1", 3, "bo"))
+        .await
+        .unwrap();
+    let listed: Vec<String> = store
+        .policy_revisions(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.revision)
+        .collect();
+    assert_eq!(listed, ["r2", "r1"], "newest first, each once");
+    assert_eq!(
+        store.current_policies().await.unwrap(),
+        Some(current("r1", 3, "bo"))
+    );
+    let (kept, kept_sources) = store.policy_revision("r1").await.unwrap().unwrap();
+    assert_eq!((kept.pushed_at, kept_sources), (at(1), sources("one")));
+    assert!(store.policy_revision("r9").await.unwrap().is_none());
+
+    assert!(
+        store
+            .set_current_policies(&current("r2", 4, "cy"))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .set_current_policies(&current("r9", 5, "cy"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.current_policies().await.unwrap(),
+        Some(current("r2", 4, "cy")),
+        "a revision never pushed cannot be made current"
+    );
+    assert_eq!(store.policy_revisions(1).await.unwrap().len(), 1);
+}
+
 macro_rules! suite {
     ($module:ident, $make:expr) => {
         mod $module {
             use super::*;
+            #[tokio::test]
+            async fn policy_revisions_are_kept_and_one_is_current() {
+                let (s, _g) = $make;
+                super::policy_revisions_are_kept_and_one_is_current(&s).await
+            }
             #[tokio::test]
             async fn lifecycle_and_ordered_events() {
                 let (s, _g) = $make;

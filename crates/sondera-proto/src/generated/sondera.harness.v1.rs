@@ -930,6 +930,81 @@ pub struct DecideApprovalRequest {
     #[prost(string, optional, tag = "3")]
     pub reason: ::core::option::Option<::prost::alloc::string::String>,
 }
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PolicyFile {
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub text: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct PushPoliciesRequest {
+    #[prost(message, repeated, tag = "1")]
+    pub policies: ::prost::alloc::vec::Vec<PolicyFile>,
+    #[prost(message, repeated, tag = "2")]
+    pub schemas: ::prost::alloc::vec::Vec<PolicyFile>,
+    #[prost(string, optional, tag = "3")]
+    pub message: ::core::option::Option<::prost::alloc::string::String>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PolicyRevision {
+    /// The content hash verdicts record as `policy_revision`.
+    #[prost(string, tag = "1")]
+    pub revision: ::prost::alloc::string::String,
+    #[prost(message, optional, tag = "2")]
+    pub pushed_at: ::core::option::Option<::prost_types::Timestamp>,
+    #[prost(string, tag = "3")]
+    pub pushed_by: ::prost::alloc::string::String,
+    #[prost(string, optional, tag = "4")]
+    pub message: ::core::option::Option<::prost::alloc::string::String>,
+    #[prost(uint64, tag = "5")]
+    pub policies: u64,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListPolicyRevisionsRequest {
+    /// At most this many (100 when 0).
+    #[prost(uint32, tag = "1")]
+    pub limit: u32,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ListPolicyRevisionsResponse {
+    #[prost(message, repeated, tag = "1")]
+    pub revisions: ::prost::alloc::vec::Vec<PolicyRevision>,
+    /// The revision the store says is current, and since when and by whom.
+    #[prost(string, optional, tag = "2")]
+    pub current: ::core::option::Option<::prost::alloc::string::String>,
+    #[prost(message, optional, tag = "3")]
+    pub current_since: ::core::option::Option<::prost_types::Timestamp>,
+    #[prost(string, optional, tag = "4")]
+    pub current_set_by: ::core::option::Option<::prost::alloc::string::String>,
+    /// The revision this server judges by now.
+    #[prost(string, tag = "5")]
+    pub in_force: ::prost::alloc::string::String,
+    /// Where this server takes its policies from: "store" or "files".
+    #[prost(string, tag = "6")]
+    pub source: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct GetPolicyRevisionRequest {
+    /// A revision, or a prefix of one at least 6 hex digits long.
+    #[prost(string, tag = "1")]
+    pub revision: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct PolicySet {
+    #[prost(message, optional, tag = "1")]
+    pub revision: ::core::option::Option<PolicyRevision>,
+    #[prost(message, repeated, tag = "2")]
+    pub policies: ::prost::alloc::vec::Vec<PolicyFile>,
+    #[prost(message, repeated, tag = "3")]
+    pub schemas: ::prost::alloc::vec::Vec<PolicyFile>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RollbackPoliciesRequest {
+    /// A revision, or a prefix of one at least 6 hex digits long.
+    #[prost(string, tag = "1")]
+    pub revision: ::prost::alloc::string::String,
+}
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
 pub enum CollaborationMode {
@@ -1844,6 +1919,118 @@ pub mod harness_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// Validates a policy set and keeps it in the store as a new revision (by
+        /// its content hash), made current: every server sharing the store judges
+        /// by it next. Admins only; only servers that take their policies from the
+        /// store accept it.
+        pub async fn push_policies(
+            &mut self,
+            request: impl tonic::IntoRequest<super::PushPoliciesRequest>,
+        ) -> std::result::Result<tonic::Response<super::PolicyRevision>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::WireCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/sondera.harness.v1.HarnessService/PushPolicies",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("sondera.harness.v1.HarnessService", "PushPolicies"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// The revisions kept, newest first, and which is current and in force.
+        /// Operators.
+        pub async fn list_policy_revisions(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ListPolicyRevisionsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListPolicyRevisionsResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::WireCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/sondera.harness.v1.HarnessService/ListPolicyRevisions",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "sondera.harness.v1.HarnessService",
+                        "ListPolicyRevisions",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// One kept revision with its files. Operators.
+        pub async fn get_policy_revision(
+            &mut self,
+            request: impl tonic::IntoRequest<super::GetPolicyRevisionRequest>,
+        ) -> std::result::Result<tonic::Response<super::PolicySet>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::WireCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/sondera.harness.v1.HarnessService/GetPolicyRevision",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "sondera.harness.v1.HarnessService",
+                        "GetPolicyRevision",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Makes a kept revision current again. Admins only.
+        pub async fn rollback_policies(
+            &mut self,
+            request: impl tonic::IntoRequest<super::RollbackPoliciesRequest>,
+        ) -> std::result::Result<tonic::Response<super::PolicyRevision>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::WireCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/sondera.harness.v1.HarnessService/RollbackPolicies",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "sondera.harness.v1.HarnessService",
+                        "RollbackPolicies",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -1986,6 +2173,33 @@ pub mod harness_service_server {
             &self,
             request: tonic::Request<super::DecideApprovalRequest>,
         ) -> std::result::Result<tonic::Response<super::Approval>, tonic::Status>;
+        /// Validates a policy set and keeps it in the store as a new revision (by
+        /// its content hash), made current: every server sharing the store judges
+        /// by it next. Admins only; only servers that take their policies from the
+        /// store accept it.
+        async fn push_policies(
+            &self,
+            request: tonic::Request<super::PushPoliciesRequest>,
+        ) -> std::result::Result<tonic::Response<super::PolicyRevision>, tonic::Status>;
+        /// The revisions kept, newest first, and which is current and in force.
+        /// Operators.
+        async fn list_policy_revisions(
+            &self,
+            request: tonic::Request<super::ListPolicyRevisionsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListPolicyRevisionsResponse>,
+            tonic::Status,
+        >;
+        /// One kept revision with its files. Operators.
+        async fn get_policy_revision(
+            &self,
+            request: tonic::Request<super::GetPolicyRevisionRequest>,
+        ) -> std::result::Result<tonic::Response<super::PolicySet>, tonic::Status>;
+        /// Makes a kept revision current again. Admins only.
+        async fn rollback_policies(
+            &self,
+            request: tonic::Request<super::RollbackPoliciesRequest>,
+        ) -> std::result::Result<tonic::Response<super::PolicyRevision>, tonic::Status>;
     }
     #[derive(Debug)]
     pub struct HarnessServiceServer<T> {
@@ -2864,6 +3078,192 @@ pub mod harness_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DecideApprovalSvc(inner);
+                        let codec = crate::WireCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/sondera.harness.v1.HarnessService/PushPolicies" => {
+                    #[allow(non_camel_case_types)]
+                    struct PushPoliciesSvc<T: HarnessService>(pub Arc<T>);
+                    impl<
+                        T: HarnessService,
+                    > tonic::server::UnaryService<super::PushPoliciesRequest>
+                    for PushPoliciesSvc<T> {
+                        type Response = super::PolicyRevision;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::PushPoliciesRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as HarnessService>::push_policies(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = PushPoliciesSvc(inner);
+                        let codec = crate::WireCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/sondera.harness.v1.HarnessService/ListPolicyRevisions" => {
+                    #[allow(non_camel_case_types)]
+                    struct ListPolicyRevisionsSvc<T: HarnessService>(pub Arc<T>);
+                    impl<
+                        T: HarnessService,
+                    > tonic::server::UnaryService<super::ListPolicyRevisionsRequest>
+                    for ListPolicyRevisionsSvc<T> {
+                        type Response = super::ListPolicyRevisionsResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ListPolicyRevisionsRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as HarnessService>::list_policy_revisions(
+                                        &inner,
+                                        request,
+                                    )
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ListPolicyRevisionsSvc(inner);
+                        let codec = crate::WireCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/sondera.harness.v1.HarnessService/GetPolicyRevision" => {
+                    #[allow(non_camel_case_types)]
+                    struct GetPolicyRevisionSvc<T: HarnessService>(pub Arc<T>);
+                    impl<
+                        T: HarnessService,
+                    > tonic::server::UnaryService<super::GetPolicyRevisionRequest>
+                    for GetPolicyRevisionSvc<T> {
+                        type Response = super::PolicySet;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::GetPolicyRevisionRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as HarnessService>::get_policy_revision(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = GetPolicyRevisionSvc(inner);
+                        let codec = crate::WireCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/sondera.harness.v1.HarnessService/RollbackPolicies" => {
+                    #[allow(non_camel_case_types)]
+                    struct RollbackPoliciesSvc<T: HarnessService>(pub Arc<T>);
+                    impl<
+                        T: HarnessService,
+                    > tonic::server::UnaryService<super::RollbackPoliciesRequest>
+                    for RollbackPoliciesSvc<T> {
+                        type Response = super::PolicyRevision;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::RollbackPoliciesRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as HarnessService>::rollback_policies(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = RollbackPoliciesSvc(inner);
                         let codec = crate::WireCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

@@ -19,6 +19,7 @@ pub(crate) const GLOBEX: &str = "globex-token";
 /// Operator tokens of the same tenants, recorded as `ana` and `gus`.
 pub(crate) const ACME_OPS: &str = "acme-operator-token";
 pub(crate) const GLOBEX_OPS: &str = "globex-operator-token";
+pub(crate) const ADMIN: &str = "admin-token";
 
 pub(crate) struct Running {
     pub grpc: SocketAddr,
@@ -59,6 +60,9 @@ pub(crate) fn two_tenants() -> Access {
             "globex={} role=operator name=gus",
             hash_token(GLOBEX_OPS)
         ))
+        .unwrap();
+    tokens
+        .add(&format!("acme={} role=admin name=root", hash_token(ADMIN)))
         .unwrap();
     Access::Tokens(tokens)
 }
