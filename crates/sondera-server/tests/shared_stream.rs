@@ -122,18 +122,42 @@ fn assert_each_once_in_order(
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_server_streams_every_servers_records_once_in_order() {
+/// Three servers on a fresh database, an operator following each one's
+/// stream, and an agent's connection to each.
+struct Followed {
+    url: String,
+    servers: Vec<Running>,
+    streams: Vec<Stream>,
+    agents: Vec<Connection>,
+}
+
+async fn followed() -> Followed {
     let url = sondera_testkit::postgres_database();
-    let servers = three_servers(&url).await;
+    let servers: Vec<Running> = three_servers(&url).await.into();
     let mut streams = Vec::new();
     for server in &servers {
         streams.push(follow(server).await);
     }
-    let agents: Vec<Connection> = servers
+    let agents = servers
         .iter()
         .map(|s| connection(s.grpc, Some(ACME)))
         .collect();
+    Followed {
+        url,
+        servers,
+        streams,
+        agents,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_server_streams_every_servers_records_once_in_order() {
+    let Followed {
+        url: _,
+        servers,
+        mut streams,
+        agents,
+    } = followed().await;
     let (trajectories, steps) = (12, 10);
     drive(&agents, "t", trajectories, steps).await;
     for stream in &mut streams {
@@ -229,16 +253,12 @@ async fn an_approval_decided_on_one_server_wakes_the_agent_waiting_on_another() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_listening_connection_loses_nothing() {
-    let url = sondera_testkit::postgres_database();
-    let servers = three_servers(&url).await;
-    let mut streams = Vec::new();
-    for server in &servers {
-        streams.push(follow(server).await);
-    }
-    let agents: Vec<Connection> = servers
-        .iter()
-        .map(|s| connection(s.grpc, Some(ACME)))
-        .collect();
+    let Followed {
+        url,
+        servers,
+        mut streams,
+        agents,
+    } = followed().await;
     let (trajectories, steps) = (6, 30);
     let driving = tokio::spawn({
         let agents = agents.clone();
