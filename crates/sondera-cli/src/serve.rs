@@ -41,6 +41,11 @@ pub(crate) struct ServeArgs {
         env = "SONDERA_POLICY_SOURCE"
     )]
     policy_source: PolicySource,
+    /// Accept the tokens kept in the store too (`sondera token new --server`), read every
+    /// second and when a shared store announces a change; every request then needs a
+    /// token, even on loopback.
+    #[arg(long, env = "SONDERA_TOKENS_FROM_STORE")]
+    tokens_from_store: bool,
     /// Do not reload when files under --policies change (SIGHUP still reloads).
     #[arg(long)]
     no_watch: bool,
@@ -283,6 +288,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if follows_store {
         builder = builder.policies_from_store(args.policies.builder()?);
     }
+    if args.tokens_from_store {
+        builder = builder.stored_tokens();
+    }
     if !args.no_watch {
         for dir in &args.policies.dirs {
             builder = builder.watch(dir);
@@ -306,6 +314,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ),
     );
     match &access {
+        _ if args.tokens_from_store => eprintln!(
+            "{} accepted, and those the store keeps",
+            crate::count(
+                match &access {
+                    Access::Tokens(tokens) => tokens.len(),
+                    Access::LoopbackOnly => 0,
+                },
+                "configured token",
+                "configured tokens"
+            )
+        ),
         Access::LoopbackOnly => eprintln!(
             "authentication is off: no tokens are configured, so only loopback addresses are served"
         ),
@@ -331,10 +350,30 @@ async fn shutdown_signal() {
 #[derive(Debug, Subcommand)]
 pub(crate) enum TokenCommand {
     /// Make a new random token: prints the token on standard output and the
-    /// server entry (TENANT=sha256:HEX ...) on standard error.
-    New(TokenFor),
+    /// server entry (TENANT=sha256:HEX ...) on standard error. With --server,
+    /// keeps its hash in that server's store instead (an admin token), for
+    /// every server sharing it that runs with --tokens-from-store.
+    New {
+        #[command(flatten)]
+        whom: TokenFor,
+        #[command(flatten)]
+        server: crate::ServerArgs,
+    },
     /// Print the server entry for a token read from standard input.
     Hash(TokenFor),
+    /// The tokens a server's store keeps (an admin token): hash, tenant, role, name.
+    List {
+        #[command(flatten)]
+        server: crate::ServerArgs,
+    },
+    /// Remove a token from a server's store, by its hash (8 or more hex digits) or its
+    /// name; every server refuses it within a second (an admin token).
+    Revoke {
+        #[command(flatten)]
+        server: crate::ServerArgs,
+        #[arg(value_name = "HASH|NAME")]
+        stored: String,
+    },
 }
 
 /// Whom a token is for.
@@ -369,15 +408,69 @@ impl TokenFor {
     }
 }
 
+/// One stored token as `token list` shows it.
+fn print_stored(token: &sondera_proto::v1::StoredToken) {
+    println!(
+        "{}  {}  {}  {}",
+        token.hash,
+        token.tenant,
+        token.role,
+        crate::inert::inert(&token.name)
+    );
+}
+
+/// Keeps `token`'s hash in the store of the server `server` names.
+fn store_token(server: &crate::ServerArgs, whom: &TokenFor, token: &str) -> anyhow::Result<()> {
+    let request = sondera_proto::v1::PutTokenRequest {
+        tenant: whom.tenant.clone(),
+        role: whom.role.as_str().to_owned(),
+        name: whom.name.clone().unwrap_or_else(|| {
+            let hash = sondera_server::hash_token(token);
+            format!("token-{}", &hash["sha256:".len().."sha256:".len() + 8])
+        }),
+        hash: sondera_server::hash_token(token),
+    };
+    let connection = server.connection()?;
+    let stored = crate::block_on(
+        connection.call_any(request, |mut c, r| async move { c.put_token(r).await }),
+    )??;
+    eprintln!("stored on the server as `{}`", stored.name);
+    Ok(())
+}
+
 pub(crate) fn token(command: TokenCommand) -> anyhow::Result<ExitCode> {
     let (whom, token, fresh) = match command {
-        TokenCommand::New(whom) => {
+        TokenCommand::New { whom, server } => {
             let token = format!(
                 "sk_{}{}",
                 uuid::Uuid::new_v4().simple(),
                 uuid::Uuid::new_v4().simple()
             );
+            if server.server.is_some() {
+                whom.entry(&token)?;
+                store_token(&server, &whom, &token)?;
+                println!("{token}");
+                return Ok(ExitCode::SUCCESS);
+            }
             (whom, token, true)
+        }
+        TokenCommand::List { server } => {
+            let connection = server.connection()?;
+            let listed = crate::block_on(connection.call_any(
+                sondera_proto::v1::ListTokensRequest {},
+                |mut c, r| async move { c.list_tokens(r).await },
+            ))??;
+            listed.tokens.iter().for_each(print_stored);
+            return Ok(ExitCode::SUCCESS);
+        }
+        TokenCommand::Revoke { server, stored } => {
+            let connection = server.connection()?;
+            let request = sondera_proto::v1::RevokeTokenRequest { token: stored };
+            let revoked = crate::block_on(
+                connection.call_any(request, |mut c, r| async move { c.revoke_token(r).await }),
+            )??;
+            print_stored(&revoked);
+            return Ok(ExitCode::SUCCESS);
         }
         TokenCommand::Hash(whom) => {
             let mut token = String::new();

@@ -180,3 +180,91 @@ fn pushed_revisions_are_listed_judge_and_roll_back() {
     );
     drop(server);
 }
+
+#[test]
+fn tokens_stored_through_the_server_are_accepted_and_revoked() {
+    let data = tempfile::tempdir().unwrap();
+    let admin = "sk_admin_for_tests";
+    let entry = format!(
+        "default={} role=admin name=root",
+        sondera_server::hash_token(admin)
+    );
+    let server = ServerProcess::start(&[
+        "--store",
+        &data.path().display().to_string(),
+        "--tokens-from-store",
+        "--token",
+        &entry,
+    ]);
+    let made = sondera(&[
+        "token",
+        "new",
+        "--tenant",
+        "acme",
+        "--role",
+        "operator",
+        "--name",
+        "ana",
+        "--server",
+        &server.grpc,
+        "--token",
+        admin,
+    ]);
+    assert_eq!(
+        made.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let token = stdout(&made).trim().to_owned();
+    assert!(token.starts_with("sk_"));
+    let listed = stdout(&sondera(&[
+        "token",
+        "list",
+        "--server",
+        &server.grpc,
+        "--token",
+        admin,
+    ]));
+    assert!(listed.contains("acme  operator  ana"), "{listed}");
+
+    let lists = |token: &str| {
+        sondera(&[
+            "trajectories",
+            "list",
+            "--server",
+            &server.grpc,
+            "--token",
+            token,
+        ])
+        .status
+        .code()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while lists(&token) != Some(0) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(lists(&token), Some(0), "the stored operator token works");
+
+    let revoked = sondera(&[
+        "token",
+        "revoke",
+        "ana",
+        "--server",
+        &server.grpc,
+        "--token",
+        admin,
+    ]);
+    assert_eq!(
+        revoked.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&revoked.stderr)
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while lists(&token) == Some(0) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_ne!(lists(&token), Some(0), "a revoked token is refused");
+    drop(server);
+}

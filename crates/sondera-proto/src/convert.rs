@@ -1182,3 +1182,18 @@ pub fn policy_sources_from_wire(
         schemas: schemas.into_iter().map(Into::into).collect(),
     }
 }
+
+// ---- Stored tokens -------------------------------------------------------
+
+impl From<store::StoredToken> for v1::StoredToken {
+    fn from(t: store::StoredToken) -> Self {
+        Self {
+            hash: t.hash,
+            tenant: t.tenant.to_string(),
+            role: t.role,
+            name: t.name,
+            created_at: Some(timestamp_to_wire(t.created_at)),
+            created_by: t.created_by,
+        }
+    }
+}

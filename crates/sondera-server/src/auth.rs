@@ -217,6 +217,8 @@ pub struct AccessControl {
     loader: Option<TokenLoader>,
     /// Counts the reloads put in force, for those waiting on a revocation.
     reloads: tokio::sync::watch::Sender<u64>,
+    /// The tokens kept in the store, when this server accepts them too.
+    stored: Option<RwLock<Arc<HashMap<TokenDigest, Caller>>>>,
 }
 
 /// A token as the service keeps it: its SHA-256 digest.
@@ -253,16 +255,56 @@ impl AccessControl {
             current: RwLock::new(Arc::new(access)),
             loader,
             reloads: tokio::sync::watch::Sender::new(0),
+            stored: None,
         }
     }
 
-    /// Whether the token of `digest` is configured now (always, on a
-    /// loopback-only server, which has none).
+    /// Accepts the tokens kept in the store too (`PutToken`), as they are
+    /// now: a server doing so needs a token on every request, even without
+    /// tokens of its own.
+    #[must_use]
+    pub fn with_stored_tokens(mut self) -> Self {
+        self.stored = Some(RwLock::default());
+        let mut current = self.current.write();
+        if matches!(**current, Access::LoopbackOnly) {
+            *current = Arc::new(Access::Tokens(Tokens::default()));
+        }
+        drop(current);
+        self
+    }
+
+    /// Whether stored tokens are accepted.
+    pub fn accepts_stored_tokens(&self) -> bool {
+        self.stored.is_some()
+    }
+
+    /// Puts `tokens` (the store's, read as entries) in force; `true` when
+    /// they differ from those in force, which then end the live streams
+    /// and sessions of tokens revoked.
+    pub(crate) fn replace_stored(&self, tokens: Tokens) -> bool {
+        let Some(stored) = &self.stored else {
+            return false;
+        };
+        if stored.read().as_ref() == &tokens.callers {
+            return false;
+        }
+        *stored.write() = Arc::new(tokens.callers);
+        self.reloads.send_modify(|n| *n += 1);
+        true
+    }
+
+    fn stored_caller(&self, digest: &TokenDigest) -> Option<Caller> {
+        self.stored.as_ref()?.read().get(digest).cloned()
+    }
+
+    /// Whether the token of `digest` is configured or stored now (always,
+    /// on a loopback-only server, which has none).
     pub(crate) fn holds(&self, digest: &TokenDigest) -> bool {
-        match &**self.current.read() {
+        let configured = match &**self.current.read() {
             Access::LoopbackOnly => true,
             Access::Tokens(tokens) => tokens.callers.contains_key(digest),
-        }
+        };
+        configured || self.stored_caller(digest).is_some()
     }
 
     /// Returns once the token of `digest` is no longer configured (a reload
@@ -279,7 +321,14 @@ impl AccessControl {
     /// The caller an `authorization` header value makes.
     pub fn caller(&self, authorization: Option<&str>) -> Result<Caller, ServiceError> {
         let access = self.current.read().clone();
-        access.caller(authorization)
+        match access.caller(authorization) {
+            Err(ServiceError::Unauthenticated) if self.stored.is_some() => {
+                bearer_digest(authorization)
+                    .and_then(|digest| self.stored_caller(&digest))
+                    .ok_or(ServiceError::Unauthenticated)
+            }
+            answer => answer,
+        }
     }
 
     /// Whether the server runs without tokens, on loopback only.
@@ -298,7 +347,7 @@ impl AccessControl {
             return TokenReload::Unchanged;
         }
         let outcome = match loader() {
-            Ok(tokens) if tokens.is_empty() => {
+            Ok(tokens) if tokens.is_empty() && self.stored.is_none() => {
                 TokenReload::Refused("no tokens are configured any more".into())
             }
             Ok(tokens) => {

@@ -42,6 +42,8 @@ pub struct Governance {
     shared_stream: std::sync::atomic::AtomicBool,
     /// Set when the policies in force are the store's current revision.
     pub(crate) store_policies: Option<crate::policies::StorePolicies>,
+    /// Woken when the store's tokens may have changed.
+    pub(crate) tokens_changed: Notify,
 }
 
 impl Governance {
@@ -60,6 +62,7 @@ impl Governance {
             waiters: Default::default(),
             shared_stream: Default::default(),
             store_policies: None,
+            tokens_changed: Notify::new(),
         }
     }
 

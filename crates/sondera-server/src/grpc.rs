@@ -235,6 +235,37 @@ impl v1::harness_service_server::HarnessService for GrpcService {
         Ok(Response::new(current.into()))
     }
 
+    async fn put_token(&self, request: Request<v1::PutTokenRequest>) -> Reply<v1::StoredToken> {
+        let caller = self.caller(&request)?;
+        let r = request.into_inner();
+        let stored = self
+            .governance
+            .put_token(&caller, &r.tenant, &r.role, &r.name, &r.hash)
+            .await?;
+        Ok(Response::new(stored.into()))
+    }
+
+    async fn list_tokens(
+        &self,
+        request: Request<v1::ListTokensRequest>,
+    ) -> Reply<v1::ListTokensResponse> {
+        let caller = self.caller(&request)?;
+        let tokens = self.governance.stored_tokens(&caller).await?;
+        Ok(Response::new(v1::ListTokensResponse {
+            tokens: tokens.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn revoke_token(
+        &self,
+        request: Request<v1::RevokeTokenRequest>,
+    ) -> Reply<v1::StoredToken> {
+        let caller = self.caller(&request)?;
+        let given = request.into_inner().token;
+        let revoked = self.governance.revoke_token(&caller, &given).await?;
+        Ok(Response::new(revoked.into()))
+    }
+
     async fn get_agent(&self, request: Request<v1::GetAgentRequest>) -> Reply<v1::Agent> {
         let tenant = self.tenant(&request)?;
         let agent = self

@@ -48,6 +48,7 @@ mod reload;
 mod serve;
 mod sessions;
 mod shared;
+mod stored_tokens;
 
 pub use auth::{
     Access, AccessControl, Caller, Role, TokenConfigError, TokenLoader, TokenReload, Tokens,

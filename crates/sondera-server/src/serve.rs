@@ -94,6 +94,7 @@ pub struct ServerBuilder {
     public_hosts: Vec<String>,
     public_metrics: bool,
     store_policies: Option<PolicyBuilder>,
+    stored_tokens: bool,
 }
 
 impl ServerBuilder {
@@ -147,6 +148,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Accepts the tokens kept in the store too (stored by admins with
+    /// `PutToken`), read every second and when the store announces a
+    /// change; every request then needs a token, even on loopback.
+    #[must_use]
+    pub fn stored_tokens(mut self) -> Self {
+        self.stored_tokens = true;
+        self
+    }
+
     /// Loads the tokens again on SIGHUP (a server with tokens only); a
     /// reload that fails or yields none keeps the running tokens.
     #[must_use]
@@ -187,7 +197,7 @@ impl ServerBuilder {
 
     /// Loads the policies and binds both listeners.
     pub async fn bind(self) -> Result<Server, ServerError> {
-        if matches!(self.access, Access::LoopbackOnly) {
+        if matches!(self.access, Access::LoopbackOnly) && !self.stored_tokens {
             for addr in [self.grpc_addr, self.http_addr] {
                 if !addr.ip().is_loopback() {
                     return Err(ServerError::Unauthenticated { addr });
@@ -236,7 +246,14 @@ impl ServerBuilder {
             grpc: bind(self.grpc_addr).await?,
             http: bind(self.http_addr).await?,
             governance,
-            access: Arc::new(AccessControl::new(self.access, self.token_loader)),
+            access: Arc::new({
+                let access = AccessControl::new(self.access, self.token_loader);
+                if self.stored_tokens {
+                    access.with_stored_tokens()
+                } else {
+                    access
+                }
+            }),
             limits: self.limits,
             tls,
             loader: self.loader,
@@ -324,6 +341,7 @@ impl Server {
             public_metrics: false,
             poll: Duration::from_millis(500),
             store_policies: None,
+            stored_tokens: false,
         }
     }
 
@@ -368,6 +386,10 @@ impl Server {
         ));
         let sweeper = tokio::spawn(expire_approvals(self.governance.clone()));
         tokio::spawn(crate::policies::follow(self.governance.clone()));
+        tokio::spawn(crate::stored_tokens::follow(
+            self.access.clone(),
+            self.governance.clone(),
+        ));
         let governance = self.governance.clone();
         tokio::spawn(async move {
             shutdown.await;

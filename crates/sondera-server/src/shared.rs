@@ -146,9 +146,11 @@ impl Follower {
                     self.approval(&tenant, &id).await;
                 }
                 Change::Policies { .. } => self.governance.policies_may_have_changed(),
+                Change::Tokens => self.governance.tokens_changed.notify_one(),
                 Change::Resumed { lost_at } => {
                     self.read_steps(std::mem::take(&mut steps)).await;
                     self.governance.policies_may_have_changed();
+                    self.governance.tokens_changed.notify_one();
                     self.catch_up(lost_at).await;
                 }
             }

@@ -479,3 +479,98 @@ async fn a_policy_set_pushed_through_one_server_judges_on_all() {
         server.stop().await;
     }
 }
+
+/// How long until `call` on `server` with `token` gets `wanted` (OK, or
+/// an error code), for at most three seconds.
+async fn until_answered(server: &Running, token: &str, wanted: tonic::Code) -> Duration {
+    let started = Instant::now();
+    let agent = connection(server.grpc, Some(token));
+    loop {
+        let answer = agent
+            .client()
+            .health(agent.request(v1::HealthRequest {}))
+            .await;
+        let code = answer.err().map_or(tonic::Code::Ok, |status| status.code());
+        if code == wanted || started.elapsed() > Duration::from_secs(3) {
+            assert_eq!(code, wanted);
+            return started.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_stored_through_one_server_works_and_is_revoked_on_all() {
+    let url = sondera_testkit::postgres_database();
+    let mut servers = Vec::new();
+    for _ in 0..2 {
+        let store = Arc::new(PostgresStore::connect(&url).await.unwrap());
+        let server = builder_of(store).access(two_tenants()).stored_tokens();
+        servers.push(start(server).await);
+    }
+    let (a, b) = (&servers[0], &servers[1]);
+    let token = "sk_stored_for_acme";
+    let request = v1::PutTokenRequest {
+        tenant: "acme".into(),
+        role: "agent".into(),
+        name: "ci-runner".into(),
+        hash: sondera_server::hash_token(token),
+    };
+    // An operator may not store tokens; an admin may.
+    let operator = connection(a.grpc, Some(ACME_OPS));
+    let refused = operator
+        .client()
+        .put_token(operator.request(request.clone()))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+    assert_eq!(
+        until_answered(b, token, tonic::Code::Unauthenticated)
+            .await
+            .as_secs(),
+        0
+    );
+    let admin_on_a = connection(a.grpc, Some(ADMIN));
+    let stored = admin_on_a
+        .client()
+        .put_token(admin_on_a.request(request.clone()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (stored.created_by.as_str(), stored.role.as_str()),
+        ("root", "agent")
+    );
+    let again = admin_on_a
+        .client()
+        .put_token(admin_on_a.request(request))
+        .await
+        .unwrap_err();
+    assert_eq!(again.code(), tonic::Code::AlreadyExists);
+    let accepted_after = until_answered(b, token, tonic::Code::Ok).await;
+    assert!(
+        accepted_after < Duration::from_secs(1),
+        "{accepted_after:?}"
+    );
+
+    let admin_on_b = connection(b.grpc, Some(ADMIN));
+    admin_on_b
+        .client()
+        .revoke_token(admin_on_b.request(v1::RevokeTokenRequest {
+            token: "ci-runner".into(),
+        }))
+        .await
+        .unwrap();
+    let refused_after = until_answered(a, token, tonic::Code::Unauthenticated).await;
+    assert!(refused_after < Duration::from_secs(1), "{refused_after:?}");
+    let listed = admin_on_a
+        .client()
+        .list_tokens(admin_on_a.request(v1::ListTokensRequest {}))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(listed.tokens.is_empty());
+    for server in servers {
+        server.stop().await;
+    }
+}

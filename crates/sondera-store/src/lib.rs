@@ -297,9 +297,26 @@ pub trait PolicyRevisions: Send + Sync + std::fmt::Debug {
     async fn current_policies(&self) -> Result<Option<CurrentPolicies>, StoreError>;
 }
 
-/// A whole store: every role. Each store (memory, SQLite, PostgreSQL)
-/// implements the five roles, and this follows; callers that need only one
-/// role take that role.
-pub trait TrajectoryStore: EventLog + Records + Grants + Approvals + PolicyRevisions {}
+/// Bearer tokens kept for every server sharing this store, by hash.
+#[async_trait]
+pub trait TokenRecords: Send + Sync + std::fmt::Debug {
+    /// Keeps `token`; `false` when a token of the same hash is kept already.
+    async fn put_token(&self, token: &StoredToken) -> Result<bool, StoreError>;
+    /// Every kept token, by hash.
+    async fn tokens(&self) -> Result<Vec<StoredToken>, StoreError>;
+    /// Removes the token of `hash`; the token removed, if one was kept.
+    async fn revoke_token(&self, hash: &str) -> Result<Option<StoredToken>, StoreError>;
+}
 
-impl<T: EventLog + Records + Grants + Approvals + PolicyRevisions + ?Sized> TrajectoryStore for T {}
+/// A whole store: every role. Each store (memory, SQLite, PostgreSQL)
+/// implements the six roles, and this follows; callers that need only one
+/// role take that role.
+pub trait TrajectoryStore:
+    EventLog + Records + Grants + Approvals + PolicyRevisions + TokenRecords
+{
+}
+
+impl<T: EventLog + Records + Grants + Approvals + PolicyRevisions + TokenRecords + ?Sized>
+    TrajectoryStore for T
+{
+}

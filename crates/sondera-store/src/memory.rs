@@ -60,6 +60,8 @@ struct Inner {
     /// Pushed policy sets, in the order first pushed, and the one in force.
     policy_revisions: Vec<(crate::PolicyRevision, crate::PolicySources)>,
     current_policies: Option<crate::CurrentPolicies>,
+    /// Stored tokens by hash.
+    tokens: BTreeMap<String, crate::StoredToken>,
 }
 
 #[derive(Debug)]
@@ -570,6 +572,26 @@ impl Records for MemoryStore {
             |a| format!("{}|{}", cursor_time(&a.created_at), a.id),
             |a, c| older_than(&a.created_at, &a.id, c),
         ))
+    }
+}
+
+#[async_trait]
+impl crate::TokenRecords for MemoryStore {
+    async fn put_token(&self, token: &crate::StoredToken) -> Result<bool, StoreError> {
+        let mut inner = self.inner.write();
+        if inner.tokens.contains_key(&token.hash) {
+            return Ok(false);
+        }
+        inner.tokens.insert(token.hash.clone(), token.clone());
+        Ok(true)
+    }
+
+    async fn tokens(&self) -> Result<Vec<crate::StoredToken>, StoreError> {
+        Ok(self.inner.read().tokens.values().cloned().collect())
+    }
+
+    async fn revoke_token(&self, hash: &str) -> Result<Option<crate::StoredToken>, StoreError> {
+        Ok(self.inner.write().tokens.remove(hash))
     }
 }
 

@@ -359,6 +359,22 @@ CREATE TRIGGER policies_announced AFTER INSERT OR UPDATE ON policy_current
     FOR EACH ROW EXECUTE FUNCTION sondera_notify_policies();
 "#,
     },
+    // Bearer tokens kept for every server (by hash); PostgreSQL announces
+    // each one stored or revoked.
+    Migration {
+        version: 9,
+        sqlite: "CREATE TABLE tokens (hash TEXT PRIMARY KEY, body TEXT NOT NULL);",
+        postgres: r#"
+CREATE TABLE tokens (hash TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE FUNCTION sondera_notify_tokens() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('sondera_tokens', TG_OP);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER tokens_announced AFTER INSERT OR DELETE ON tokens
+    FOR EACH ROW EXECUTE FUNCTION sondera_notify_tokens();
+"#,
+    },
 ];
 
 /// SQLite databases from before version numbers (no tenants): everything

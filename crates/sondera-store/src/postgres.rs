@@ -778,6 +778,40 @@ impl Records for PostgresStore {
 }
 
 #[async_trait]
+impl crate::TokenRecords for PostgresStore {
+    async fn put_token(&self, token: &crate::StoredToken) -> Result<bool, StoreError> {
+        let body = serde_json::to_string(token).map_err(|e| StoreError::Corrupt {
+            what: "token".into(),
+            message: e.to_string(),
+        })?;
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::INSERT_TOKEN).await?;
+        Ok(client.execute(&statement, &[&token.hash, &body]).await? > 0)
+    }
+
+    async fn tokens(&self) -> Result<Vec<crate::StoredToken>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SELECT_TOKENS).await?;
+        client
+            .query(&statement, &[])
+            .await?
+            .iter()
+            .map(|row| from_json("token", row.get(0)))
+            .collect()
+    }
+
+    async fn revoke_token(&self, hash: &str) -> Result<Option<crate::StoredToken>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::DELETE_TOKEN).await?;
+        client
+            .query_opt(&statement, &[&hash])
+            .await?
+            .map(|row| from_json("token", row.get(0)))
+            .transpose()
+    }
+}
+
+#[async_trait]
 impl crate::PolicyRevisions for PostgresStore {
     async fn push_policies(
         &self,

@@ -3,7 +3,8 @@
 //! Triggers (migration 7) announce each inserted event as
 //! `[tenant, trajectory_id, seq]` on `sondera_recorded` and each approval
 //! inserted or updated as `[tenant, id]` on `sondera_approvals`, and each change of the current
-//! policy revision as the revision on `sondera_policies`; PostgreSQL
+//! policy revision as the revision on `sondera_policies`, and each token stored
+//! or revoked on `sondera_tokens`; PostgreSQL
 //! delivers notifications at commit, in commit order. One connection of its
 //! own, outside the pool, listens; when it is lost the listener connects
 //! again with back-off, listens, and only then announces
@@ -48,7 +49,7 @@ impl PostgresStore {
         tokio::spawn(drive(connection, sender));
         client
             .batch_execute(
-                "LISTEN sondera_recorded; LISTEN sondera_approvals; LISTEN sondera_policies",
+                "LISTEN sondera_recorded; LISTEN sondera_approvals; LISTEN sondera_policies; LISTEN sondera_tokens",
             )
             .await?;
         Ok(Listening {
@@ -86,6 +87,9 @@ async fn drive<S, T>(
 
 /// Reads a notification; `None` for one this release does not know.
 fn change_of(notification: &Notification) -> Option<Change> {
+    if notification.channel() == "sondera_tokens" {
+        return Some(Change::Tokens);
+    }
     if notification.channel() == "sondera_policies" {
         return Some(Change::Policies {
             revision: notification.payload().to_owned(),

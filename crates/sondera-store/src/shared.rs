@@ -43,6 +43,8 @@ pub enum Change {
         /// The revision now current.
         revision: String,
     },
+    /// A stored token was added or revoked.
+    Tokens,
     /// Listening stopped at `lost_at` and has started again: changes
     /// committed in between were not announced.
     Resumed {

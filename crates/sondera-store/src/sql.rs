@@ -91,6 +91,13 @@ pub(crate) const SELECT_POLICY_REVISION: &str =
 
 pub(crate) const SELECT_CURRENT_POLICIES: &str = "SELECT body FROM policy_current WHERE id = 1";
 
+pub(crate) const INSERT_TOKEN: &str =
+    "INSERT INTO tokens (hash, body) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING";
+
+pub(crate) const SELECT_TOKENS: &str = "SELECT body FROM tokens ORDER BY hash";
+
+pub(crate) const DELETE_TOKEN: &str = "DELETE FROM tokens WHERE hash = $1 RETURNING body";
+
 /// The unique constraint on event ids, so a repeated id is told apart from
 /// a lost race for a position.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -120,6 +127,9 @@ pub(crate) const SHARED: &[&str] = &[
     SELECT_POLICY_REVISIONS,
     SELECT_POLICY_REVISION,
     SELECT_CURRENT_POLICIES,
+    INSERT_TOKEN,
+    SELECT_TOKENS,
+    DELETE_TOKEN,
 ];
 
 /// One schema change, in each dialect. Versions count from 1.

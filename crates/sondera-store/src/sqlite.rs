@@ -794,6 +794,36 @@ impl Records for SqliteStore {
 }
 
 #[async_trait]
+impl crate::TokenRecords for SqliteStore {
+    async fn put_token(&self, token: &crate::StoredToken) -> Result<bool, StoreError> {
+        let body = serde_json::to_string(token).map_err(|e| corrupt("token", e))?;
+        let conn = self.reader.lock();
+        let inserted = conn
+            .prepare_cached(sql::INSERT_TOKEN)?
+            .execute(params![token.hash, body])?;
+        Ok(inserted > 0)
+    }
+
+    async fn tokens(&self) -> Result<Vec<crate::StoredToken>, StoreError> {
+        let conn = self.reader.lock();
+        let mut statement = conn.prepare_cached(sql::SELECT_TOKENS)?;
+        let bodies = statement
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        bodies.iter().map(|b| from_json("token", b)).collect()
+    }
+
+    async fn revoke_token(&self, hash: &str) -> Result<Option<crate::StoredToken>, StoreError> {
+        let conn = self.reader.lock();
+        let body: Option<String> = conn
+            .prepare_cached(sql::DELETE_TOKEN)?
+            .query_row([hash], |r| r.get(0))
+            .optional()?;
+        body.map(|b| from_json("token", &b)).transpose()
+    }
+}
+
+#[async_trait]
 impl crate::PolicyRevisions for SqliteStore {
     async fn push_policies(
         &self,

@@ -549,3 +549,21 @@ pub struct CurrentPolicies {
     /// Who made it current.
     pub set_by: String,
 }
+
+/// A bearer token kept in the store for every server sharing it: its hash
+/// and what it grants, never the token itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredToken {
+    /// `sha256:HEX` of the token.
+    pub hash: String,
+    /// Whose records it reaches.
+    pub tenant: TenantId,
+    /// What it may do: `agent`, `operator` or `admin`.
+    pub role: String,
+    /// Who its decisions are recorded as.
+    pub name: String,
+    /// When it was stored, and by whom.
+    pub created_at: DateTime<Utc>,
+    /// The name of the admin who stored it.
+    pub created_by: String,
+}

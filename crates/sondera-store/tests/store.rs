@@ -1194,10 +1194,46 @@ async fn policy_revisions_are_kept_and_one_is_current(store: &dyn TrajectoryStor
     assert_eq!(store.policy_revisions(1).await.unwrap().len(), 1);
 }
 
+/// Stored tokens are kept once by hash, listed, and revoked.
+async fn tokens_are_kept_once_and_revoked(store: &dyn TrajectoryStore) {
+    let token = |hash: &str, name: &str| StoredToken {
+        hash: hash.into(),
+        tenant: t("acme"),
+        role: "operator".into(),
+        name: name.into(),
+        created_at: at(1),
+        created_by: "root".into(),
+    };
+    assert!(store.put_token(&token("sha256:aa", "ana")).await.unwrap());
+    assert!(store.put_token(&token("sha256:bb", "bo")).await.unwrap());
+    assert!(
+        !store
+            .put_token(&token("sha256:aa", "impostor"))
+            .await
+            .unwrap(),
+        "a hash is kept once"
+    );
+    assert_eq!(
+        store.tokens().await.unwrap(),
+        [token("sha256:aa", "ana"), token("sha256:bb", "bo")]
+    );
+    assert_eq!(
+        store.revoke_token("sha256:aa").await.unwrap(),
+        Some(token("sha256:aa", "ana"))
+    );
+    assert_eq!(store.revoke_token("sha256:aa").await.unwrap(), None);
+    assert_eq!(store.tokens().await.unwrap(), [token("sha256:bb", "bo")]);
+}
+
 macro_rules! suite {
     ($module:ident, $make:expr) => {
         mod $module {
             use super::*;
+            #[tokio::test]
+            async fn tokens_are_kept_once_and_revoked() {
+                let (s, _g) = $make;
+                super::tokens_are_kept_once_and_revoked(&s).await
+            }
             #[tokio::test]
             async fn policy_revisions_are_kept_and_one_is_current() {
                 let (s, _g) = $make;

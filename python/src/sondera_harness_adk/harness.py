@@ -91,7 +91,10 @@ class SonderaRemoteHarness(_NativeScope):
     The endpoint and token are taken from the arguments, else from
     ``SONDERA_HARNESS_ENDPOINT`` / ``SONDERA_API_TOKEN``, else from
     ``~/.sondera/env``. A bare ``host:port`` means ``http://`` on loopback and
-    ``https://`` elsewhere. The connection is made on first use and shared by
+    ``https://`` elsewhere. Several servers sharing one store may be listed,
+    comma-separated: the first is used, and a call goes to the next when the
+    one in use cannot be reached (a step sent again gets the verdict recorded
+    for it). The connection is made on first use and shared by
     every scope from :meth:`new_scope`. ``approval_timeout`` is how long an
     escalated call waits for an operator (``EscalationMode.OPERATOR``) before
     it is denied; the server's default when not given.

@@ -1005,6 +1005,48 @@ pub struct RollbackPoliciesRequest {
     #[prost(string, tag = "1")]
     pub revision: ::prost::alloc::string::String,
 }
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PutTokenRequest {
+    #[prost(string, tag = "1")]
+    pub tenant: ::prost::alloc::string::String,
+    /// agent, operator or admin.
+    #[prost(string, tag = "2")]
+    pub role: ::prost::alloc::string::String,
+    #[prost(string, tag = "3")]
+    pub name: ::prost::alloc::string::String,
+    /// sha256:HEX of the token; the token itself never crosses the wire.
+    #[prost(string, tag = "4")]
+    pub hash: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct StoredToken {
+    #[prost(string, tag = "1")]
+    pub hash: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub tenant: ::prost::alloc::string::String,
+    #[prost(string, tag = "3")]
+    pub role: ::prost::alloc::string::String,
+    #[prost(string, tag = "4")]
+    pub name: ::prost::alloc::string::String,
+    #[prost(message, optional, tag = "5")]
+    pub created_at: ::core::option::Option<::prost_types::Timestamp>,
+    #[prost(string, tag = "6")]
+    pub created_by: ::prost::alloc::string::String,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListTokensRequest {}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ListTokensResponse {
+    #[prost(message, repeated, tag = "1")]
+    pub tokens: ::prost::alloc::vec::Vec<StoredToken>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RevokeTokenRequest {
+    /// The token's hash (sha256:HEX, or at least 8 of its hex digits), or its
+    /// name when one stored token has it.
+    #[prost(string, tag = "1")]
+    pub token: ::prost::alloc::string::String,
+}
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
 pub enum CollaborationMode {
@@ -2031,6 +2073,82 @@ pub mod harness_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// Keeps a bearer token's hash in the store, for every server sharing it
+        /// that accepts stored tokens. Admins only.
+        pub async fn put_token(
+            &mut self,
+            request: impl tonic::IntoRequest<super::PutTokenRequest>,
+        ) -> std::result::Result<tonic::Response<super::StoredToken>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::WireCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/sondera.harness.v1.HarnessService/PutToken",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("sondera.harness.v1.HarnessService", "PutToken"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// The tokens kept in the store. Admins only.
+        pub async fn list_tokens(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ListTokensRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListTokensResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::WireCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/sondera.harness.v1.HarnessService/ListTokens",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("sondera.harness.v1.HarnessService", "ListTokens"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Removes a stored token; every server refuses it within a second. Admins only.
+        pub async fn revoke_token(
+            &mut self,
+            request: impl tonic::IntoRequest<super::RevokeTokenRequest>,
+        ) -> std::result::Result<tonic::Response<super::StoredToken>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = crate::WireCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/sondera.harness.v1.HarnessService/RevokeToken",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("sondera.harness.v1.HarnessService", "RevokeToken"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -2200,6 +2318,25 @@ pub mod harness_service_server {
             &self,
             request: tonic::Request<super::RollbackPoliciesRequest>,
         ) -> std::result::Result<tonic::Response<super::PolicyRevision>, tonic::Status>;
+        /// Keeps a bearer token's hash in the store, for every server sharing it
+        /// that accepts stored tokens. Admins only.
+        async fn put_token(
+            &self,
+            request: tonic::Request<super::PutTokenRequest>,
+        ) -> std::result::Result<tonic::Response<super::StoredToken>, tonic::Status>;
+        /// The tokens kept in the store. Admins only.
+        async fn list_tokens(
+            &self,
+            request: tonic::Request<super::ListTokensRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListTokensResponse>,
+            tonic::Status,
+        >;
+        /// Removes a stored token; every server refuses it within a second. Admins only.
+        async fn revoke_token(
+            &self,
+            request: tonic::Request<super::RevokeTokenRequest>,
+        ) -> std::result::Result<tonic::Response<super::StoredToken>, tonic::Status>;
     }
     #[derive(Debug)]
     pub struct HarnessServiceServer<T> {
@@ -3264,6 +3401,141 @@ pub mod harness_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RollbackPoliciesSvc(inner);
+                        let codec = crate::WireCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/sondera.harness.v1.HarnessService/PutToken" => {
+                    #[allow(non_camel_case_types)]
+                    struct PutTokenSvc<T: HarnessService>(pub Arc<T>);
+                    impl<
+                        T: HarnessService,
+                    > tonic::server::UnaryService<super::PutTokenRequest>
+                    for PutTokenSvc<T> {
+                        type Response = super::StoredToken;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::PutTokenRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as HarnessService>::put_token(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = PutTokenSvc(inner);
+                        let codec = crate::WireCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/sondera.harness.v1.HarnessService/ListTokens" => {
+                    #[allow(non_camel_case_types)]
+                    struct ListTokensSvc<T: HarnessService>(pub Arc<T>);
+                    impl<
+                        T: HarnessService,
+                    > tonic::server::UnaryService<super::ListTokensRequest>
+                    for ListTokensSvc<T> {
+                        type Response = super::ListTokensResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ListTokensRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as HarnessService>::list_tokens(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ListTokensSvc(inner);
+                        let codec = crate::WireCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/sondera.harness.v1.HarnessService/RevokeToken" => {
+                    #[allow(non_camel_case_types)]
+                    struct RevokeTokenSvc<T: HarnessService>(pub Arc<T>);
+                    impl<
+                        T: HarnessService,
+                    > tonic::server::UnaryService<super::RevokeTokenRequest>
+                    for RevokeTokenSvc<T> {
+                        type Response = super::StoredToken;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::RevokeTokenRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as HarnessService>::revoke_token(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = RevokeTokenSvc(inner);
                         let codec = crate::WireCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
