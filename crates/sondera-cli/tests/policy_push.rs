@@ -240,11 +240,10 @@ fn tokens_stored_through_the_server_are_accepted_and_revoked() {
         .status
         .code()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    while lists(&token) != Some(0) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert_eq!(lists(&token), Some(0), "the stored operator token works");
+    assert!(
+        within_seconds(3, || lists(&token) == Some(0)),
+        "the stored operator token works"
+    );
 
     let revoked = sondera(&[
         "token",
@@ -261,10 +260,21 @@ fn tokens_stored_through_the_server_are_accepted_and_revoked() {
         "{}",
         String::from_utf8_lossy(&revoked.stderr)
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    while lists(&token) == Some(0) && std::time::Instant::now() < deadline {
+    assert!(
+        within_seconds(3, || lists(&token) != Some(0)),
+        "a revoked token is refused"
+    );
+    drop(server);
+}
+
+/// Whether `holds` comes true within `seconds`, asking every 50 ms.
+fn within_seconds(seconds: u64, holds: impl Fn() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while !holds() {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert_ne!(lists(&token), Some(0), "a revoked token is refused");
-    drop(server);
+    true
 }
