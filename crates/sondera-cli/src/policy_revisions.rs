@@ -25,17 +25,8 @@ pub(crate) fn push(
             dir.display()
         );
     }
-    let to_builder = |b: sondera_policy::PolicyEngineBuilder, (name, text): &(String, String)| {
-        b.policy_source(name, text)
-    };
-    let builder = files
-        .policies
-        .iter()
-        .fold(sondera_policy::PolicyEngine::builder(), to_builder);
-    files
-        .schemas
-        .iter()
-        .fold(builder, |b, (name, text)| b.schema_source(name, text))
+    sondera_policy::PolicyEngine::builder()
+        .sources(named(&files.policies), named(&files.schemas))
         .build()?;
     let file = |(name, text): (String, String)| v1::PolicyFile { name, text };
     let request = v1::PushPoliciesRequest {
@@ -116,4 +107,11 @@ fn print(revision: &v1::PolicyRevision, json: bool, current: bool) {
             .as_deref()
             .map_or_else(String::new, |m| format!(": {}", inert(m))),
     );
+}
+
+/// Each file as (name, text).
+fn named(files: &[(String, String)]) -> impl Iterator<Item = (&str, &str)> {
+    files
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()))
 }

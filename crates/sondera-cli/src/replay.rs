@@ -72,16 +72,8 @@ fn kept_revision(args: &ReplayArgs, revision: &str) -> anyhow::Result<PolicyEngi
     let set = crate::block_on(connection.call_any(request, |mut c, r| async move {
         c.get_policy_revision(r).await
     }))??;
-    let builder = set
-        .policies
-        .iter()
-        .fold(args.policies.builder()?(), |b, f| {
-            b.policy_source(&f.name, &f.text)
-        });
-    let engine = set
-        .schemas
-        .iter()
-        .fold(builder, |b, f| b.schema_source(&f.name, &f.text))
+    let engine = args.policies.builder()?()
+        .sources(named(&set.policies), named(&set.schemas))
         .build()?;
     let kept = set.revision.map(|r| r.revision).unwrap_or_default();
     anyhow::ensure!(
@@ -114,4 +106,9 @@ fn totals(report: &ReplayReport) -> String {
         line.push_str(&format!(" ({})", moves.join(", ")));
     }
     line
+}
+
+/// Each file as (name, text).
+fn named(files: &[v1::PolicyFile]) -> impl Iterator<Item = (&str, &str)> {
+    files.iter().map(|f| (f.name.as_str(), f.text.as_str()))
 }

@@ -132,6 +132,22 @@ impl PolicyEngineBuilder {
         self
     }
 
+    /// Adds a whole set of named texts: policy files, then schema fragments
+    /// (a pushed set, or a directory read as [`crate::PolicyDirectory`]).
+    #[must_use]
+    pub fn sources<'a>(
+        self,
+        policies: impl IntoIterator<Item = (&'a str, &'a str)>,
+        schemas: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        let builder = policies
+            .into_iter()
+            .fold(self, |b, (name, text)| b.policy_source(name, text));
+        schemas
+            .into_iter()
+            .fold(builder, |b, (name, text)| b.schema_source(name, text))
+    }
+
     /// Types tool arguments from the parameter JSON Schemas of this card's
     /// tools, unless a schema fragment declares `Sondera::ToolArgs` itself.
     #[must_use]

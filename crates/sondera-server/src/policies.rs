@@ -48,14 +48,8 @@ impl StorePolicies {
 
     /// The engine of a pushed set, validated as files would be.
     fn engine(&self, sources: &PolicySources) -> Result<PolicyEngine, PolicyLoadErrors> {
-        let builder = sources
-            .policies
-            .iter()
-            .fold((self.builder)(), |b, f| b.policy_source(&f.name, &f.text));
-        sources
-            .schemas
-            .iter()
-            .fold(builder, |b, f| b.schema_source(&f.name, &f.text))
+        (self.builder)()
+            .sources(named(&sources.policies), named(&sources.schemas))
             .build()
     }
 }
@@ -255,4 +249,9 @@ pub(crate) async fn follow(governance: Arc<Governance>) {
             tracing::error!("{e}");
         }
     }
+}
+
+/// Each file as (name, text).
+fn named(files: &[sondera_store::PolicyFile]) -> impl Iterator<Item = (&str, &str)> {
+    files.iter().map(|f| (f.name.as_str(), f.text.as_str()))
 }
