@@ -4,12 +4,14 @@
 mod adjudicate;
 mod approvals;
 mod bench;
+mod config;
 mod explain;
 mod grants;
 mod history;
 mod hook;
 mod import;
 mod inert;
+mod logs;
 mod policy_check;
 mod policy_fmt;
 mod policy_revisions;
@@ -625,22 +627,37 @@ fn progress(total: Option<u64>, unit: &str) -> indicatif::ProgressBar {
     bar.with_style(indicatif::ProgressStyle::with_template(&template).expect("valid template"))
 }
 
+/// The command line, with `serve --config`'s file merged in; on an error,
+/// the exit code once it is printed.
+fn parse_command_line() -> Result<(Cli, config::Layered), ExitCode> {
+    use clap::{CommandFactory as _, FromArgMatches as _};
+    let command = Cli::command();
+    let parsed = match config::parse(&command, std::env::args_os().collect()) {
+        Ok(parsed) => parsed,
+        Err(config::ParseError::Clap(e)) => e.exit(),
+        Err(config::ParseError::Config(e)) => {
+            anstream::eprintln!("error: {e}");
+            return Err(ExitCode::from(2));
+        }
+        Err(config::ParseError::Merged(file, e)) => {
+            eprintln!("with the settings of {}:", file.display());
+            e.exit()
+        }
+    };
+    let cli = Cli::from_arg_matches(&parsed.matches).unwrap_or_else(|e| e.exit());
+    Ok((cli, parsed.layered))
+}
+
 /// `n` with the noun that goes with it: `1 policy`, `3 policies`.
 fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SONDERA_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     // A coding agent starts `sondera hook` for every tool call: its
     // arguments are read alone, without building every other command's.
     if std::env::args_os().nth(1).is_some_and(|a| a == "hook") {
+        logs::init_command();
         let words = std::env::args_os()
             .take(1)
             .chain(std::env::args_os().skip(2));
@@ -649,7 +666,14 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         });
     }
-    let cli = Cli::parse();
+    let (cli, layered) = match parse_command_line() {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
+    };
+    match &cli.command {
+        Command::Serve(args) => logs::init_server(args.log_format, "info"),
+        _ => logs::init_command(),
+    }
     let result = match cli.command {
         Command::Adjudicate(args) => adjudicate::run(args),
         Command::Policy(PolicyCommand::Test {
@@ -684,7 +708,7 @@ fn main() -> ExitCode {
         Command::Adjudications(command) => history::adjudications(command),
         Command::Approvals(command) => approvals::run(command),
         Command::Grants(command) => grants::run(command),
-        Command::Serve(args) => serve::run(*args),
+        Command::Serve(args) => serve::run(*args, layered),
         Command::Token(command) => serve::token(command),
         Command::Tail(args) => tail::run(args),
         Command::Hook(args) => hook::run(*args),

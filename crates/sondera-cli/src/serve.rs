@@ -13,9 +13,25 @@ use clap::{Args, Subcommand};
 use sondera_server::{Access, Limits, PolicyLoader, Server, TlsFiles, TokenLoader, Tokens};
 
 use crate::PolicyArgs;
+use crate::config::{self, Layered};
+
+mod reload;
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
+    /// A TOML file of settings: each key is one of these flags without its dashes
+    /// (`grpc-addr = "0.0.0.0:50051"`, `token = ["acme=sha256:..."]`, `public-metrics = true`).
+    /// A flag or its environment variable wins over the file; SIGHUP reads it again.
+    #[arg(long, value_name = "FILE", env = "SONDERA_CONFIG")]
+    config: Option<PathBuf>,
+    /// Print the configuration in force, with where each value came from (secrets
+    /// redacted), as a file --config reads, and exit.
+    #[arg(long)]
+    print_config: bool,
+    /// How log lines are written to standard error: `text`, or `json` (one object per
+    /// line). SONDERA_LOG sets what is logged (default `info` for the server).
+    #[arg(long, value_enum, default_value = "text", env = "SONDERA_LOG_FORMAT")]
+    pub(crate) log_format: crate::logs::LogFormat,
     /// Where gRPC listens.
     #[arg(long, default_value = "127.0.0.1:50051", env = "SONDERA_GRPC_ADDR")]
     grpc_addr: SocketAddr,
@@ -209,11 +225,38 @@ fn load_tokens(entries: &[String], file: Option<&std::path::Path>) -> anyhow::Re
     Ok(tokens)
 }
 
-pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: ServeArgs, layered: Layered) -> anyhow::Result<ExitCode> {
+    let running = Arc::new(running(&args, layered)?);
+    if args.print_config {
+        print!("{}", config::print(&running.settings.lock()));
+        return Ok(ExitCode::SUCCESS);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(serve(args))
+    runtime.block_on(serve(args, running))
+}
+
+/// The settings in force and the loaders that follow them across reloads.
+fn running(args: &ServeArgs, layered: Layered) -> anyhow::Result<reload::Running> {
+    use clap::CommandFactory as _;
+    let command = crate::Cli::command();
+    let parsed = layered
+        .reparse(&command)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let serve = parsed
+        .matches
+        .subcommand_matches("serve")
+        .ok_or_else(|| anyhow::anyhow!("not a serve command line"))?;
+    let settings = config::effective(&command, serve, &parsed.layered);
+    Ok(reload::Running {
+        layered,
+        settings: parking_lot::Mutex::new(settings),
+        limits: parking_lot::Mutex::new(args.limits()),
+        policies: reload::Swappable::new(args.policies.loader()?),
+        store_policies: reload::Swappable::new(args.policies.builder()?),
+        tokens: reload::Swappable::new(args.token_loader()),
+    })
 }
 
 /// Where `sondera serve` takes its policies from.
@@ -265,17 +308,18 @@ async fn follows_store(
     Ok(follows)
 }
 
-async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+async fn serve(args: ServeArgs, running: Arc<reload::Running>) -> anyhow::Result<ExitCode> {
     let access = args.access()?;
     let location = args.store_location()?;
     let store = sondera_store::connect(&location).await?;
     let follows_store = follows_store(&args, store.as_ref()).await?;
-    let loader: PolicyLoader = args.policies.loader()?;
+    let loader: PolicyLoader = running.policies.handle();
     let mut builder = Server::builder(store, loader)
         .grpc_addr(args.grpc_addr)
         .http_addr(args.http_addr)
         .access(access.clone())
-        .token_loader(args.token_loader())
+        .token_loader(running.tokens.handle())
+        .reconfigure(running.reconfigure())
         .limits(args.limits())
         .public_hosts(args.public_hosts.iter().cloned())
         .public_metrics(args.public_metrics);
@@ -286,7 +330,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         });
     }
     if follows_store {
-        builder = builder.policies_from_store(args.policies.builder()?);
+        builder = builder.policies_from_store(running.store_policies.handle());
     }
     if args.tokens_from_store {
         builder = builder.stored_tokens();

@@ -27,7 +27,8 @@ pub struct Governance {
     live: Live,
     closing: watch::Sender<bool>,
     metrics: Arc<Metrics>,
-    limits: Limits,
+    /// Replaced whole when a reload changes what can change while running.
+    limits: parking_lot::RwLock<Arc<Limits>>,
     /// Notified whenever this process settles an approval.
     pub(crate) settled: Notify,
     /// Held for writing while this process settles an approval and records
@@ -55,7 +56,7 @@ impl Governance {
             live,
             closing: watch::Sender::new(false),
             metrics,
-            limits,
+            limits: parking_lot::RwLock::new(Arc::new(limits)),
             settled: Notify::new(),
             settling: tokio::sync::RwLock::new(()),
             latency: TenantLatency::default(),
@@ -99,8 +100,13 @@ impl Governance {
     }
 
     /// The limits requests are held to.
-    pub fn limits(&self) -> &Limits {
-        &self.limits
+    pub fn limits(&self) -> Arc<Limits> {
+        self.limits.read().clone()
+    }
+
+    /// Holds the requests that start from now to `limits`.
+    pub fn set_limits(&self, limits: Limits) {
+        *self.limits.write() = Arc::new(limits);
     }
 
     /// The service's counters.
@@ -128,7 +134,7 @@ impl Governance {
         tenant: &TenantId,
         event: Event,
     ) -> Result<Adjudicated, ServiceError> {
-        let deadline = Instant::now() + self.limits.request_timeout;
+        let deadline = Instant::now() + self.limits().request_timeout;
         self.adjudicate_until(tenant, event, deadline).await
     }
 
@@ -142,7 +148,11 @@ impl Governance {
         deadline: Instant,
     ) -> Result<Adjudicated, ServiceError> {
         let started = Instant::now();
-        let limit = self.limits.request_timeout;
+        let limit = self.limits().request_timeout;
+        let span = tracing::Span::current();
+        span.record("tenant", tenant.as_str());
+        span.record("agent", event.agent.id.as_str());
+        span.record("trajectory", event.trajectory_id.as_str());
         // Judged in a task of its own, so the caller is answered at the
         // deadline even while judging runs on; what ends past it is not
         // recorded (see `Adjudicator::adjudicate_before`).
@@ -167,6 +177,7 @@ impl Governance {
             other => other.into(),
         })?;
         let elapsed = started.elapsed();
+        log_verdict(&span, &recorded.verdict);
         self.metrics
             .adjudicated(recorded.verdict.decision, event.payload.kind(), elapsed);
         self.latency.record(tenant, elapsed);
@@ -207,7 +218,7 @@ impl Governance {
         tenant: &TenantId,
         events: Vec<Event>,
     ) -> Result<Vec<Result<Adjudicated, ServiceError>>, ServiceError> {
-        let deadline = Instant::now() + self.limits.request_timeout;
+        let deadline = Instant::now() + self.limits().request_timeout;
         self.adjudicate_batch_until(tenant, events, deadline).await
     }
 
@@ -218,7 +229,7 @@ impl Governance {
         events: Vec<Event>,
         deadline: Instant,
     ) -> Result<Vec<Result<Adjudicated, ServiceError>>, ServiceError> {
-        self.limits.check_batch(events.len())?;
+        self.limits().check_batch(events.len())?;
         let mut results = Vec::with_capacity(events.len());
         for event in events {
             let result = self.adjudicate_until(tenant, event, deadline).await;
@@ -263,14 +274,14 @@ impl Governance {
                 "`agent_id` must not be empty".into(),
             ));
         }
-        self.limits.check_field("agent_id", agent_id.len())?;
+        self.limits().check_field("agent_id", agent_id.len())?;
         let grant = Grant {
             granted_by: Actor::human(caller.name.clone()),
             granted_at: Utc::now().round_subsecs(6),
             ..grant
         };
         let size = serde_json::to_vec(&grant).map_or(usize::MAX, |json| json.len());
-        self.limits.check_field("grant", size)?;
+        self.limits().check_field("grant", size)?;
         if grant.scope != GrantScope::Always {
             return Err(ServiceError::InvalidArgument(
                 "the server keeps standing (`always`) approvals only; session approvals live in the harness scope".into(),
@@ -471,4 +482,25 @@ pub(crate) fn page_request(
         limit,
         cursor: token.filter(|t| !t.is_empty()),
     })
+}
+
+/// Puts the verdict in the request's span and logs the steps that were not
+/// simply allowed (allowed ones at debug level).
+fn log_verdict(span: &tracing::Span, verdict: &Adjudicated) {
+    let decision = verdict.decision.as_str();
+    span.record("decision", decision);
+    if let Some(id) = &verdict.decision_id {
+        span.record("decision_id", id.as_str());
+    }
+    match verdict.decision {
+        sondera_model::Decision::Allow => tracing::debug!(decision, "step judged"),
+        _ => {
+            let policies: Vec<&str> = verdict
+                .policies
+                .iter()
+                .map(|p| p.policy_id.as_str())
+                .collect();
+            tracing::info!(decision, policies = ?policies, "step judged")
+        }
+    }
 }

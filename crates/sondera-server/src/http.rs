@@ -92,6 +92,7 @@ pub(crate) fn router(state: HttpState) -> axum::Router {
             request_timeout,
             within_request_timeout,
         ))
+        .layer(crate::request_id::RequestIdLayer)
         .with_state(state)
 }
 

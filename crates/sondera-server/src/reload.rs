@@ -15,6 +15,11 @@ use crate::governance::Governance;
 /// Builds the policy engine, at start and on every reload.
 pub type PolicyLoader = Arc<dyn Fn() -> Result<PolicyEngine, PolicyLoadErrors> + Send + Sync>;
 
+/// Reads the server's configuration again on SIGHUP, before policies and
+/// tokens reload (so they load with what it set); answers the limits from
+/// then on, or `None` to keep the running ones.
+pub type Reconfigure = Arc<dyn Fn() -> Option<crate::limits::Limits> + Send + Sync>;
+
 /// What a reload did.
 #[derive(Debug)]
 pub enum ReloadOutcome {
@@ -97,6 +102,7 @@ pub(crate) async fn watch(
     governance: Arc<Governance>,
     access: Arc<AccessControl>,
     loader: PolicyLoader,
+    reconfigure: Option<Reconfigure>,
     dirs: Vec<PathBuf>,
     settle: Duration,
 ) {
@@ -112,7 +118,10 @@ pub(crate) async fn watch(
         };
         tokio::select! {
             _ = hup => {
-                tracing::info!("SIGHUP: reloading policies and tokens");
+                tracing::info!("SIGHUP: reloading the configuration, policies and tokens");
+                if let Some(limits) = reconfigure.as_ref().and_then(|r| r()) {
+                    governance.set_limits(limits);
+                }
                 reload(&governance, &loader);
                 access.reload();
             }

@@ -25,7 +25,7 @@ use crate::limits::Limits;
 use crate::listener;
 use crate::metrics::{Metrics, WriteTimer};
 use crate::policies::PolicyBuilder;
-use crate::reload::{self, PolicyLoader};
+use crate::reload::{self, PolicyLoader, Reconfigure};
 use crate::sessions::Sessions;
 
 /// A certificate chain and its private key, PEM files.
@@ -95,6 +95,7 @@ pub struct ServerBuilder {
     public_metrics: bool,
     store_policies: Option<PolicyBuilder>,
     stored_tokens: bool,
+    reconfigure: Option<Reconfigure>,
 }
 
 impl ServerBuilder {
@@ -162,6 +163,15 @@ impl ServerBuilder {
     #[must_use]
     pub fn token_loader(mut self, loader: TokenLoader) -> Self {
         self.token_loader = Some(loader);
+        self
+    }
+
+    /// Called first on SIGHUP, before policies and tokens reload: reads the
+    /// configuration again, and answers the limits to hold requests to from
+    /// then on (`None` keeps the running ones).
+    #[must_use]
+    pub fn reconfigure(mut self, reconfigure: Reconfigure) -> Self {
+        self.reconfigure = Some(reconfigure);
         self
     }
 
@@ -257,6 +267,7 @@ impl ServerBuilder {
             limits: self.limits,
             tls,
             loader: self.loader,
+            reconfigure: self.reconfigure,
             watch: self.watch,
             poll: self.poll,
             public_hosts: Arc::new(PublicHosts::new(self.public_hosts)),
@@ -275,6 +286,7 @@ pub struct Server {
     limits: Limits,
     tls: Option<Tls>,
     loader: PolicyLoader,
+    reconfigure: Option<Reconfigure>,
     watch: Vec<PathBuf>,
     poll: Duration,
     public_hosts: Arc<PublicHosts>,
@@ -342,6 +354,7 @@ impl Server {
             poll: Duration::from_millis(500),
             store_policies: None,
             stored_tokens: false,
+            reconfigure: None,
         }
     }
 
@@ -381,6 +394,7 @@ impl Server {
             self.governance.clone(),
             self.access.clone(),
             self.loader.clone(),
+            self.reconfigure.clone(),
             self.watch.clone(),
             self.poll,
         ));
@@ -476,6 +490,7 @@ async fn serve_grpc(
         .timeout(limits.request_timeout)
         .http2_keepalive_interval(Some(limits.idle_timeout / 3))
         .http2_keepalive_timeout(Some(limits.idle_timeout / 3))
+        .layer(crate::request_id::RequestIdLayer)
         .add_service(service)
         .serve_with_incoming_shutdown(incoming, wait_for(stopped))
         .await?;
