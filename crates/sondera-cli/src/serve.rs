@@ -151,6 +151,35 @@ pub(crate) struct ServeArgs {
     /// The longest deadline an agent may ask an operator for.
     #[arg(long, default_value_t = Limits::default().max_approval_timeout.as_secs(), value_name = "SECONDS")]
     max_approval_timeout: u64,
+    /// Notify a webhook when an approval opens, is decided or expires: `https://...`
+    /// (Sondera's JSON, signed) or `slack=https://...` (a Slack incoming webhook);
+    /// repeatable or comma-separated. A webhook's URL is a credential: it is never
+    /// printed or logged past its host.
+    #[arg(
+        long = "webhook",
+        value_name = "[slack=]URL",
+        env = "SONDERA_WEBHOOKS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    webhooks: Vec<sondera_server::WebhookTarget>,
+    /// The shared secret notifications are signed with (HMAC-SHA256 of `TIMESTAMP.BODY`
+    /// in `x-sondera-signature`); at least 16 bytes. Prefer the environment variable.
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "SONDERA_WEBHOOK_SECRET",
+        hide_env_values = true
+    )]
+    webhook_secret: Option<String>,
+    /// Put the step itself (its command or arguments, which may hold secrets) and the
+    /// reasons in notifications; without it they name the step's kind, agent and policies.
+    #[arg(long)]
+    webhook_include_step: bool,
+    /// The dashboard's address as operators reach it, for the links in notifications.
+    /// Default: this server's HTTP address.
+    #[arg(long, value_name = "URL", env = "SONDERA_DASHBOARD_URL")]
+    dashboard_url: Option<String>,
     /// Seconds a dashboard session may go unused before it ends.
     #[arg(long, default_value_t = Limits::default().session_idle.as_secs(), value_name = "SECONDS")]
     session_idle: u64,
@@ -180,6 +209,27 @@ impl ServeArgs {
             Some(location) => Ok(location.clone()),
             None => Ok(crate::data_dir_or_default(None)?.display().to_string()),
         }
+    }
+
+    /// The approval notifications, when any webhook is given.
+    fn webhooks(&self, scheme: &str) -> anyhow::Result<Option<sondera_server::Webhooks>> {
+        if self.webhooks.is_empty() {
+            return Ok(None);
+        }
+        let secret = self
+            .webhook_secret
+            .as_deref()
+            .map(sondera_server::WebhookSecret::new)
+            .transpose()?;
+        let dashboard = self
+            .dashboard_url
+            .clone()
+            .unwrap_or_else(|| format!("{scheme}://{}", self.http_addr));
+        Ok(Some(
+            sondera_server::Webhooks::new(self.webhooks.clone(), secret)?
+                .dashboard(dashboard)
+                .include_step(self.webhook_include_step),
+        ))
     }
 
     fn limits(&self) -> Limits {
@@ -329,6 +379,14 @@ async fn serve(args: ServeArgs, running: Arc<reload::Running>) -> anyhow::Result
             key: key.clone(),
         });
     }
+    let scheme = if args.tls_cert.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    if let Some(webhooks) = args.webhooks(scheme)? {
+        builder = builder.webhooks(webhooks);
+    }
     if follows_store {
         builder = builder.policies_from_store(running.store_policies.handle());
     }
@@ -341,11 +399,6 @@ async fn serve(args: ServeArgs, running: Arc<reload::Running>) -> anyhow::Result
         }
     }
     let server = builder.bind().await?;
-    let scheme = if args.tls_cert.is_some() {
-        "https"
-    } else {
-        "http"
-    };
     eprintln!(
         "sondera {} serving gRPC on {} and HTTP on {scheme}://{} (store: {location}, {})",
         env!("CARGO_PKG_VERSION"),

@@ -23,6 +23,7 @@ use crate::auth::Caller;
 use crate::error::ServiceError;
 use crate::governance::Governance;
 use crate::live::LiveItem;
+use crate::webhooks::ApprovalNews;
 
 /// How often a waiter re-reads an approval another process may settle.
 const POLL: Duration = Duration::from_secs(1);
@@ -156,6 +157,7 @@ impl Governance {
         let kept = self.store().open_approval(&opened).await?;
         if kept.id == opened.id {
             self.publish(tenant, LiveItem::Approval(kept.clone()));
+            self.notify(&kept, ApprovalNews::Opened);
         }
         Ok(kept)
     }
@@ -391,6 +393,7 @@ impl Governance {
         drop(settling);
         self.settled.notify_waiters();
         self.publish(&approval.tenant, LiveItem::Approval(approval.clone()));
+        self.notify(approval, ApprovalNews::Settled);
         self.waiters.forget(&approval.tenant, &approval.id);
         Ok(true)
     }

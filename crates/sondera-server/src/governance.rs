@@ -45,6 +45,8 @@ pub struct Governance {
     pub(crate) store_policies: Option<crate::policies::StorePolicies>,
     /// Woken when the store's tokens may have changed.
     pub(crate) tokens_changed: Notify,
+    /// Tells webhooks of approvals, when any are configured.
+    notifier: Option<crate::webhooks::Notifier>,
 }
 
 impl Governance {
@@ -64,12 +66,29 @@ impl Governance {
             shared_stream: Default::default(),
             store_policies: None,
             tokens_changed: Notify::new(),
+            notifier: None,
         }
     }
 
     /// Judges by the store's current policy revision, loaded with `builder`.
     pub(crate) fn take_policies_from_store(&mut self, builder: crate::policies::PolicyBuilder) {
         self.store_policies = Some(crate::policies::StorePolicies::new(builder));
+    }
+
+    /// Notifies webhooks of the approvals this server opens and settles.
+    pub(crate) fn notify_through(&mut self, notifier: crate::webhooks::Notifier) {
+        self.notifier = Some(notifier);
+    }
+
+    /// Hands news of `approval` to the webhooks; returns at once.
+    pub(crate) fn notify(
+        &self,
+        approval: &sondera_store::ApprovalRecord,
+        news: crate::webhooks::ApprovalNews,
+    ) {
+        if let Some(notifier) = &self.notifier {
+            notifier.approval(approval, news);
+        }
     }
 
     /// Whether the policies in force are the store's current revision.

@@ -50,6 +50,7 @@ mod serve;
 mod sessions;
 mod shared;
 mod stored_tokens;
+mod webhooks;
 
 pub use auth::{
     Access, AccessControl, Caller, Role, TokenConfigError, TokenLoader, TokenReload, Tokens,
@@ -66,3 +67,4 @@ pub use reload::{PolicyLoader, Reconfigure, ReloadOutcome};
 pub use request_id::{REQUEST_ID, RequestIdLayer};
 pub use serve::{Server, ServerBuilder, ServerError, TlsFiles};
 pub use sondera_harness::Adjudicator;
+pub use webhooks::{WebhookError, WebhookFormat, WebhookSecret, WebhookTarget, Webhooks};

@@ -21,6 +21,11 @@ const BUCKETS: [f64; 14] = [
 pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Outcome {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Adjudication {
     decision: &'static str,
     action: &'static str,
@@ -36,6 +41,7 @@ pub struct Metrics {
     active_streams: Gauge,
     policy_reloads_failed: Counter,
     shared_stream_lost: Counter,
+    webhooks: Family<Outcome, Counter>,
 }
 
 impl Default for Metrics {
@@ -78,7 +84,14 @@ impl Default for Metrics {
             "Records announced by a shared store that the live stream could not read",
             shared_stream_lost.clone(),
         );
+        let webhooks = Family::<Outcome, Counter>::default();
+        registry.register(
+            "sondera_webhook_notifications",
+            "Approval notifications by outcome: delivered, retried (an attempt that will be repeated), failed, dropped (too many in flight)",
+            webhooks.clone(),
+        );
         Self {
+            webhooks,
             registry,
             adjudications,
             adjudication_latency,
@@ -111,6 +124,11 @@ impl Drop for ActiveStream {
 }
 
 impl Metrics {
+    /// Counts one webhook notification's `outcome`.
+    pub(crate) fn webhook(&self, outcome: &'static str) {
+        self.webhooks.get_or_create(&Outcome { outcome }).inc();
+    }
+
     /// Counts one adjudication and its latency.
     pub fn adjudicated(&self, decision: Decision, kind: &'static str, elapsed: Duration) {
         self.adjudications

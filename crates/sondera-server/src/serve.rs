@@ -60,6 +60,9 @@ pub enum ServerError {
         /// The address.
         addr: SocketAddr,
     },
+    /// A webhook cannot be used.
+    #[error(transparent)]
+    Webhooks(#[from] crate::webhooks::WebhookError),
     /// A certificate or key could not be read.
     #[error("TLS: {path}: {message}")]
     Tls {
@@ -96,6 +99,7 @@ pub struct ServerBuilder {
     store_policies: Option<PolicyBuilder>,
     stored_tokens: bool,
     reconfigure: Option<Reconfigure>,
+    webhooks: Option<crate::webhooks::Webhooks>,
 }
 
 impl ServerBuilder {
@@ -175,6 +179,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Notifies these webhooks when an approval opens, is decided or expires.
+    #[must_use]
+    pub fn webhooks(mut self, webhooks: crate::webhooks::Webhooks) -> Self {
+        self.webhooks = Some(webhooks);
+        self
+    }
+
     /// The limits requests are held to.
     #[must_use]
     pub fn limits(mut self, limits: Limits) -> Self {
@@ -228,6 +239,10 @@ impl ServerBuilder {
         let mut governance = Governance::new(adjudicator, metrics, self.limits.clone());
         if let Some(builder) = self.store_policies {
             governance.take_policies_from_store(builder);
+        }
+        if let Some(webhooks) = self.webhooks.filter(|w| !w.is_empty()) {
+            let notifier = crate::webhooks::Notifier::new(webhooks, governance.metrics().clone())?;
+            governance.notify_through(notifier);
         }
         let governance = Arc::new(governance);
         if governance.follows_store_policies() {
@@ -355,6 +370,7 @@ impl Server {
             store_policies: None,
             stored_tokens: false,
             reconfigure: None,
+            webhooks: None,
         }
     }
 

@@ -1446,3 +1446,44 @@ async fn a_standing_grant_is_listed_with_who_granted_it_and_can_be_revoked() {
     assert_eq!(listed.body, r#"{"grants":[]}"#);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notifications_link_leads_to_its_approval() {
+    let server = start_server(Duration::from_secs(300)).await;
+    let tenant = sondera_store::TenantId::new("acme").unwrap();
+    let mut opened = Vec::new();
+    for _ in 0..2 {
+        let mut agent = agent(&server).await;
+        let event_id = escalate(&mut agent).await;
+        let trajectory = agent.trajectory_id().unwrap().to_string();
+        let approval = server
+            .governance
+            .request_approval(&tenant, &trajectory, &event_id, None)
+            .await
+            .unwrap();
+        opened.push(approval.id);
+    }
+    let browser = Browser::signed_in(&server, ACME_OPS).await;
+    // The newest is listed first; the link to the older one puts it first, marked.
+    browser.go(&format!("#/approvals/{}", opened[0])).await;
+    browser.wait_for("article.chosen").await;
+    let first = browser
+        .run("arguments[0](document.querySelector('#approval-cards article').dataset.approval)")
+        .await;
+    assert_eq!(first, opened[0]);
+    let marked = browser
+        .run("arguments[0](document.querySelectorAll('article.chosen').length)")
+        .await;
+    assert_eq!(marked, 1);
+
+    connection(server.grpc, Some(ACME_OPS))
+        .decide(&opened[1], sondera_model::Approval::Deny, None)
+        .await
+        .unwrap();
+    browser.go(&format!("#/approvals/{}", opened[1])).await;
+    let said = browser
+        .text_when("#status", Duration::from_secs(5), |t| t.contains("already"))
+        .await;
+    assert_eq!(said, format!("Approval {} is already decided.", opened[1]));
+    server.stop().await;
+}

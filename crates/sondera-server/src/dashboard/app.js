@@ -189,9 +189,10 @@ function policyList(policies) {
 
 const APPROVALS_PAGE = 50;
 
-async function approvalsView() {
+async function approvalsView(chosen) {
   const page = await api(`/v1/approvals?status=pending&page_size=${APPROVALS_PAGE}`);
   const cards = el('div', { id: 'approval-cards' }, page.items.map(approvalCard));
+  if (chosen) await markChosen(cards, chosen);
   const more = el('button', { id: 'more-approvals', hidden: !page.next }, `Show ${APPROVALS_PAGE} more`);
   let next = page.next;
   more.addEventListener('click', async () => {
@@ -211,6 +212,26 @@ async function approvalsView() {
     el('h2', { id: 'approvals-title' }, 'Pending approvals'),
     cards, more,
     el('p', { class: 'muted', id: 'nothing-waiting', hidden: page.items.length > 0 }, 'Nothing is waiting for a decision.'));
+}
+
+// A notification links to one approval (`#/approvals/ID`): its card comes
+// first and is marked; one already settled is said to be.
+async function markChosen(cards, id) {
+  let card = cards.querySelector(`article[data-approval="${CSS.escape(id)}"]`);
+  if (!card) {
+    let approval;
+    try {
+      approval = await api(`/v1/approvals/${encodeURIComponent(id)}`);
+    } catch (error) {
+      if (error instanceof SignInNeeded) throw error;
+      return say(`Approval ${id} was not found.`);
+    }
+    if (approval.status !== 'pending') return say(`Approval ${id} is already ${approval.status}.`);
+    card = approvalCard(approval);
+  }
+  cards.prepend(card);
+  card.classList.add('chosen');
+  card.setAttribute('aria-current', 'true');
 }
 
 // Puts one approval's change into the open approvals view in place: a new
@@ -877,7 +898,7 @@ async function route() {
   try {
     const node = key === 'trajectory' ? await trajectoryView(arg)
       : key === 'trajectories' ? await trajectoriesView(query)
-        : await (VIEWS[key] || approvalsView)();
+        : await (VIEWS[key] || approvalsView)(arg);
     view.replaceChildren(node);
     if (key === 'feed') renderFeed();
   } catch (error) {
