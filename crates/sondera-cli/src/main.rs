@@ -7,6 +7,7 @@ mod bench;
 mod config;
 mod explain;
 mod grants;
+mod health;
 mod history;
 mod hook;
 mod import;
@@ -16,6 +17,7 @@ mod policy_check;
 mod policy_fmt;
 mod policy_revisions;
 mod policy_test;
+mod prune;
 mod replay;
 mod serve;
 mod tail;
@@ -87,6 +89,13 @@ enum Command {
     /// when files under --policies change; an invalid set is refused and the running one stays.
     /// SIGINT or SIGTERM stops accepting, lets in-flight requests finish and exits 0.
     Serve(Box<serve::ServeArgs>),
+    /// Remove ended trajectories past retention (--retain-days, --retain-trajectories)
+    /// from a store, in batches; running trajectories, pending approvals and grants stay.
+    /// `sondera serve` does the same in the background with the same flags.
+    Prune(prune::PruneArgs),
+    /// Whether a server answers its health check (`/healthz`): exit status 0 when it
+    /// does, 1 when it answers otherwise, 2 when it cannot be reached.
+    Health(health::HealthArgs),
     /// Make bearer tokens for `sondera serve --token`.
     #[command(subcommand)]
     Token(serve::TokenCommand),
@@ -517,6 +526,43 @@ impl PolicyArgs {
     }
 }
 
+/// How long ended trajectories are kept.
+#[derive(Debug, Clone, Args)]
+struct RetentionArgs {
+    /// Keep ended trajectories this many days after their last step: `DAYS` for every
+    /// tenant, `TENANT=DAYS` for one; repeatable or comma-separated. Running
+    /// trajectories, pending approvals and grants are always kept.
+    #[arg(
+        long,
+        value_name = "[TENANT=]DAYS",
+        env = "SONDERA_RETAIN_DAYS",
+        value_delimiter = ','
+    )]
+    retain_days: Vec<sondera_store::RetentionSetting>,
+    /// Keep at most this many ended trajectories, the most recently ended: `N` for every
+    /// tenant, `TENANT=N` for one; repeatable or comma-separated.
+    #[arg(
+        long,
+        value_name = "[TENANT=]N",
+        env = "SONDERA_RETAIN_TRAJECTORIES",
+        value_delimiter = ','
+    )]
+    retain_trajectories: Vec<sondera_store::RetentionSetting>,
+}
+
+impl RetentionArgs {
+    fn rules(&self) -> anyhow::Result<sondera_store::RetentionRules> {
+        let mut rules = sondera_store::RetentionRules::default();
+        for days in &self.retain_days {
+            rules.days(days)?;
+        }
+        for count in &self.retain_trajectories {
+            rules.trajectories(count);
+        }
+        Ok(rules)
+    }
+}
+
 #[derive(Debug, Args)]
 struct StoreArgs {
     /// Where trajectories are recorded (SQLite). Default: ~/.sondera/data.
@@ -710,6 +756,8 @@ fn main() -> ExitCode {
         Command::Grants(command) => grants::run(command),
         Command::Serve(args) => serve::run(*args, layered),
         Command::Token(command) => serve::token(command),
+        Command::Prune(args) => prune::run(args),
+        Command::Health(args) => health::run(args),
         Command::Tail(args) => tail::run(args),
         Command::Hook(args) => hook::run(*args),
         Command::Hooks(command) => hook::hooks(command),

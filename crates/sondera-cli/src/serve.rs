@@ -180,6 +180,11 @@ pub(crate) struct ServeArgs {
     /// Default: this server's HTTP address.
     #[arg(long, value_name = "URL", env = "SONDERA_DASHBOARD_URL")]
     dashboard_url: Option<String>,
+    #[command(flatten)]
+    retention: crate::RetentionArgs,
+    /// Seconds between retention passes (with --retain-days or --retain-trajectories).
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    prune_every: u64,
     /// Seconds a dashboard session may go unused before it ends.
     #[arg(long, default_value_t = Limits::default().session_idle.as_secs(), value_name = "SECONDS")]
     session_idle: u64,
@@ -384,6 +389,10 @@ async fn serve(args: ServeArgs, running: Arc<reload::Running>) -> anyhow::Result
     } else {
         "http"
     };
+    let retention = args.retention.rules()?;
+    if !retention.keeps_all() {
+        builder = builder.retention(retention, Duration::from_secs(args.prune_every.max(1)));
+    }
     if let Some(webhooks) = args.webhooks(scheme)? {
         builder = builder.webhooks(webhooks);
     }

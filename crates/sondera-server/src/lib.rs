@@ -46,6 +46,7 @@ mod metrics;
 mod policies;
 mod reload;
 mod request_id;
+mod retention;
 mod serve;
 mod sessions;
 mod shared;

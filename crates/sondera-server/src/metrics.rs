@@ -42,6 +42,8 @@ pub struct Metrics {
     policy_reloads_failed: Counter,
     shared_stream_lost: Counter,
     webhooks: Family<Outcome, Counter>,
+    pruned_trajectories: Counter,
+    pruned_events: Counter,
 }
 
 impl Default for Metrics {
@@ -85,12 +87,31 @@ impl Default for Metrics {
             shared_stream_lost.clone(),
         );
         let webhooks = Family::<Outcome, Counter>::default();
+        // Every outcome from the start at 0, so a rate or an alert on
+        // failures has a series before the first one.
+        for outcome in ["delivered", "retried", "failed", "dropped"] {
+            drop(webhooks.get_or_create(&Outcome { outcome }));
+        }
         registry.register(
             "sondera_webhook_notifications",
             "Approval notifications by outcome: delivered, retried (an attempt that will be repeated), failed, dropped (too many in flight)",
             webhooks.clone(),
         );
+        let pruned_trajectories = Counter::default();
+        registry.register(
+            "sondera_pruned_trajectories",
+            "Ended trajectories removed by retention",
+            pruned_trajectories.clone(),
+        );
+        let pruned_events = Counter::default();
+        registry.register(
+            "sondera_pruned_events",
+            "Events removed by retention, with their trajectories",
+            pruned_events.clone(),
+        );
         Self {
+            pruned_trajectories,
+            pruned_events,
             webhooks,
             registry,
             adjudications,
@@ -124,6 +145,12 @@ impl Drop for ActiveStream {
 }
 
 impl Metrics {
+    /// Counts what one batch of retention removed.
+    pub(crate) fn pruned(&self, pruned: sondera_store::Pruned) {
+        self.pruned_trajectories.inc_by(pruned.trajectories);
+        self.pruned_events.inc_by(pruned.events);
+    }
+
     /// Counts one webhook notification's `outcome`.
     pub(crate) fn webhook(&self, outcome: &'static str) {
         self.webhooks.get_or_create(&Outcome { outcome }).inc();

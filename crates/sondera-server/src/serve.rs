@@ -12,7 +12,7 @@ use hyper_util::service::TowerToHyperService;
 use sondera_harness::Adjudicator;
 use sondera_policy::PolicyLoadErrors;
 use sondera_proto::v1::harness_service_server::HarnessServiceServer;
-use sondera_store::{HookedLog, TrajectoryStore};
+use sondera_store::{HookedLog, RetentionRules, TrajectoryStore};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
@@ -100,6 +100,7 @@ pub struct ServerBuilder {
     stored_tokens: bool,
     reconfigure: Option<Reconfigure>,
     webhooks: Option<crate::webhooks::Webhooks>,
+    retention: Option<(RetentionRules, Duration)>,
 }
 
 impl ServerBuilder {
@@ -183,6 +184,14 @@ impl ServerBuilder {
     #[must_use]
     pub fn webhooks(mut self, webhooks: crate::webhooks::Webhooks) -> Self {
         self.webhooks = Some(webhooks);
+        self
+    }
+
+    /// Removes ended trajectories past `rules` from the store, checking
+    /// every `every` (see `sondera_store::prune`).
+    #[must_use]
+    pub fn retention(mut self, rules: RetentionRules, every: Duration) -> Self {
+        self.retention = (!rules.keeps_all()).then_some((rules, every));
         self
     }
 
@@ -283,6 +292,7 @@ impl ServerBuilder {
             tls,
             loader: self.loader,
             reconfigure: self.reconfigure,
+            retention: self.retention,
             watch: self.watch,
             poll: self.poll,
             public_hosts: Arc::new(PublicHosts::new(self.public_hosts)),
@@ -302,6 +312,7 @@ pub struct Server {
     tls: Option<Tls>,
     loader: PolicyLoader,
     reconfigure: Option<Reconfigure>,
+    retention: Option<(RetentionRules, Duration)>,
     watch: Vec<PathBuf>,
     poll: Duration,
     public_hosts: Arc<PublicHosts>,
@@ -371,6 +382,7 @@ impl Server {
             stored_tokens: false,
             reconfigure: None,
             webhooks: None,
+            retention: None,
         }
     }
 
@@ -415,6 +427,9 @@ impl Server {
             self.poll,
         ));
         let sweeper = tokio::spawn(expire_approvals(self.governance.clone()));
+        let pruner = self.retention.clone().map(|(rules, every)| {
+            tokio::spawn(crate::retention::run(self.governance.clone(), rules, every))
+        });
         tokio::spawn(crate::policies::follow(self.governance.clone()));
         tokio::spawn(crate::stored_tokens::follow(
             self.access.clone(),
@@ -463,6 +478,9 @@ impl Server {
         };
         reloader.abort();
         sweeper.abort();
+        if let Some(pruner) = pruner {
+            pruner.abort();
+        }
         result
     }
 }

@@ -142,3 +142,61 @@ async fn both_listeners_serve_tls_from_a_certificate_and_key() {
     assert!(plain.is_err() || plain.unwrap().status != 200);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pruner_keeps_the_newest_ended_trajectories_and_the_running_ones() {
+    let store = Arc::new(MemoryStore::new());
+    let mut rules = sondera_store::RetentionRules::default();
+    rules.trajectories(&"acme=2".parse().unwrap());
+    let server = start(
+        builder(store.clone(), builtin())
+            .access(two_tenants())
+            .retention(rules, Duration::from_millis(100)),
+    )
+    .await;
+    let mut ended = Vec::new();
+    for n in 0..4 {
+        let mut agent = harness(server.grpc, Some(ACME));
+        agent.initialize(None, None).await.unwrap();
+        decision_for(&mut agent, &format!("ls {n}")).await;
+        let id = agent.trajectory_id().unwrap().to_string();
+        if n < 3 {
+            agent.finalize(None).await.unwrap();
+            ended.push(id);
+        }
+        // Distinct last-step times, so "newest" is unambiguous.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let acme = sondera_store::TenantId::new("acme").unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    use sondera_store::Records as _;
+    // Counted once the batch is removed.
+    while !server
+        .governance
+        .metrics()
+        .render()
+        .contains("sondera_pruned_trajectories_total 1")
+    {
+        assert!(std::time::Instant::now() < deadline, "the pruner never ran");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(store.trajectory(&acme, &ended[0]).await.unwrap().is_none());
+    for kept in &ended[1..] {
+        assert!(store.trajectory(&acme, kept).await.unwrap().is_some());
+    }
+    let running = store
+        .list_trajectories(
+            (&acme).into(),
+            &Default::default(),
+            &sondera_store::PageRequest::first(10),
+        )
+        .await
+        .unwrap();
+    assert_eq!(running.items.len(), 3, "two ended and the running one");
+    let metrics = server.governance.metrics().render();
+    assert!(
+        metrics.contains("sondera_pruned_events_total 3"),
+        "{metrics}"
+    );
+    server.stop().await;
+}

@@ -33,6 +33,7 @@ mod postgres;
 mod postgres_feed;
 #[cfg(feature = "postgres")]
 mod postgres_tls;
+mod retention;
 mod shared;
 mod sql;
 mod sqlite;
@@ -43,6 +44,10 @@ pub use hooked::{AppendHook, HookedLog};
 pub use memory::{DEFAULT_EVENT_BUDGET, MemoryStore};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+pub use retention::{
+    Prunable, PruneOptions, Pruned, Retention, RetentionError, RetentionRule, RetentionRules,
+    RetentionSetting, prune,
+};
 pub use shared::{Change, SharedChanges, SharedStep, StepKey};
 pub use sqlite::SqliteStore;
 pub use tenant::{DEFAULT_TENANT, InvalidTenant, MAX_TENANT_LEN, TenantId, Tenants};
@@ -309,14 +314,15 @@ pub trait TokenRecords: Send + Sync + std::fmt::Debug {
 }
 
 /// A whole store: every role. Each store (memory, SQLite, PostgreSQL)
-/// implements the six roles, and this follows; callers that need only one
+/// implements the seven roles, and this follows; callers that need only one
 /// role take that role.
 pub trait TrajectoryStore:
-    EventLog + Records + Grants + Approvals + PolicyRevisions + TokenRecords
+    EventLog + Records + Grants + Approvals + PolicyRevisions + TokenRecords + Retention
 {
 }
 
-impl<T: EventLog + Records + Grants + Approvals + PolicyRevisions + TokenRecords + ?Sized>
-    TrajectoryStore for T
+impl<
+    T: EventLog + Records + Grants + Approvals + PolicyRevisions + TokenRecords + Retention + ?Sized,
+> TrajectoryStore for T
 {
 }

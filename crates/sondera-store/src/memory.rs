@@ -236,27 +236,33 @@ impl Inner {
             let Some((tenant, id)) = self.ended.pop_front() else {
                 return;
             };
-            let Some(trajectory) = self
-                .trajectories
-                .get_mut(&tenant)
-                .and_then(|t| t.remove(&id))
-            else {
-                continue;
-            };
-            self.events -= trajectory.events.len();
-            self.approvals
-                .retain(|(t, _), a| !(*t == tenant && a.trajectory_id == id));
-            if let Some(ids) = self.event_ids.get_mut(&tenant) {
-                for stored in &trajectory.events {
-                    ids.remove(&stored.event.event_id);
-                }
-            }
-            self.dangling_verdicts += trajectory
-                .events
-                .iter()
-                .filter(|e| e.adjudication.is_some())
-                .count();
+            self.forget(&tenant, &id);
         }
+        self.sweep_verdicts();
+    }
+
+    /// Forgets a trajectory with its events and approvals; how many
+    /// events it held, if it was kept.
+    fn forget(&mut self, tenant: &TenantId, id: &str) -> Option<usize> {
+        let trajectory = self.trajectories.get_mut(tenant)?.remove(id)?;
+        self.events -= trajectory.events.len();
+        self.approvals
+            .retain(|(t, _), a| !(t == tenant && a.trajectory_id == id));
+        if let Some(ids) = self.event_ids.get_mut(tenant) {
+            for stored in &trajectory.events {
+                ids.remove(&stored.event.event_id);
+            }
+        }
+        self.dangling_verdicts += trajectory
+            .events
+            .iter()
+            .filter(|e| e.adjudication.is_some())
+            .count();
+        Some(trajectory.events.len())
+    }
+
+    /// Drops the verdicts of forgotten trajectories once they are half.
+    fn sweep_verdicts(&mut self) {
         if self.dangling_verdicts * 2 > self.verdicts.len() {
             let trajectories = &self.trajectories;
             self.verdicts.retain(|v| {
@@ -572,6 +578,95 @@ impl Records for MemoryStore {
             |a| format!("{}|{}", cursor_time(&a.created_at), a.id),
             |a, c| older_than(&a.created_at, &a.id, c),
         ))
+    }
+}
+
+impl Inner {
+    /// Whether `tenant`'s trajectory `id` may be pruned: ended, with no
+    /// approval pending.
+    fn prunable(&self, tenant: &TenantId, trajectory: &Trajectory) -> bool {
+        let id = &trajectory.summary.id;
+        trajectory.summary.status.is_terminal()
+            && !self.approvals.iter().any(|((t, _), a)| {
+                t == tenant && a.trajectory_id == *id && a.state == crate::ApprovalState::Pending
+            })
+    }
+
+    /// `tenant`'s ended trajectories, most recently changed first.
+    fn ended_newest_first(&self, tenant: &TenantId) -> Vec<&Trajectory> {
+        let mut ended: Vec<&Trajectory> = self
+            .trajectories
+            .get(tenant)
+            .into_iter()
+            .flat_map(|t| t.values())
+            .filter(|t| t.summary.status.is_terminal())
+            .collect();
+        ended.sort_by(|a, b| {
+            (b.summary.updated_at, &b.summary.id).cmp(&(a.summary.updated_at, &a.summary.id))
+        });
+        ended
+    }
+}
+
+#[async_trait]
+impl crate::Retention for MemoryStore {
+    async fn tenants(&self) -> Result<Vec<TenantId>, StoreError> {
+        let inner = self.inner.read();
+        let mut tenants: Vec<TenantId> = inner
+            .trajectories
+            .iter()
+            .filter(|(_, trajectories)| !trajectories.is_empty())
+            .map(|(tenant, _)| tenant.clone())
+            .collect();
+        tenants.sort();
+        Ok(tenants)
+    }
+
+    async fn nth_newest_ended(
+        &self,
+        tenant: &TenantId,
+        n: u64,
+    ) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let inner = self.inner.read();
+        let ended = inner.ended_newest_first(tenant);
+        let index = usize::try_from(n.saturating_sub(1)).unwrap_or(usize::MAX);
+        Ok(ended.get(index).map(|t| t.summary.updated_at))
+    }
+
+    async fn prunable(
+        &self,
+        tenant: &TenantId,
+        cutoff: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<crate::Prunable>, StoreError> {
+        let inner = self.inner.read();
+        let mut ended = inner.ended_newest_first(tenant);
+        ended.reverse();
+        Ok(ended
+            .into_iter()
+            .filter(|t| t.summary.updated_at < cutoff && inner.prunable(tenant, t))
+            .take(limit)
+            .map(|t| crate::Prunable {
+                id: t.summary.id.clone(),
+                events: t.events.len() as u64,
+            })
+            .collect())
+    }
+
+    async fn prune(&self, tenant: &TenantId, ids: &[String]) -> Result<crate::Pruned, StoreError> {
+        let mut inner = self.inner.write();
+        let mut pruned = crate::Pruned::default();
+        for id in ids {
+            let may = inner
+                .trajectory(tenant, id)
+                .is_some_and(|t| inner.prunable(tenant, t));
+            if let Some(events) = may.then(|| inner.forget(tenant, id)).flatten() {
+                pruned.trajectories += 1;
+                pruned.events += events as u64;
+            }
+        }
+        inner.sweep_verdicts();
+        Ok(pruned)
     }
 }
 

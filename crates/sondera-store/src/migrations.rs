@@ -375,7 +375,21 @@ CREATE TRIGGER tokens_announced AFTER INSERT OR DELETE ON tokens
     FOR EACH ROW EXECUTE FUNCTION sondera_notify_tokens();
 "#,
     },
+    // Retention: ended trajectories by last change, and what is removed
+    // with one found from its events and its trajectory.
+    Migration {
+        version: 10,
+        sqlite: RETENTION_INDEXES,
+        postgres: RETENTION_INDEXES,
+    },
 ];
+
+const RETENTION_INDEXES: &str = r#"
+CREATE INDEX trajectories_ended ON trajectories (tenant, updated_at)
+    WHERE status IN ('completed', 'failed', 'terminated');
+CREATE INDEX adjudication_policies_by_event ON adjudication_policies (tenant, event_id);
+CREATE INDEX approvals_by_trajectory ON approvals (tenant, trajectory_id);
+"#;
 
 /// SQLite databases from before version numbers (no tenants): everything
 /// becomes the default tenant's, and agents are keyed by tenant and id. Such

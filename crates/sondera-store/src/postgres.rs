@@ -778,6 +778,78 @@ impl Records for PostgresStore {
 }
 
 #[async_trait]
+impl crate::Retention for PostgresStore {
+    async fn tenants(&self) -> Result<Vec<TenantId>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SELECT_TENANTS).await?;
+        client
+            .query(&statement, &[])
+            .await?
+            .iter()
+            .map(|row| tenant_of(row.get(0)))
+            .collect()
+    }
+
+    async fn nth_newest_ended(
+        &self,
+        tenant: &TenantId,
+        n: u64,
+    ) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let offset = i64::try_from(n.saturating_sub(1)).unwrap_or(i64::MAX);
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SELECT_NTH_NEWEST_ENDED).await?;
+        let row = client
+            .query_opt(&statement, &[&tenant.as_str(), &offset])
+            .await?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    async fn prunable(
+        &self,
+        tenant: &TenantId,
+        cutoff: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<crate::Prunable>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::SELECT_PRUNABLE).await?;
+        let rows = client
+            .query(&statement, &[&tenant.as_str(), &cutoff, &limit])
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| crate::Prunable {
+                id: r.get(0),
+                events: r.get::<_, i64>(1).max(0) as u64,
+            })
+            .collect())
+    }
+
+    async fn prune(&self, tenant: &TenantId, ids: &[String]) -> Result<crate::Pruned, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let trajectory = tx.prepare_cached(sql::DELETE_PRUNED_TRAJECTORY).await?;
+        let mut rest = Vec::with_capacity(sql::DELETE_PRUNED.len());
+        for statement in sql::DELETE_PRUNED {
+            rest.push(tx.prepare_cached(statement).await?);
+        }
+        let mut pruned = crate::Pruned::default();
+        for id in ids {
+            let Some(row) = tx.query_opt(&trajectory, &[&tenant.as_str(), id]).await? else {
+                continue;
+            };
+            for statement in &rest {
+                tx.execute(statement, &[&tenant.as_str(), id]).await?;
+            }
+            pruned.trajectories += 1;
+            pruned.events += row.get::<_, i64>(0).max(0) as u64;
+        }
+        tx.commit().await?;
+        Ok(pruned)
+    }
+}
+
+#[async_trait]
 impl crate::TokenRecords for PostgresStore {
     async fn put_token(&self, token: &crate::StoredToken) -> Result<bool, StoreError> {
         let body = serde_json::to_string(token).map_err(|e| StoreError::Corrupt {

@@ -98,6 +98,62 @@ pub(crate) const SELECT_TOKENS: &str = "SELECT body FROM tokens ORDER BY hash";
 
 pub(crate) const DELETE_TOKEN: &str = "DELETE FROM tokens WHERE hash = $1 RETURNING body";
 
+/// Statuses of ended trajectories, as the partial index
+/// `trajectories_ended` names them (a query must repeat them exactly).
+macro_rules! ended {
+    () => {
+        "status IN ('completed', 'failed', 'terminated')"
+    };
+}
+
+pub(crate) const SELECT_TENANTS: &str = "SELECT DISTINCT tenant FROM trajectories ORDER BY tenant";
+
+pub(crate) const SELECT_NTH_NEWEST_ENDED: &str = concat!(
+    "SELECT updated_at FROM trajectories WHERE tenant = $1 AND ",
+    ended!(),
+    " ORDER BY updated_at DESC LIMIT 1 OFFSET $2"
+);
+
+pub(crate) const SELECT_PRUNABLE: &str = concat!(
+    "SELECT id, event_count FROM trajectories t WHERE tenant = $1 AND ",
+    ended!(),
+    " AND updated_at < $2 AND NOT EXISTS (SELECT 1 FROM approvals a
+       WHERE a.tenant = t.tenant AND a.trajectory_id = t.id AND a.status = 'pending')
+     ORDER BY updated_at, id LIMIT $3"
+);
+
+/// Removes the trajectory row first, if it may go: the rest of it goes
+/// only when this returned its event count.
+pub(crate) const DELETE_PRUNED_TRAJECTORY: &str = concat!(
+    "DELETE FROM trajectories AS t WHERE tenant = $1 AND id = $2 AND ",
+    ended!(),
+    " AND NOT EXISTS (SELECT 1 FROM approvals a
+       WHERE a.tenant = t.tenant AND a.trajectory_id = t.id AND a.status = 'pending')
+     RETURNING event_count"
+);
+
+pub(crate) const DELETE_PRUNED_POLICIES: &str =
+    "DELETE FROM adjudication_policies WHERE tenant = $1
+    AND event_id IN (SELECT event_id FROM events WHERE tenant = $1 AND trajectory_id = $2)";
+
+pub(crate) const DELETE_PRUNED_ADJUDICATIONS: &str = "DELETE FROM adjudications WHERE tenant = $1
+    AND event_id IN (SELECT event_id FROM events WHERE tenant = $1 AND trajectory_id = $2)";
+
+pub(crate) const DELETE_PRUNED_APPROVALS: &str =
+    "DELETE FROM approvals WHERE tenant = $1 AND trajectory_id = $2 AND status <> 'pending'";
+
+pub(crate) const DELETE_PRUNED_EVENTS: &str =
+    "DELETE FROM events WHERE tenant = $1 AND trajectory_id = $2";
+
+/// What goes with a pruned trajectory, in order: what is found through
+/// its events before the events themselves.
+pub(crate) const DELETE_PRUNED: [&str; 4] = [
+    DELETE_PRUNED_POLICIES,
+    DELETE_PRUNED_ADJUDICATIONS,
+    DELETE_PRUNED_APPROVALS,
+    DELETE_PRUNED_EVENTS,
+];
+
 /// The unique constraint on event ids, so a repeated id is told apart from
 /// a lost race for a position.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -130,6 +186,14 @@ pub(crate) const SHARED: &[&str] = &[
     INSERT_TOKEN,
     SELECT_TOKENS,
     DELETE_TOKEN,
+    SELECT_TENANTS,
+    SELECT_NTH_NEWEST_ENDED,
+    SELECT_PRUNABLE,
+    DELETE_PRUNED_TRAJECTORY,
+    DELETE_PRUNED_POLICIES,
+    DELETE_PRUNED_ADJUDICATIONS,
+    DELETE_PRUNED_APPROVALS,
+    DELETE_PRUNED_EVENTS,
 ];
 
 /// One schema change, in each dialect. Versions count from 1.

@@ -25,6 +25,9 @@ use crate::{
 #[derive(Debug)]
 pub struct SqliteStore {
     reader: Arc<Mutex<Connection>>,
+    /// The writer thread's connection, which pruning borrows between its
+    /// batches: one writer, so nothing waits on SQLite's busy handler.
+    writer: Arc<Mutex<Connection>>,
     path: Option<PathBuf>,
     writes: std::sync::mpsc::Sender<Pending>,
 }
@@ -91,7 +94,8 @@ impl SqliteStore {
         let (writes, queue) = std::sync::mpsc::channel();
         spawn_writer(shared.clone(), queue, None)?;
         Ok(Self {
-            reader: shared,
+            reader: shared.clone(),
+            writer: shared,
             path: None,
             writes,
         })
@@ -103,9 +107,11 @@ impl SqliteStore {
         path: Option<PathBuf>,
     ) -> Result<Self, StoreError> {
         let (writes, queue) = std::sync::mpsc::channel();
-        spawn_writer(Arc::new(Mutex::new(writer)), queue, path.as_deref())?;
+        let writer = Arc::new(Mutex::new(writer));
+        spawn_writer(writer.clone(), queue, path.as_deref())?;
         Ok(Self {
             reader,
+            writer,
             path,
             writes,
         })
@@ -790,6 +796,79 @@ impl Records for SqliteStore {
         Ok(paginate(items, limit, |a| {
             format!("{}|{}", timestamp(&a.created_at), a.id)
         }))
+    }
+}
+
+#[async_trait]
+impl crate::Retention for SqliteStore {
+    async fn tenants(&self) -> Result<Vec<TenantId>, StoreError> {
+        let conn = self.reader.lock();
+        let mut statement = conn.prepare_cached(sql::SELECT_TENANTS)?;
+        let names = statement
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        names
+            .iter()
+            .map(|n| TenantId::new(n).map_err(|e| corrupt("tenant", e)))
+            .collect()
+    }
+
+    async fn nth_newest_ended(
+        &self,
+        tenant: &TenantId,
+        n: u64,
+    ) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let offset = i64::try_from(n.saturating_sub(1)).unwrap_or(i64::MAX);
+        let conn = self.reader.lock();
+        let at: Option<String> = conn
+            .prepare_cached(sql::SELECT_NTH_NEWEST_ENDED)?
+            .query_row(params![tenant.as_str(), offset], |r| r.get(0))
+            .optional()?;
+        at.as_deref().map(parse_time).transpose()
+    }
+
+    async fn prunable(
+        &self,
+        tenant: &TenantId,
+        cutoff: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<crate::Prunable>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let conn = self.reader.lock();
+        let mut statement = conn.prepare_cached(sql::SELECT_PRUNABLE)?;
+        let rows = statement
+            .query_map(params![tenant.as_str(), timestamp(&cutoff), limit], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })?;
+        rows.map(|row| {
+            let (id, events) = row?;
+            Ok(crate::Prunable {
+                id,
+                events: events.max(0) as u64,
+            })
+        })
+        .collect()
+    }
+
+    async fn prune(&self, tenant: &TenantId, ids: &[String]) -> Result<crate::Pruned, StoreError> {
+        let mut conn = self.writer.lock();
+        let tx = conn.transaction()?;
+        let mut pruned = crate::Pruned::default();
+        for id in ids {
+            let events: Option<i64> = tx
+                .prepare_cached(sql::DELETE_PRUNED_TRAJECTORY)?
+                .query_row(params![tenant.as_str(), id], |r| r.get(0))
+                .optional()?;
+            let Some(events) = events else { continue };
+            for statement in sql::DELETE_PRUNED {
+                tx.prepare_cached(statement)?
+                    .execute(params![tenant.as_str(), id])?;
+            }
+            pruned.trajectories += 1;
+            pruned.events += events.max(0) as u64;
+        }
+        tx.commit()?;
+        Ok(pruned)
     }
 }
 

@@ -1225,10 +1225,165 @@ async fn tokens_are_kept_once_and_revoked(store: &dyn TrajectoryStore) {
     assert_eq!(store.tokens().await.unwrap(), [token("sha256:bb", "bo")]);
 }
 
+/// Retention lets ended trajectories go by count and by age, oldest first,
+/// and never a running one, one with an approval pending, or a grant.
+async fn retention_prunes_only_ended_trajectories(store: &dyn TrajectoryStore) {
+    let deny = [Decision::Allow, Decision::Deny];
+    for (traj, start, complete) in [
+        ("old-1", 0, true),
+        ("old-2", 100, true),
+        ("waiting", 200, true),
+        ("running", 50, false),
+        ("new-1", 1000, true),
+        ("new-2", 1100, true),
+    ] {
+        write_trajectory(store, traj, "bot", "s", start, &deny, complete).await;
+    }
+    write_tenant_trajectory(store, "acme", ("acme-old", "bot", "s"), 0, &deny, true).await;
+    let pending = ApprovalRecord {
+        trajectory_id: "waiting".into(),
+        ..pending_approval("default", "p1", "e-waiting", 5000)
+    };
+    store.open_approval(&pending).await.unwrap();
+    let settled = ApprovalRecord {
+        trajectory_id: "old-2".into(),
+        ..pending_approval("default", "p2", "e-old-2", 5000)
+    };
+    store.open_approval(&settled).await.unwrap();
+    assert!(
+        store
+            .settle_approval(&decided(&settled, Approval::Once, 9))
+            .await
+            .unwrap()
+    );
+    let grant = Grant::new(
+        ActionShape::Web {
+            host: "docs.rs".into(),
+        },
+        GrantScope::Always,
+        Actor::human("ana"),
+    );
+    store.put_grant(&t("default"), "bot", &grant).await.unwrap();
+
+    let mut rules = RetentionRules::default();
+    rules.trajectories(&"2".parse().unwrap());
+    rules.days(&"acme=3650".parse().unwrap()).unwrap();
+    let now = at(2000);
+    let options = PruneOptions {
+        batch: 1,
+        dry_run: true,
+        ..PruneOptions::offline()
+    };
+    let mut heard = Vec::new();
+    let would = prune(store, &rules, now, options, |tenant, p| {
+        heard.push((tenant.clone(), p))
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        would,
+        Pruned {
+            trajectories: 2,
+            events: 8
+        }
+    );
+    assert_eq!(
+        heard,
+        [(t("acme"), Pruned::default()), (t("default"), would)],
+        "acme keeps its only ended one"
+    );
+    assert!(
+        store
+            .trajectory(&t("default"), "old-1")
+            .await
+            .unwrap()
+            .is_some(),
+        "a dry run removes nothing"
+    );
+
+    let options = PruneOptions {
+        dry_run: false,
+        ..options
+    };
+    let pruned = prune(store, &rules, now, options, |_, _| {}).await.unwrap();
+    assert_eq!(pruned, would);
+    let default = t("default");
+    for gone in ["old-1", "old-2"] {
+        assert!(
+            store.trajectory(&default, gone).await.unwrap().is_none(),
+            "{gone}"
+        );
+        assert!(
+            store
+                .trajectory_with_events(&default, gone)
+                .await
+                .unwrap()
+                .is_none(),
+            "{gone}"
+        );
+    }
+    for kept in ["waiting", "running", "new-1", "new-2"] {
+        assert!(
+            store.trajectory(&default, kept).await.unwrap().is_some(),
+            "{kept}"
+        );
+    }
+    assert!(
+        store
+            .trajectory(&t("acme"), "acme-old")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let blocked = blocked_steps(store, 100).await;
+    assert!(
+        blocked
+            .items
+            .iter()
+            .all(|a| !a.trajectory_id.starts_with("old-")),
+        "the verdicts go with their trajectory"
+    );
+    assert_eq!(
+        store.approval(&default, "p2").await.unwrap(),
+        None,
+        "settled approvals go"
+    );
+    assert_eq!(
+        store.approval(&default, "p1").await.unwrap(),
+        Some(pending),
+        "pending ones stay"
+    );
+    assert_eq!(store.grants(&default, "bot").await.unwrap(), [grant]);
+    // Nothing more to do; by age, acme's goes once it is old enough.
+    assert_eq!(
+        prune(store, &rules, now, options, |_, _| {}).await.unwrap(),
+        Pruned::default()
+    );
+    let mut by_age = RetentionRules::default();
+    by_age.days(&"acme=1".parse().unwrap()).unwrap();
+    let later = at(0) + Duration::days(2);
+    let pruned = prune(store, &by_age, later, options, |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        pruned,
+        Pruned {
+            trajectories: 1,
+            events: 4
+        }
+    );
+    assert_eq!(store.tenants().await.unwrap(), [t("default")]);
+}
+
 macro_rules! suite {
     ($module:ident, $make:expr) => {
         mod $module {
             use super::*;
+            #[tokio::test]
+            async fn retention_prunes_only_ended_trajectories() {
+                let (s, _g) = $make;
+                super::retention_prunes_only_ended_trajectories(&s).await
+            }
             #[tokio::test]
             async fn tokens_are_kept_once_and_revoked() {
                 let (s, _g) = $make;
