@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use sondera_harness::remote::with_trace_parent;
 use sondera_harness::{
     Harness, HarnessError as RustHarnessError, LocalHarness, RemoteConfig, RemoteHarness,
 };
@@ -246,23 +247,34 @@ impl NativeHarness {
         self.run(py, move |h| Box::pin(async move { h.fail(&reason).await }))
     }
 
-    /// Judges one event (an `Event`, its dict or its JSON); resolves to an `Adjudicated`.
+    /// Judges one event (an `Event`, its dict or its JSON); resolves to an
+    /// `Adjudicated`. A remote harness sends `traceparent` (W3C Trace
+    /// Context) with the call, so the server's spans join that trace.
+    #[pyo3(signature = (event, *, traceparent=None))]
     fn adjudicate<'py>(
         &self,
         py: Python<'py>,
         event: &Bound<'py, PyAny>,
+        traceparent: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let event = Event::read(event)?;
         self.run(py, move |h| {
-            Box::pin(async move { h.adjudicate(event).await.map(Adjudicated) })
+            Box::pin(async move {
+                let judged = h.adjudicate(event);
+                with_trace_parent(traceparent.as_deref(), judged)
+                    .await
+                    .map(Adjudicated)
+            })
         })
     }
 
     /// Judges events in order; the first error stops the batch.
+    #[pyo3(signature = (events, *, traceparent=None))]
     fn adjudicates<'py>(
         &self,
         py: Python<'py>,
         events: Vec<Bound<'py, PyAny>>,
+        traceparent: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let events = events
             .iter()
@@ -270,7 +282,8 @@ impl NativeHarness {
             .collect::<PyResult<Vec<_>>>()?;
         self.run(py, move |h| {
             Box::pin(async move {
-                let verdicts = h.adjudicates(events).await?;
+                let judged = h.adjudicates(events);
+                let verdicts = with_trace_parent(traceparent.as_deref(), judged).await?;
                 Ok(verdicts.into_iter().map(Adjudicated).collect::<Vec<_>>())
             })
         })

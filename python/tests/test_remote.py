@@ -55,10 +55,10 @@ def _sondera_binary() -> Path:
     return binary
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def _serve(workdir: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """A ``sondera serve`` on free loopback ports, once its gRPC port is
+    open: the process and its gRPC address."""
     grpc, http = _free_port(), _free_port()
-    workdir = tmp_path_factory.mktemp("serve")
     process = subprocess.Popen(
         [
             str(_sondera_binary()),
@@ -75,6 +75,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             "/home/alice",
         ],
         cwd=workdir,
+        env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -89,7 +90,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                     process.stderr.read().decode() if process.stderr else ""
                 ) from None
             time.sleep(0.05)
-    yield f"127.0.0.1:{grpc}"
+    return process, f"127.0.0.1:{grpc}"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    process, endpoint = _serve(tmp_path_factory.mktemp("serve"))
+    yield endpoint
     process.terminate()
     process.wait(timeout=10)
 
@@ -220,3 +227,52 @@ async def test_a_local_harness_has_no_operators_to_ask() -> None:
     [result] = run.responses("bash")
     assert "no operators to ask" in result["error"], result
     await runner.close()
+
+
+async def test_the_servers_spans_join_the_agents_trace(tmp_path: Path) -> None:
+    """The plugin sends the current OpenTelemetry span's context (ADK's own
+    spans, in a real agent) with each step; the server's ``apply_guardrail``
+    span, exported over OTLP, is in that trace."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    from opentelemetry.sdk.trace import TracerProvider
+
+    exported: list[bytes] = []
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            exported.append(self.rfile.read(int(self.headers["content-length"])))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    collector = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    Thread(target=collector.serve_forever, daemon=True).start()
+    process, endpoint = _serve(
+        tmp_path,
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector.server_address[1]}",
+            "OTEL_BSP_SCHEDULE_DELAY": "50",
+        },
+    )
+    try:
+        tracer = TracerProvider().get_tracer("agent")
+        harness = SonderaRemoteHarness(sondera_harness_endpoint=endpoint)
+        agent = Agent("traced-agent", "google-adk")
+        with tracer.start_as_current_span("invoke_agent traced-agent") as span:
+            await harness.initialize(agent=agent)
+            assert harness.trajectory_id is not None
+            event = Event(agent, harness.trajectory_id, ShellCommand("ls", call_id="c1"))
+            assert (await harness.adjudicate(event)).is_allowed
+        trace_id = span.get_span_context().trace_id.to_bytes(16, "big")
+        deadline = time.monotonic() + 20
+        while not any(trace_id in body and b"apply_guardrail sondera" in body for body in exported):
+            assert time.monotonic() < deadline, "no guardrail span in the agent's trace"
+            await asyncio.sleep(0.05)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        collector.shutdown()

@@ -23,19 +23,39 @@ pub(crate) enum LogFormat {
 }
 
 /// Logs to standard error, what `SONDERA_LOG` selects (else `default`), in
-/// the server's `format`.
+/// the server's `format`; and exports traces when the OTEL_* variables ask
+/// for them (see [`traces`]).
 pub(crate) fn init_server(format: LogFormat, default: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SONDERA_LOG")
-        .unwrap_or_else(|_| default.into());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    match format {
-        LogFormat::Text => builder.with_ansi(false).with_writer(EscapedStderr).init(),
-        LogFormat::Json => builder
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let filter = || {
+        tracing_subscriber::EnvFilter::try_from_env("SONDERA_LOG")
+            .unwrap_or_else(|_| default.into())
+    };
+    let logs = match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(EscapedStderr)
+            .with_filter(filter())
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
             .fmt_fields(JsonFields::new())
             .event_format(FlatJson)
             .with_writer(std::io::stderr)
-            .init(),
-    }
+            .with_filter(filter())
+            .boxed(),
+    };
+    let registry = tracing_subscriber::registry().with(logs);
+    #[cfg(feature = "otel")]
+    let registry = registry.with(traces::layer());
+    registry.init();
+}
+
+/// Sends the spans still buffered, before the process exits.
+pub(crate) fn flush() {
+    #[cfg(feature = "otel")]
+    traces::shutdown();
 }
 
 /// Logs what `SONDERA_LOG` selects (else warnings) to standard error, for
@@ -48,6 +68,95 @@ pub(crate) fn init_command() {
         )
         .with_writer(std::io::stderr)
         .init();
+}
+
+/// OpenTelemetry traces over OTLP (http/protobuf), configured as the
+/// OpenTelemetry SDKs are: on when `OTEL_EXPORTER_OTLP_ENDPOINT` or
+/// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set or `OTEL_TRACES_EXPORTER` is
+/// `otlp`, off when `OTEL_SDK_DISABLED` is `true` or `OTEL_TRACES_EXPORTER`
+/// is `none`; `OTEL_SERVICE_NAME` (default `sondera`), the sampler, headers
+/// and timeouts from their own variables. Spans are batched on a thread of
+/// their own; a collector that is down costs dropped spans, never a step.
+#[cfg(feature = "otel")]
+mod traces {
+    use std::sync::OnceLock;
+
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_sdk::trace::SdkTracerProvider;
+    use tracing_subscriber::Layer;
+
+    static PROVIDER: OnceLock<SdkTracerProvider> = OnceLock::new();
+
+    fn wanted() -> bool {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        if var("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
+            return false;
+        }
+        match var("OTEL_TRACES_EXPORTER").as_deref() {
+            Some("none") => false,
+            Some("otlp") => true,
+            _ => {
+                var("OTEL_EXPORTER_OTLP_ENDPOINT").is_some()
+                    || var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").is_some()
+            }
+        }
+    }
+
+    /// The layer that turns spans into OpenTelemetry spans, when wanted.
+    pub(super) fn layer<S>() -> Option<impl Layer<S>>
+    where
+        S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    {
+        if !wanted() {
+            return None;
+        }
+        if std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL").is_ok_and(|p| p.starts_with("grpc")) {
+            eprintln!(
+                "warning: sondera exports traces over http/protobuf (port 4318), not gRPC: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is ignored"
+            );
+        }
+        let exporter = match opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .build()
+        {
+            Ok(exporter) => exporter,
+            Err(e) => {
+                eprintln!("warning: no traces exported: the OTLP exporter cannot be made: {e}");
+                return None;
+            }
+        };
+        let mut resource = opentelemetry_sdk::Resource::builder();
+        if std::env::var("OTEL_SERVICE_NAME").is_err() {
+            resource = resource.with_service_name("sondera");
+        }
+        let provider = SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(resource.build())
+            .build();
+        opentelemetry::global::set_text_map_propagator(
+            opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+        );
+        let tracer = provider.tracer("sondera");
+        let _ = PROVIDER.set(provider);
+        // Spans of judging and requests; the rest of the crates' spans
+        // stay in logs.
+        let filter = tracing_subscriber::filter::Targets::new()
+            .with_target("sondera_server", tracing::Level::INFO)
+            .with_target("sondera_harness", tracing::Level::INFO);
+        Some(
+            tracing_opentelemetry::layer()
+                .with_tracer(tracer)
+                .with_filter(filter),
+        )
+    }
+
+    pub(super) fn shutdown() {
+        if let Some(provider) = PROVIDER.get()
+            && let Err(e) = provider.shutdown()
+        {
+            eprintln!("warning: traces not all exported at exit: {e}");
+        }
+    }
 }
 
 /// One JSON object per event: its fields and every enclosing span's, flat.

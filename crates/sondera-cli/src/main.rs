@@ -777,6 +777,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
     };
+    logs::flush();
     result.unwrap_or_else(|e| {
         eprintln!("error: {e:#}");
         ExitCode::from(2)

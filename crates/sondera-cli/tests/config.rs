@@ -323,3 +323,96 @@ fn json_logs_carry_the_request_id_and_what_the_request_was_about() {
         .unwrap();
     assert_eq!(id.len(), 32, "{head}");
 }
+
+/// Accepts OTLP/HTTP posts on a thread; each request's path and body.
+fn otlp_receiver() -> (String, std::sync::mpsc::Receiver<(String, Vec<u8>)>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let (send, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                use std::io::BufRead as _;
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(n) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = n.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut body = vec![0; length];
+            let _ = std::io::Read::read_exact(&mut reader, &mut body);
+            let path = head
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or_default()
+                .to_string();
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n",
+            );
+            if send.send((path, body)).is_err() {
+                break;
+            }
+        }
+    });
+    (endpoint, received)
+}
+
+#[test]
+fn traces_go_to_the_otlp_endpoint_in_the_callers_trace() {
+    let (endpoint, received) = otlp_receiver();
+    let (grpc, http) = (
+        format!("127.0.0.1:{}", common::free_port()),
+        format!("127.0.0.1:{}", common::free_port()),
+    );
+    let child = common::command(&[
+        "serve",
+        "--store",
+        "memory",
+        "--grpc-addr",
+        &grpc,
+        "--http-addr",
+        &http,
+    ])
+    .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+    .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+    .env("OTEL_SERVICE_NAME", "sondera-under-test")
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut server = ServerProcess { child, grpc, http };
+    server.wait_until_healthy();
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let traceparent = format!("traceparent: 00-{trace}-00f067aa0ba902b7-01\r\n");
+    let (head, _) = adjudicate(&server.http, &traceparent, &started("otel-1", 0));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let trace_bytes: Vec<u8> = (0..16)
+        .map(|i| u8::from_str_radix(&trace[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let (path, body) = received
+            .recv_timeout(left)
+            .expect("spans exported within 20 s");
+        assert_eq!(path, "/v1/traces");
+        let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
+        if has(b"apply_guardrail sondera") {
+            assert!(
+                has(&trace_bytes),
+                "the guardrail span is in the caller's trace"
+            );
+            assert!(has(b"gen_ai.guardrail.result") && has(b"sondera-under-test"));
+            break;
+        }
+    }
+    let (status, _) = server.stop();
+    assert!(status.success());
+}

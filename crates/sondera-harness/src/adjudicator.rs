@@ -13,6 +13,7 @@ use sondera_policy::PolicyEngine;
 use sondera_store::{
     EventLog, StepRecord, StoreError, TenantId, TrajectoryStatus, TrajectoryStore,
 };
+use tracing::Instrument as _;
 
 use crate::HarnessError;
 
@@ -326,6 +327,7 @@ impl Adjudicator {
                 status,
                 state: &cursor.state,
             })
+            .instrument(tracing::info_span!("sondera.record"))
             .await?;
         let recorded = Recorded {
             seq: cursor.next_seq,
@@ -381,9 +383,13 @@ pub(crate) fn adjudicate_step(
     event: &Event,
 ) -> (Adjudicated, bool) {
     let mut signals = None;
-    let (mut verdict, governed) = match engine.request(event, state) {
+    // Spans of the two halves of judging, under the caller's (a server's
+    // `apply_guardrail`): computing the facts, then the policies' decision.
+    let facts = tracing::info_span!("sondera.detect").in_scope(|| engine.request(event, state));
+    let (mut verdict, governed) = match facts {
         Ok(Some(request)) => {
-            let verdict = engine.decide(&request);
+            let verdict =
+                tracing::info_span!("sondera.evaluate").in_scope(|| engine.decide(&request));
             signals = request.signals;
             (verdict, true)
         }

@@ -251,6 +251,15 @@ impl Connection {
                 .metadata_mut()
                 .insert("authorization", authorization.clone());
         }
+        match TRACE_PARENT.try_with(|t| t.clone()).ok().flatten() {
+            Some(traceparent) => {
+                request.metadata_mut().insert("traceparent", traceparent);
+            }
+            #[cfg(feature = "otel")]
+            None => send_trace_context(request.metadata_mut()),
+            #[cfg(not(feature = "otel"))]
+            None => {}
+        }
         request
     }
 
@@ -688,6 +697,79 @@ mod tests {
         for bad in ["a:1,,b:2", "a:1,", ",a:1"] {
             let err = RemoteConfig::resolve_from(Some(bad.into()), None, none, None).unwrap_err();
             assert!(err.to_string().contains("empty endpoint"), "{bad}: {err}");
+        }
+    }
+}
+
+tokio::task_local! {
+    /// The W3C `traceparent` this task's remote calls carry, when its
+    /// caller's trace is not a tracing span (the Python plugin's).
+    static TRACE_PARENT: Option<AsciiMetadataValue>;
+}
+
+/// Runs `calls` with `traceparent` (`00-TRACE-SPAN-FLAGS`, as W3C Trace
+/// Context writes it) sent with every remote call they make, so the
+/// server's spans join that trace; one that is not well formed is not sent.
+pub async fn with_trace_parent<F: Future>(traceparent: Option<&str>, calls: F) -> F::Output {
+    let value = traceparent
+        .filter(|t| is_traceparent(t))
+        .and_then(|t| AsciiMetadataValue::try_from(t).ok());
+    TRACE_PARENT.scope(value, calls).await
+}
+
+/// `00-` then 32, 16 and 2 lowercase hex digits, dash-separated.
+fn is_traceparent(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('-').collect();
+    let hex = |p: &str, n: usize| {
+        p.len() == n && p.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    parts.len() == 4
+        && parts[0] == "00"
+        && hex(parts[1], 32)
+        && hex(parts[2], 16)
+        && hex(parts[3], 2)
+}
+
+/// Puts the current span's OpenTelemetry context in `metadata` as the
+/// installed propagator writes it (W3C `traceparent`), so the server's
+/// spans of this call join the caller's trace.
+#[cfg(feature = "otel")]
+fn send_trace_context(metadata: &mut tonic::metadata::MetadataMap) {
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+    struct Metadata<'a>(&'a mut tonic::metadata::MetadataMap);
+    impl opentelemetry::propagation::Injector for Metadata<'_> {
+        fn set(&mut self, key: &str, value: String) {
+            if let (Ok(key), Ok(value)) = (
+                tonic::metadata::AsciiMetadataKey::from_bytes(key.as_bytes()),
+                AsciiMetadataValue::try_from(value),
+            ) {
+                self.0.insert(key, value);
+            }
+        }
+    }
+    let context = tracing::Span::current().context();
+    opentelemetry::global::get_text_map_propagator(|p| {
+        p.inject_context(&context, &mut Metadata(metadata));
+    });
+}
+
+#[cfg(test)]
+mod trace_parent_tests {
+    use super::is_traceparent;
+
+    #[test]
+    fn only_w3c_traceparents_are_sent() {
+        assert!(is_traceparent(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        ));
+        for bad in [
+            "",
+            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\nx",
+        ] {
+            assert!(!is_traceparent(bad), "{bad:?}");
         }
     }
 }

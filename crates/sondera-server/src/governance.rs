@@ -17,6 +17,8 @@ use tokio::sync::{Notify, watch};
 
 use crate::auth::Caller;
 use crate::error::ServiceError;
+use tracing::Instrument as _;
+
 use crate::limits::Limits;
 use crate::live::{Backlog, Live, LiveCursor, LiveItem, Resume, StreamFilter, Subscription};
 use crate::metrics::{LatencySummary, Metrics, TenantLatency};
@@ -175,6 +177,7 @@ impl Governance {
         // Judged in a task of its own, so the caller is answered at the
         // deadline even while judging runs on; what ends past it is not
         // recorded (see `Adjudicator::adjudicate_before`).
+        let guardrail = guardrail_span(tenant, &event);
         let judging = tokio::spawn({
             let (adjudicator, tenant) = (self.adjudicator.clone(), tenant.clone());
             async move {
@@ -183,6 +186,7 @@ impl Governance {
                     .await;
                 (recorded, event)
             }
+            .instrument(guardrail.clone())
         });
         let (recorded, event) = match tokio::time::timeout_at(deadline.into(), judging).await {
             Ok(Ok(judged)) => judged,
@@ -197,6 +201,7 @@ impl Governance {
         })?;
         let elapsed = started.elapsed();
         log_verdict(&span, &recorded.verdict);
+        record_guardrail(&guardrail, &recorded.verdict);
         self.metrics
             .adjudicated(recorded.verdict.decision, event.payload.kind(), elapsed);
         self.latency.record(tenant, elapsed);
@@ -521,5 +526,52 @@ fn log_verdict(span: &tracing::Span, verdict: &Adjudicated) {
                 .collect();
             tracing::info!(decision, policies = ?policies, "step judged")
         }
+    }
+}
+
+/// The span of one judged step, named and attributed as OpenTelemetry's
+/// GenAI conventions name a guardrail's: the result, the policies and the
+/// reason are filled in once judged. The step's arguments and outputs are
+/// never put in it (they may hold secrets).
+fn guardrail_span(tenant: &TenantId, event: &Event) -> tracing::Span {
+    let tool = match &event.payload {
+        sondera_model::Payload::ToolCall { tool, .. } => Some(tool.as_str()),
+        _ => None,
+    };
+    tracing::info_span!(
+        "apply_guardrail",
+        otel.name = "apply_guardrail sondera",
+        gen_ai.operation.name = "apply_guardrail",
+        gen_ai.guardrail.name = "sondera",
+        gen_ai.agent.name = event.agent.id.as_str(),
+        gen_ai.conversation.id = event.trajectory_id.as_str(),
+        gen_ai.tool.name = tool,
+        gen_ai.tool.call.id = event.payload.call_id(),
+        sondera.tenant = tenant.as_str(),
+        sondera.step = event.payload.kind(),
+        gen_ai.guardrail.result = tracing::field::Empty,
+        gen_ai.guardrail.policy.ids = tracing::field::Empty,
+        gen_ai.guardrail.reason = tracing::field::Empty,
+        sondera.decision_id = tracing::field::Empty,
+        sondera.policy_revision = tracing::field::Empty,
+    )
+}
+
+fn record_guardrail(span: &tracing::Span, verdict: &Adjudicated) {
+    span.record("gen_ai.guardrail.result", verdict.decision.as_str());
+    let policies: Vec<&str> = verdict
+        .policies
+        .iter()
+        .map(|p| p.policy_id.as_str())
+        .collect();
+    span.record("gen_ai.guardrail.policy.ids", policies.join(",").as_str());
+    if let Some(reason) = &verdict.reason {
+        span.record("gen_ai.guardrail.reason", reason.as_str());
+    }
+    if let Some(id) = &verdict.decision_id {
+        span.record("sondera.decision_id", id.as_str());
+    }
+    if let Some(revision) = &verdict.policy_revision {
+        span.record("sondera.policy_revision", revision.as_str());
     }
 }

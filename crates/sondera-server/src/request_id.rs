@@ -81,6 +81,8 @@ where
             decision = tracing::field::Empty,
             decision_id = tracing::field::Empty,
         );
+        #[cfg(feature = "otel")]
+        adopt_trace_context(&span, request.headers());
         let response = span.in_scope(|| self.inner.call(request));
         Box::pin(
             async move {
@@ -90,6 +92,29 @@ where
             }
             .instrument(span),
         )
+    }
+}
+
+/// Makes the caller's trace (a W3C `traceparent` header, or gRPC metadata,
+/// which travels as headers) the parent of the request's span, so the
+/// server's spans join the agent's trace. Without an OpenTelemetry
+/// propagator installed (no exporter configured) nothing is read.
+#[cfg(feature = "otel")]
+fn adopt_trace_context(span: &tracing::Span, headers: &http::HeaderMap) {
+    use opentelemetry::trace::TraceContextExt as _;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+    struct Headers<'a>(&'a http::HeaderMap);
+    impl opentelemetry::propagation::Extractor for Headers<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            self.0.get(key)?.to_str().ok()
+        }
+        fn keys(&self) -> Vec<&str> {
+            self.0.keys().map(HeaderName::as_str).collect()
+        }
+    }
+    let parent = opentelemetry::global::get_text_map_propagator(|p| p.extract(&Headers(headers)));
+    if parent.span().span_context().is_valid() {
+        let _ = span.set_parent(parent);
     }
 }
 

@@ -13,6 +13,8 @@ import copy
 from os import PathLike
 from typing import Any, Literal
 
+from opentelemetry import propagate
+
 from sondera_harness_adk._native import HarnessError, NativeHarness
 from sondera_harness_adk.abc import Harness
 from sondera_harness_adk.model import Actor, Adjudicated, Agent, Event
@@ -20,10 +22,21 @@ from sondera_harness_adk.model import Actor, Adjudicated, Agent, Event
 __all__ = ["HarnessError", "LocalHarness", "SonderaRemoteHarness"]
 
 
+def _traceparent() -> str | None:
+    """The current OpenTelemetry context (ADK's ``invoke_agent`` and
+    ``execute_tool`` spans) as a W3C ``traceparent``, for the server's spans
+    to join the agent's trace; ``None`` without a recording span."""
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier.get("traceparent")
+
+
 class _NativeScope(Harness):
     """A :class:`Harness` over one native scope."""
 
     _native: NativeHarness
+    # Whether steps carry the caller's trace context (to a server).
+    _traced: bool = False
 
     @property
     def trajectory_id(self) -> str | None:
@@ -55,10 +68,12 @@ class _NativeScope(Harness):
         await self._native.fail(reason=reason)
 
     async def adjudicate(self, event: Event) -> Adjudicated:
-        return await self._native.adjudicate(event)
+        traceparent = _traceparent() if self._traced else None
+        return await self._native.adjudicate(event, traceparent=traceparent)
 
     async def adjudicates(self, events: list[Event]) -> list[Adjudicated]:
-        return await self._native.adjudicates(events)
+        traceparent = _traceparent() if self._traced else None
+        return await self._native.adjudicates(events, traceparent=traceparent)
 
     async def grant(
         self, shape: dict[str, Any], scope: Literal["session", "always"], granted_by: Actor
@@ -98,7 +113,12 @@ class SonderaRemoteHarness(_NativeScope):
     every scope from :meth:`new_scope`. ``approval_timeout`` is how long an
     escalated call waits for an operator (``EscalationMode.OPERATOR``) before
     it is denied; the server's default when not given.
+
+    Each step carries the current OpenTelemetry context (a W3C
+    ``traceparent``), so the server's spans join the agent's trace.
     """
+
+    _traced = True
 
     def __init__(
         self,
