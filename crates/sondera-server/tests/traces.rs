@@ -178,3 +178,31 @@ async fn a_step_from_the_rust_harness_joins_the_agents_trace() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_call_gets_its_request_id_back() {
+    let server = start(builder(Arc::new(MemoryStore::new()), builtin())).await;
+    let connection = connection(server.grpc, None);
+    let mut request = connection.request(sondera_proto::v1::HealthRequest {});
+    request
+        .metadata_mut()
+        .insert("x-request-id", "grpc-req-42".parse().unwrap());
+    let answered = connection.client().health(request).await.unwrap();
+    assert_eq!(
+        answered.metadata().get("x-request-id").unwrap(),
+        "grpc-req-42"
+    );
+    let fresh = connection
+        .client()
+        .health(connection.request(sondera_proto::v1::HealthRequest {}))
+        .await
+        .unwrap();
+    let id = fresh
+        .metadata()
+        .get("x-request-id")
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert_eq!(id.len(), 32, "a fresh id: {id}");
+    server.stop().await;
+}
