@@ -281,19 +281,29 @@ fn load_tokens(entries: &[String], file: Option<&std::path::Path>) -> anyhow::Re
 }
 
 pub(crate) fn run(args: ServeArgs, layered: Layered) -> anyhow::Result<ExitCode> {
-    let running = Arc::new(running(&args, layered)?);
+    let settings = settings(&layered)?;
     if args.print_config {
-        print!("{}", config::print(&running.settings.lock()));
+        // Printed before anything loads, so a broken policy set or token
+        // file does not hide what is configured.
+        print!("{}", config::print(&settings));
         return Ok(ExitCode::SUCCESS);
     }
+    let running = Arc::new(reload::Running {
+        layered,
+        settings: parking_lot::Mutex::new(settings),
+        limits: parking_lot::Mutex::new(args.limits()),
+        policies: reload::Swappable::new(args.policies.loader()?),
+        store_policies: reload::Swappable::new(args.policies.builder()?),
+        tokens: reload::Swappable::new(args.token_loader()),
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(serve(args, running))
 }
 
-/// The settings in force and the loaders that follow them across reloads.
-fn running(args: &ServeArgs, layered: Layered) -> anyhow::Result<reload::Running> {
+/// Every setting in force, with where its value came from.
+fn settings(layered: &Layered) -> anyhow::Result<Vec<config::Effective>> {
     use clap::CommandFactory as _;
     let command = crate::Cli::command();
     let parsed = layered
@@ -303,15 +313,7 @@ fn running(args: &ServeArgs, layered: Layered) -> anyhow::Result<reload::Running
         .matches
         .subcommand_matches("serve")
         .ok_or_else(|| anyhow::anyhow!("not a serve command line"))?;
-    let settings = config::effective(&command, serve, &parsed.layered);
-    Ok(reload::Running {
-        layered,
-        settings: parking_lot::Mutex::new(settings),
-        limits: parking_lot::Mutex::new(args.limits()),
-        policies: reload::Swappable::new(args.policies.loader()?),
-        store_policies: reload::Swappable::new(args.policies.builder()?),
-        tokens: reload::Swappable::new(args.token_loader()),
-    })
+    Ok(config::effective(&command, serve, &parsed.layered))
 }
 
 /// Where `sondera serve` takes its policies from.

@@ -416,3 +416,31 @@ fn traces_go_to_the_otlp_endpoint_in_the_callers_trace() {
     let (status, _) = server.stop();
     assert!(status.success());
 }
+
+#[test]
+fn print_config_shows_what_is_configured_even_when_it_does_not_load() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.cedar"), "permit (principal,").unwrap();
+    let policies = dir.path().display().to_string();
+    let output = sondera_with_env(
+        &["serve", "--policies", &policies, "--print-config"],
+        "",
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        printed.contains(&format!("policies = [\"{policies}\"]  # command line")),
+        "{printed}"
+    );
+    let started = sondera_with_env(
+        &["serve", "--policies", &policies, "--store", "memory"],
+        "",
+        &[],
+    );
+    assert_eq!(
+        started.status.code(),
+        Some(2),
+        "the server itself refuses the set"
+    );
+}

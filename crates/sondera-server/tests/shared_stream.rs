@@ -15,28 +15,13 @@ use sondera_harness::remote::Connection;
 use sondera_model::{Agent, Approval, Decision, Event, Payload};
 use sondera_policy::PolicyEngine;
 use sondera_proto::v1;
-use sondera_server::PolicyLoader;
 use sondera_store::{ApprovalState, PostgresStore};
-
-const RULES: &str = r#"
-@id("infra-apply") @description("Applying infrastructure changes needs an operator") @escalate
-forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { context.command like "terraform apply*" };
-"#;
-
-fn loader() -> PolicyLoader {
-    Arc::new(|| {
-        PolicyEngine::builder()
-            .builtin_packs()
-            .policy_source("ops.cedar", RULES)
-            .build()
-    })
-}
 
 async fn three_servers(url: &str) -> [Running; 3] {
     let mut servers = Vec::new();
     for _ in 0..3 {
         let store = Arc::new(PostgresStore::connect(url).await.unwrap());
-        servers.push(start(builder(store, loader()).access(two_tenants())).await);
+        servers.push(start(builder(store, escalating()).access(two_tenants())).await);
     }
     servers.try_into().ok().unwrap()
 }

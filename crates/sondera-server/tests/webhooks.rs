@@ -12,26 +12,11 @@ use common::*;
 use hmac::{KeyInit as _, Mac as _};
 use sondera_harness::Harness;
 use sondera_model::{Approval, Decision};
-use sondera_policy::PolicyEngine;
-use sondera_server::{PolicyLoader, WebhookSecret, Webhooks};
+use sondera_server::{WebhookSecret, Webhooks};
 use sondera_store::MemoryStore;
 use tokio::sync::mpsc;
 
 const SECRET: &str = "0123456789abcdef0123456789abcdef";
-
-const ESCALATING: &str = r#"
-@id("infra-apply") @description("Applying infrastructure changes needs an operator") @escalate
-forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { context.command like "terraform apply*" };
-"#;
-
-fn escalating() -> PolicyLoader {
-    Arc::new(|| {
-        PolicyEngine::builder()
-            .builtin_packs()
-            .policy_source("ops.cedar", ESCALATING)
-            .build()
-    })
-}
 
 /// One request a receiver got.
 #[derive(Debug)]

@@ -250,3 +250,19 @@ fn dechunk(mut body: &str) -> String {
     }
     out
 }
+
+/// A policy that escalates `terraform apply`, over the built-in packs.
+pub(crate) const ESCALATING: &str = r#"
+@id("infra-apply") @description("Applying infrastructure changes needs an operator") @escalate
+forbid (principal, action == Sondera::Action::"ShellCommand", resource) when { context.command like "terraform apply*" };
+"#;
+
+/// The built-in packs and [`ESCALATING`].
+pub(crate) fn escalating() -> PolicyLoader {
+    Arc::new(|| {
+        sondera_policy::PolicyEngine::builder()
+            .builtin_packs()
+            .policy_source("ops.cedar", ESCALATING)
+            .build()
+    })
+}
