@@ -74,9 +74,11 @@ impl ConfigError {
             .with_label(miette::LabeledSpan::underline(span))
             .with_help(help);
         let report = miette::Report::new(diagnostic).with_source_code(text.to_string());
-        let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode())
-            .with_links(false)
-            .with_context_lines(1);
+        // Without colours: it is printed at start and logged on SIGHUP.
+        let handler =
+            miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+                .with_links(false)
+                .with_context_lines(1);
         let mut rendered = String::new();
         let _ = handler.render_report(&mut rendered, report.as_ref());
         Self { rendered }
