@@ -8,7 +8,9 @@
 //! cargo bench -p sondera-harness --bench retention -- 1000000 [rest=N] [events=N]
 //! ```
 //!
-//! `rest` and `events` override `PruneOptions::default()`'s, to compare.
+//! `rest` and `events` override `PruneOptions::default()`'s, to compare;
+//! `store=postgres://...` runs it on PostgreSQL (build with
+//! `--features postgres`; the database should be empty).
 //!
 //! The store is filled by 100 trajectories at a time, so its writer commits
 //! many steps per sync; judging runs on a two-thread runtime beside the
@@ -43,7 +45,11 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(1_000_000);
     let mut options = PruneOptions::default();
+    let mut location = None;
     for arg in std::env::args().skip(1) {
+        if let Some(url) = arg.strip_prefix("store=") {
+            location = Some(url.to_string());
+        }
         if let Some(rest) = arg.strip_prefix("rest=") {
             options.rest = rest.parse().unwrap();
         } else if let Some(events) = arg.strip_prefix("events=") {
@@ -60,7 +66,11 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let store: Arc<dyn TrajectoryStore> = Arc::new(SqliteStore::open_dir(dir.path()).unwrap());
+    let store: Arc<dyn TrajectoryStore> = match &location {
+        Some(url) => runtime.block_on(sondera_store::connect(url)).unwrap(),
+        None => Arc::new(SqliteStore::open_dir(dir.path()).unwrap()),
+    };
+    println!("store: {}", location.as_deref().unwrap_or("SQLite on disk"));
     let start = Instant::now();
     runtime.block_on(populate(store.clone(), n));
     println!("recorded {n} events in {:.1?}", start.elapsed());
