@@ -172,6 +172,15 @@ pub(crate) struct ServeArgs {
         hide_env_values = true
     )]
     webhook_secret: Option<String>,
+    /// A file holding the webhook secret (trailing whitespace ignored), e.g. a
+    /// systemd credential; instead of --webhook-secret.
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "SONDERA_WEBHOOK_SECRET_FILE",
+        conflicts_with = "webhook_secret"
+    )]
+    webhook_secret_file: Option<PathBuf>,
     /// Put the step itself (its command or arguments, which may hold secrets) and the
     /// reasons in notifications; without it they name the step's kind, agent and policies.
     #[arg(long)]
@@ -221,9 +230,19 @@ impl ServeArgs {
         if self.webhooks.is_empty() {
             return Ok(None);
         }
-        let secret = self
-            .webhook_secret
+        let from_file = match &self.webhook_secret_file {
+            Some(file) => Some(
+                std::fs::read_to_string(file)
+                    .map(|s| s.trim_end().to_string())
+                    .map_err(|e| {
+                        anyhow::anyhow!("--webhook-secret-file {}: {e}", file.display())
+                    })?,
+            ),
+            None => None,
+        };
+        let secret = from_file
             .as_deref()
+            .or(self.webhook_secret.as_deref())
             .map(sondera_server::WebhookSecret::new)
             .transpose()?;
         let dashboard = self

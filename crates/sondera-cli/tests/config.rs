@@ -444,3 +444,64 @@ fn print_config_shows_what_is_configured_even_when_it_does_not_load() {
         "the server itself refuses the set"
     );
 }
+
+#[test]
+fn a_webhook_secret_can_come_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, "short\n").unwrap();
+    let file = secret.display().to_string();
+    let args = [
+        "serve",
+        "--store",
+        "memory",
+        "--webhook",
+        "https://hooks.example/h",
+    ];
+    let short = sondera_with_env(
+        &[&args[..], &["--webhook-secret-file", &file]].concat(),
+        "",
+        &[],
+    );
+    assert_eq!(short.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&short.stderr).contains("shorter than 16 bytes"));
+    let missing = sondera_with_env(
+        &[&args[..], &["--webhook-secret-file", "/nonexistent/secret"]].concat(),
+        "",
+        &[],
+    );
+    assert!(
+        String::from_utf8_lossy(&missing.stderr)
+            .contains("--webhook-secret-file /nonexistent/secret")
+    );
+    let both = sondera_with_env(
+        &[
+            &args[..],
+            &[
+                "--webhook-secret-file",
+                &file,
+                "--webhook-secret",
+                "0123456789abcdef",
+            ],
+        ]
+        .concat(),
+        "",
+        &[],
+    );
+    assert!(
+        String::from_utf8_lossy(&both.stderr).contains("cannot be used with"),
+        "{both:?}"
+    );
+
+    // A good one: the server starts and serves.
+    std::fs::write(&secret, "0123456789abcdef0123\n").unwrap();
+    let server = ServerProcess::start(&[
+        "--store",
+        "memory",
+        "--webhook",
+        "https://hooks.example/h",
+        "--webhook-secret-file",
+        &file,
+    ]);
+    drop(server);
+}
