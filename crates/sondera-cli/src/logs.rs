@@ -138,11 +138,20 @@ mod traces {
         );
         let tracer = provider.tracer("sondera");
         let _ = PROVIDER.set(provider);
-        // Spans of judging and requests; the rest of the crates' spans
-        // stay in logs.
-        let filter = tracing_subscriber::filter::Targets::new()
-            .with_target("sondera_server", tracing::Level::INFO)
-            .with_target("sondera_harness", tracing::Level::INFO);
+        // The spans of requests and judging (those of judging are at
+        // `debug`, so they cost nothing when no traces are exported) and
+        // the events logged in them at `info`; other crates' stay out.
+        let filter = tracing_subscriber::filter::filter_fn(|meta| {
+            let ours = ["sondera_server", "sondera_harness"]
+                .iter()
+                .any(|t| meta.target().starts_with(t));
+            let level = if meta.is_span() {
+                tracing::Level::DEBUG
+            } else {
+                tracing::Level::INFO
+            };
+            ours && *meta.level() <= level
+        });
         Some(
             tracing_opentelemetry::layer()
                 .with_tracer(tracer)

@@ -327,7 +327,7 @@ impl Adjudicator {
                 status,
                 state: &cursor.state,
             })
-            .instrument(tracing::info_span!("sondera.record"))
+            .instrument(tracing::debug_span!("sondera.record"))
             .await?;
         let recorded = Recorded {
             seq: cursor.next_seq,
@@ -385,11 +385,11 @@ pub(crate) fn adjudicate_step(
     let mut signals = None;
     // Spans of the two halves of judging, under the caller's (a server's
     // `apply_guardrail`): computing the facts, then the policies' decision.
-    let facts = tracing::info_span!("sondera.detect").in_scope(|| engine.request(event, state));
+    let facts = tracing::debug_span!("sondera.detect").in_scope(|| engine.request(event, state));
     let (mut verdict, governed) = match facts {
         Ok(Some(request)) => {
             let verdict =
-                tracing::info_span!("sondera.evaluate").in_scope(|| engine.decide(&request));
+                tracing::debug_span!("sondera.evaluate").in_scope(|| engine.decide(&request));
             signals = request.signals;
             (verdict, true)
         }

@@ -532,13 +532,14 @@ fn log_verdict(span: &tracing::Span, verdict: &Adjudicated) {
 /// The span of one judged step, named and attributed as OpenTelemetry's
 /// GenAI conventions name a guardrail's: the result, the policies and the
 /// reason are filled in once judged. The step's arguments and outputs are
-/// never put in it (they may hold secrets).
+/// never put in it (they may hold secrets). At `debug`, so that it costs
+/// nothing unless traces are exported (their layer admits it).
 fn guardrail_span(tenant: &TenantId, event: &Event) -> tracing::Span {
     let tool = match &event.payload {
         sondera_model::Payload::ToolCall { tool, .. } => Some(tool.as_str()),
         _ => None,
     };
-    tracing::info_span!(
+    tracing::debug_span!(
         "apply_guardrail",
         otel.name = "apply_guardrail sondera",
         gen_ai.operation.name = "apply_guardrail",

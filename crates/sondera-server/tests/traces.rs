@@ -28,7 +28,9 @@ fn exporter() -> &'static InMemorySpanExporter {
         );
         let subscriber = tracing_subscriber::registry()
             .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("sondera-test")))
-            .with(tracing_subscriber::EnvFilter::new("info"));
+            .with(tracing_subscriber::EnvFilter::new(
+                "info,sondera_server=debug,sondera_harness=debug",
+            ));
         tracing::subscriber::set_global_default(subscriber).unwrap();
         exporter
     })
