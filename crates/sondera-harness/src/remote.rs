@@ -373,6 +373,11 @@ const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
 /// outcome from a server it cannot reach, before failing closed.
 const DEADLINE_GRACE: Duration = Duration::from_secs(10);
 
+/// How long a client keeps asking a server it cannot reach to open an
+/// approval when neither it nor the caller set a deadline, before failing
+/// closed.
+const OPENING_WINDOW: Duration = Duration::from_secs(30);
+
 impl Connection {
     /// Asks an operator to decide escalated event `event_id` of
     /// `trajectory_id` and waits for the outcome: decided, or expired at the
@@ -386,16 +391,17 @@ impl Connection {
         deadline: Option<Duration>,
     ) -> Result<ApprovalRecord, HarnessError> {
         let deadline = deadline.or(self.approval_timeout);
-        let give_up = tokio::time::Instant::now()
-            + deadline.unwrap_or(Duration::from_secs(3600))
-            + DEADLINE_GRACE;
+        // Until the server answers, its deadline is unknown without ours: the
+        // approval may already be open there, so keep asking only a while.
+        let opening_until =
+            tokio::time::Instant::now() + deadline.map_or(OPENING_WINDOW, |d| d + DEADLINE_GRACE);
         let request = v1::RequestApprovalRequest {
             event_id: event_id.to_string(),
             trajectory_id: trajectory_id.to_string(),
             timeout_seconds: deadline.map_or(0, |d| d.as_secs().clamp(1, u32::MAX as u64) as u32),
         };
         let mut approval = self
-            .retrying(give_up, || async {
+            .retrying(opening_until, || async {
                 let wire = self
                     .call_any(request.clone(), |mut c, r| async move {
                         c.request_approval(r).await
@@ -408,7 +414,7 @@ impl Connection {
         let left = (approval.expires_at - chrono::Utc::now())
             .to_std()
             .unwrap_or_default();
-        let give_up = give_up.min(tokio::time::Instant::now() + left + DEADLINE_GRACE);
+        let give_up = tokio::time::Instant::now() + left + DEADLINE_GRACE;
         let poll = self.timeout.saturating_sub(Duration::from_secs(2));
         while approval.state == ApprovalState::Pending {
             let id = approval.id.clone();

@@ -630,23 +630,47 @@ async fn agent_tokens_cannot_read_the_whole_tenant_or_keep_grants() {
     server.stop().await;
 }
 
-/// A TCP relay to `target` whose connections all end when it is aborted.
-async fn relay(
-    target: std::net::SocketAddr,
-) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+/// A TCP relay to a server, for cutting an agent off from it.
+struct Relay {
+    addr: std::net::SocketAddr,
+    /// Once set, what the agent sends still reaches the server but nothing
+    /// comes back: an answer lost on the way.
+    muted: Arc<std::sync::atomic::AtomicBool>,
+    /// Aborting it ends every connection.
+    task: tokio::task::JoinHandle<()>,
+}
+
+async fn relay(target: std::net::SocketAddr) -> Relay {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let muted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let muting = muted.clone();
     let task = tokio::spawn(async move {
         let mut connections = tokio::task::JoinSet::new();
-        while let Ok((mut inbound, _)) = listener.accept().await {
+        while let Ok((inbound, _)) = listener.accept().await {
+            let Ok(outbound) = tokio::net::TcpStream::connect(target).await else {
+                continue;
+            };
+            let (mut from_agent, mut to_agent) = inbound.into_split();
+            let (mut from_server, mut to_server) = outbound.into_split();
             connections.spawn(async move {
-                if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
-                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                let _ = tokio::io::copy(&mut from_agent, &mut to_server).await;
+            });
+            let muted = muting.clone();
+            connections.spawn(async move {
+                let mut buffer = vec![0; 16 * 1024];
+                while let Ok(read @ 1..) = from_server.read(&mut buffer).await {
+                    if !muted.load(std::sync::atomic::Ordering::SeqCst)
+                        && to_agent.write_all(&buffer[..read]).await.is_err()
+                    {
+                        break;
+                    }
                 }
             });
         }
     });
-    (addr, task)
+    Relay { addr, muted, task }
 }
 
 /// A server the agent can no longer reach while it waits: past the
@@ -659,8 +683,8 @@ async fn an_agent_that_cannot_reach_its_server_stops_waiting_after_the_deadline(
         Duration::from_secs(2),
     )
     .await;
-    let (through, relay) = relay(server.grpc).await;
-    let mut agent = harness(through, Some(ACME));
+    let relay = relay(server.grpc).await;
+    let mut agent = harness(relay.addr, Some(ACME));
     agent.initialize(None, None).await.unwrap();
     let event = agent.event(shell("terraform apply")).unwrap();
     let event_id = event.event_id.clone();
@@ -671,7 +695,7 @@ async fn an_agent_that_cannot_reach_its_server_stops_waiting_after_the_deadline(
     let started = std::time::Instant::now();
     let waiting = tokio::spawn(async move { agent.ask_operator(&event_id, None).await });
     the_pending_one(&connection(server.grpc, Some(ACME_OPS))).await;
-    relay.abort();
+    relay.task.abort();
     // It gives up some 12 s from here (the 2 s deadline, then the grace);
     // the bound only keeps a hang from stalling the suite, with room for a
     // loaded machine.
@@ -692,6 +716,51 @@ async fn an_agent_that_cannot_reach_its_server_stops_waiting_after_the_deadline(
         "it waited out the deadline first: {:?}",
         started.elapsed()
     );
+    server.stop().await;
+}
+
+/// The server opens the approval but its answer never reaches the agent,
+/// which cannot learn the server's deadline: it stops asking after a while
+/// instead of for an hour, so the call is blocked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_whose_request_for_approval_goes_unanswered_stops_asking() {
+    let server = start_escalating(Arc::new(sondera_store::MemoryStore::new())).await;
+    let relay = relay(server.grpc).await;
+    let mut config = config(relay.addr, Some(ACME));
+    config.timeout = Duration::from_secs(3);
+    let mut agent = sondera_harness::RemoteHarness::new(
+        &config,
+        Some(sondera_model::Agent::new("coder", "google-adk")),
+    )
+    .unwrap();
+    agent.initialize(None, None).await.unwrap();
+    let event = agent.event(shell("terraform apply")).unwrap();
+    let event_id = event.event_id.clone();
+    assert_eq!(
+        agent.adjudicate(event).await.unwrap().decision,
+        Decision::Escalate
+    );
+    relay.muted.store(true, std::sync::atomic::Ordering::SeqCst);
+    let started = std::time::Instant::now();
+    let waiting = tokio::spawn(async move { agent.ask_operator(&event_id, None).await });
+    the_pending_one(&connection(server.grpc, Some(ACME_OPS))).await;
+    // About 30 s of asking; the bound only keeps a hang from stalling the
+    // suite, with room for a loaded machine.
+    let failed = tokio::time::timeout(Duration::from_secs(120), waiting)
+        .await
+        .expect("the agent gave up asking")
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(failed, sondera_harness::HarnessError::Timeout(_)),
+        "{failed}"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(25),
+        "it kept asking a while first: {:?}",
+        started.elapsed()
+    );
+    relay.task.abort();
     server.stop().await;
 }
 
