@@ -12,7 +12,6 @@
 //! fit it are an error, which fails the step closed.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use cedar_policy::RestrictedExpression;
 use serde_json::Value;
@@ -173,57 +172,67 @@ fn decimal_literal(n: &serde_json::Number) -> Option<String> {
     (frac.len() <= 4 && !frac.contains(['e', 'E']) && !int.contains(['e', 'E'])).then_some(text)
 }
 
-/// A `.cedarschema` fragment declaring `Sondera::ToolArgs` from the parameter
-/// JSON Schemas of `tools`. Tools without a usable schema are left out; so are
-/// properties whose JSON Schema type has no Cedar counterpart.
-pub fn tool_args_fragment(tools: &[Tool]) -> String {
-    let mut out = String::from("namespace Sondera {\n  type ToolArgs = {\n");
+/// A schema fragment, in Cedar's JSON form, declaring `Sondera::ToolArgs`
+/// from the parameter JSON Schemas of `tools`. Tools without a usable schema
+/// are left out; so are properties whose JSON Schema type has no Cedar
+/// counterpart. (The JSON form because reading it costs a fraction of what
+/// parsing a `.cedarschema` text does, at every start.)
+pub fn tool_args_fragment(tools: &[Tool]) -> Value {
+    let mut attributes = serde_json::Map::new();
     for tool in tools {
         let Some(schema) = tool.parameters_json_schema.as_ref() else {
             continue;
         };
         if let Some(ty) = json_schema_type(schema) {
-            let _ = writeln!(out, "    {}?: {ty},", quote(&tool.name));
+            attributes.insert(tool.name.clone(), attribute(ty, false));
         }
     }
-    out.push_str("  };\n}\n");
-    out
+    serde_json::json!({
+        "Sondera": {
+            "entityTypes": {},
+            "actions": {},
+            "commonTypes": {
+                "ToolArgs": { "type": "Record", "attributes": attributes }
+            }
+        }
+    })
 }
 
-fn json_schema_type(schema: &Value) -> Option<String> {
+fn attribute(mut ty: Value, required: bool) -> Value {
+    ty["required"] = Value::Bool(required);
+    ty
+}
+
+fn json_schema_type(schema: &Value) -> Option<Value> {
+    use serde_json::json;
     match schema.get("type")?.as_str()? {
-        "integer" => Some("Long".into()),
-        "number" => Some("decimal".into()),
-        "string" => Some("String".into()),
-        "boolean" => Some("Bool".into()),
-        "array" => Some(format!("Set<{}>", json_schema_type(schema.get("items")?)?)),
+        "integer" => Some(json!({ "type": "Long" })),
+        "number" => Some(json!({ "type": "Extension", "name": "decimal" })),
+        "string" => Some(json!({ "type": "String" })),
+        "boolean" => Some(json!({ "type": "Boolean" })),
+        "array" => Some(json!({
+            "type": "Set",
+            "element": json_schema_type(schema.get("items")?)?,
+        })),
         "object" => {
             let required: Vec<&str> = schema
                 .get("required")
                 .and_then(Value::as_array)
                 .map(|r| r.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            let mut fields = Vec::new();
+            let mut fields = serde_json::Map::new();
             if let Some(props) = schema.get("properties").and_then(Value::as_object) {
                 for (name, prop) in props {
                     if let Some(ty) = json_schema_type(prop) {
-                        let opt = if required.contains(&name.as_str()) {
-                            ""
-                        } else {
-                            "?"
-                        };
-                        fields.push(format!("{}{opt}: {ty}", quote(name)));
+                        let required = required.contains(&name.as_str());
+                        fields.insert(name.clone(), attribute(ty, required));
                     }
                 }
             }
-            Some(format!("{{ {} }}", fields.join(", ")))
+            Some(json!({ "type": "Record", "attributes": fields }))
         }
         _ => None,
     }
-}
-
-fn quote(name: &str) -> String {
-    serde_json::to_string(name).expect("strings serialize")
 }
 
 #[cfg(test)]
@@ -254,18 +263,29 @@ mod tests {
             annotations: None,
         };
         let fragment = tool_args_fragment(&[tool]);
+        let parsed = cedar_policy::SchemaFragment::from_json_value(fragment.clone())
+            .unwrap_or_else(|e| panic!("generated fragment must read: {e}: {fragment}"));
+        let text = parsed.to_cedarschema().unwrap();
         for field in [
-            r#""amount": Long"#,
-            r#""fee"?: decimal"#,
-            r#""tags"?: Set<String>"#,
-            r#""to": String"#,
+            "amount: __cedar::Long",
+            "fee?: __cedar::decimal",
+            "tags?: Set<__cedar::String>",
+            "to: __cedar::String",
         ] {
-            assert!(fragment.contains(field), "{field} missing from {fragment}");
+            assert!(text.contains(field), "{field} missing from {text}");
         }
-        assert!(fragment.contains(r#""transfer_funds"?: {"#), "{fragment}");
-        assert!(!fragment.contains("meta"), "{fragment}");
-        let parsed = cedar_policy::SchemaFragment::from_cedarschema_str(&fragment);
-        assert!(parsed.is_ok(), "generated fragment must parse: {fragment}");
+        assert!(text.contains("transfer_funds?: {"), "{text}");
+        assert!(!text.contains("meta"), "{text}");
+        let common = &fragment["Sondera"]["commonTypes"];
+        let ty = ArgType::from_schema_json(&common["ToolArgs"], common).unwrap();
+        let ArgType::Record(tools) = ty else {
+            panic!("{ty:?}")
+        };
+        let ArgType::Record(args) = &tools["transfer_funds"].0 else {
+            panic!("{tools:?}")
+        };
+        assert_eq!(args["amount"], (ArgType::Long, true));
+        assert_eq!(args["fee"], (ArgType::Decimal, false));
     }
 
     #[test]

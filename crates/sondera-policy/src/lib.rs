@@ -42,6 +42,7 @@
 //! CLI permission rules into policies over the same facts.
 
 mod args;
+mod builtin;
 mod engine;
 mod error;
 mod facts;

@@ -36,7 +36,7 @@ pub(crate) fn lint(sources: &[Source], policies: &[LoadedPolicy]) -> Vec<PolicyE
             }
         };
         for (name, help) in EXPECTED_ANNOTATIONS {
-            if policy.policy.annotation(name).is_none() {
+            if !policy.metadata.annotations.contains_key(*name) {
                 warnings.push(warn(format!("no @{name} annotation"), help));
             }
         }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use cedar_policy::{
-    Effect, Policy, PolicyId, PolicySet, Schema, SchemaFragment, ValidationMode, Validator,
+    Effect, Policy, PolicyId, PolicySet, Schema, SchemaFragment, ValidationMode, Validator, pst,
 };
 use sondera_model::{AgentCard, PolicyMetadata};
 
@@ -58,19 +58,18 @@ pub const BUILTIN_PACKS: &[(&str, &str)] = &[
 
 const BASE_SCHEMA_NAME: &str = "policies/schema.cedarschema";
 
-/// The base schema and the built-in packs in Cedar's JSON forms, generated
-/// from the texts above; a test keeps it current (regenerate with
-/// `SONDERA_UPDATE_BUILTIN=1 cargo test -p sondera-policy`). Cedar reads its
-/// JSON forms for a tenth of what parsing its text costs, which every fresh
-/// process paid before its first verdict.
+/// The base schema in Cedar's JSON form, and the built-in packs' revision,
+/// generated from the texts above; a test keeps it current (regenerate with
+/// `SONDERA_UPDATE_BUILTIN=1 cargo test -p sondera-policy`). Cedar reads
+/// the schema's JSON form for a tenth of what parsing its text costs, which
+/// every fresh process paid before its first verdict. (The packs themselves
+/// are built as syntax trees: [`crate::builtin`].)
 const BUILTIN_FORMS: &str = include_str!("../../../policies/builtin.json");
 
 /// [`BUILTIN_FORMS`], read.
 #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
 struct BuiltinForms {
     schema: serde_json::Value,
-    /// Each pack's policies in file order, by the pack's name.
-    packs: BTreeMap<String, Vec<serde_json::Value>>,
     /// The [`revision`] of the built-in packs alone.
     revision: String,
 }
@@ -103,6 +102,9 @@ pub(crate) struct Source {
 #[derive(Debug, Clone)]
 pub(crate) struct LoadedPolicy {
     pub policy: Policy,
+    /// A built-in policy's syntax tree, without annotations: cheap to make
+    /// variants of.
+    pub tree: Option<pst::Template>,
     pub metadata: PolicyMetadata,
     /// `@mode("monitor")`: reported when it matches, never decides.
     pub shadow: bool,
@@ -208,7 +210,7 @@ pub(crate) fn load(
     let mut loaded: Vec<LoadedPolicy> = Vec::new();
     let mut seen: HashMap<String, String> = HashMap::new();
     for source in policies {
-        for policy in parse_file(&forms, source, &mut errors) {
+        for policy in parse_file(source, &mut errors) {
             let id = policy.metadata.policy_id.as_str();
             if let Some(first) = seen.insert(id.to_string(), source.name.clone()) {
                 errors.push(PolicyError {
@@ -323,13 +325,21 @@ fn compose_schema(
             .iter()
             .flat_map(|AgentCard::React { tools, .. }| tools.iter().cloned())
             .collect();
-        let generated = Source {
-            name: "<tool arguments from agent cards>".into(),
-            text: tool_args_fragment(&tools),
-        };
-        let (fragment, declared) = parse_fragment(&generated).map_err(|e| vec![e])?;
+        let generated = tool_args_fragment(&tools);
+        let fragment = SchemaFragment::from_json_value(generated.clone()).map_err(|e| {
+            vec![PolicyError {
+                span_len: 0,
+                file: "<tool arguments from agent cards>".into(),
+                line: 0,
+                column: 0,
+                policy_id: None,
+                message: format!("the agent cards' tool arguments make no schema: {e}"),
+                help: None,
+            }]
+        })?;
         fragments.push(fragment);
-        tool_args_json = declared;
+        let common = generated["Sondera"]["commonTypes"].clone();
+        tool_args_json = Some((common["ToolArgs"].clone(), common));
     }
     let (record, common) = tool_args_json.unwrap_or_default();
     let tool_args = match ArgType::from_schema_json(&record, &common) {
@@ -378,9 +388,7 @@ fn parse_schema_text(source: &Source) -> Result<SchemaFragment, PolicyError> {
 /// with the fragment's common types for resolving references.
 fn parse_fragment(source: &Source) -> Result<(SchemaFragment, Option<ToolArgsJson>), PolicyError> {
     let fragment = parse_schema_text(source)?;
-    let json = parse_schema_text(source)?
-        .to_json_value()
-        .unwrap_or_default();
+    let json = fragment.clone().to_json_value().unwrap_or_default();
     let common = json["Sondera"]["commonTypes"].clone();
     let declared = common
         .get("ToolArgs")
@@ -390,26 +398,42 @@ fn parse_fragment(source: &Source) -> Result<(SchemaFragment, Option<ToolArgsJso
 }
 
 /// Parses one file and applies the per-policy rules to each policy in it.
-/// A built-in pack is read from its JSON form.
-fn parse_file(
-    forms: &BuiltinForms,
+/// A built-in pack is built from its generated syntax trees.
+fn parse_file(source: &Source, errors: &mut Vec<PolicyError>) -> Vec<LoadedPolicy> {
+    let builtin = builtin_source(&source.name) == Some(source.text.as_str());
+    match crate::builtin::pack(&source.name).filter(|_| builtin) {
+        Some(policies) => builtin_policies(source, policies, errors),
+        None => parse_text(source, errors),
+    }
+}
+
+fn builtin_policies(
     source: &Source,
+    policies: Vec<crate::builtin::BuiltinPolicy>,
     errors: &mut Vec<PolicyError>,
 ) -> Vec<LoadedPolicy> {
-    let builtin = builtin_source(&source.name) == Some(source.text.as_str());
-    if let Some(compiled) = forms.packs.get(&source.name).filter(|_| builtin) {
-        return compiled
-            .iter()
-            .enumerate()
-            .filter_map(|(i, json)| {
-                let id = PolicyId::new(format!("policy{i}"));
-                let policy = Policy::from_json(Some(id), json.clone())
-                    .expect("policies/builtin.json holds Cedar's JSON form of each policy");
-                let at = id_location(source, &policy);
-                check_policy(source, &policy, at, errors)
-            })
-            .collect();
-    }
+    policies
+        .into_iter()
+        .filter_map(|builtin| {
+            let annotations: BTreeMap<String, String> = builtin
+                .annotations
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let tree = builtin.template;
+            let static_policy = pst::StaticPolicy::try_from(tree.clone())
+                .expect("the generated policies have no slots");
+            let policy = Policy::from_pst(pst::Policy::Static(static_policy))
+                .expect("the generated policies are Cedar's syntax trees of the packs");
+            let at = id_location(source, &annotations);
+            let mut loaded = check_policy(source, &policy, annotations, at, errors)?;
+            loaded.tree = Some(tree);
+            Some(loaded)
+        })
+        .collect()
+}
+
+fn parse_text(source: &Source, errors: &mut Vec<PolicyError>) -> Vec<LoadedPolicy> {
     let set = match PolicySet::from_str(&source.text) {
         Ok(set) => set,
         Err(parse_errors) => {
@@ -443,14 +467,24 @@ fn parse_file(
                 .find(&text)
                 .map_or(search_from, |i| search_from + i);
             search_from = offset + text.len().min(source.text.len() - offset);
-            check_policy(source, policy, line_column(&source.text, offset), errors)
+            let annotations = policy
+                .annotations()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            check_policy(
+                source,
+                policy,
+                annotations,
+                line_column(&source.text, offset),
+                errors,
+            )
         })
         .collect()
 }
 
 /// The policies of a parsed file in the order they are written: Cedar
 /// numbers them `policy0`, `policy1`, ...
-fn in_file_order(set: &PolicySet) -> Vec<&Policy> {
+pub(crate) fn in_file_order(set: &PolicySet) -> Vec<&Policy> {
     let mut policies: Vec<&Policy> = set.policies().collect();
     policies.sort_by_key(|p| {
         p.id().to_string()[6..]
@@ -461,11 +495,10 @@ fn in_file_order(set: &PolicySet) -> Vec<&Policy> {
 }
 
 /// Where a policy's `@id` annotation is written in its file, (0, 0) if not found.
-fn id_location(source: &Source, policy: &Policy) -> (usize, usize) {
-    policy
-        .annotations()
-        .find(|(key, _)| *key == "id")
-        .map_or((0, 0), |(_, id)| source.id_location(id))
+fn id_location(source: &Source, annotations: &BTreeMap<String, String>) -> (usize, usize) {
+    annotations
+        .get("id")
+        .map_or((0, 0), |id| source.id_location(id))
 }
 
 impl Source {
@@ -477,9 +510,12 @@ impl Source {
     }
 }
 
+/// `policy`, whose annotations are `annotations`, if it passes the
+/// per-policy rules.
 fn check_policy(
     source: &Source,
     policy: &Policy,
+    annotations: BTreeMap<String, String>,
     (line, column): (usize, usize),
     errors: &mut Vec<PolicyError>,
 ) -> Option<LoadedPolicy> {
@@ -492,12 +528,6 @@ fn check_policy(
         message,
         help: Some(help.to_string()),
     };
-    // Read once: each `Policy::annotation` lookup parses its key as a Cedar
-    // identifier, which cost more than parsing the packs.
-    let annotations: BTreeMap<String, String> = policy
-        .annotations()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
     let annotation = |key: &str| annotations.get(key).map(String::as_str);
     let Some(id) = annotation("id").filter(|id| !id.trim().is_empty()) else {
         errors.push(error(
@@ -539,6 +569,7 @@ fn check_policy(
     };
     Some(LoadedPolicy {
         policy,
+        tree: None,
         steer,
         metadata,
         shadow,
@@ -592,21 +623,10 @@ fn validate(
 mod tests {
     use super::*;
 
-    /// The JSON forms of the base schema and the built-in packs, made from
+    /// The JSON form of the base schema and the packs' revision, made from
     /// their texts.
     fn builtin_forms_from_text() -> BuiltinForms {
         let (schema, _) = SchemaFragment::from_cedarschema_str(BASE_SCHEMA).unwrap();
-        let packs = BUILTIN_PACKS
-            .iter()
-            .map(|(name, text)| {
-                let set = PolicySet::from_str(text).unwrap();
-                let policies = in_file_order(&set)
-                    .into_iter()
-                    .map(|p| p.to_json().unwrap())
-                    .collect();
-                (name.to_string(), policies)
-            })
-            .collect();
         let builtin: Vec<Source> = BUILTIN_PACKS
             .iter()
             .map(|(name, text)| Source {
@@ -616,7 +636,6 @@ mod tests {
             .collect();
         BuiltinForms {
             schema: schema.to_json_value().unwrap(),
-            packs,
             revision: revision(&[], &builtin),
         }
     }
@@ -638,34 +657,34 @@ mod tests {
         );
     }
 
-    /// Loading from the JSON forms gives the policies, metadata and
-    /// locations that parsing the texts gives.
+    /// Loading from the generated syntax trees gives the policies, metadata
+    /// and locations that parsing the texts gives.
     #[test]
-    fn the_json_forms_load_as_the_texts_do() {
-        let forms = BuiltinForms::read();
-        let no_forms = BuiltinForms {
-            schema: forms.schema.clone(),
-            packs: BTreeMap::new(),
-            revision: String::new(),
-        };
+    fn the_builtin_trees_load_as_the_texts_do() {
         for (name, text) in BUILTIN_PACKS {
             let source = Source {
                 name: name.to_string(),
                 text: text.to_string(),
             };
             let mut errors = Vec::new();
-            let from_json = parse_file(&forms, &source, &mut errors);
-            let from_text = parse_file(&no_forms, &source, &mut errors);
+            let built = parse_file(&source, &mut errors);
+            let from_text = parse_text(&source, &mut errors);
             assert!(errors.is_empty(), "{errors:?}");
-            assert_eq!(from_json.len(), from_text.len(), "{name}");
-            for (a, b) in from_json.iter().zip(&from_text) {
+            assert_eq!(built.len(), from_text.len(), "{name}");
+            for (a, b) in built.iter().zip(&from_text) {
+                assert!(a.tree.is_some() && b.tree.is_none());
                 assert_eq!(a.metadata, b.metadata);
                 assert_eq!((a.shadow, &a.steer, &a.file), (b.shadow, &b.steer, &b.file));
-                assert_eq!(a.policy.to_json().unwrap(), b.policy.to_json().unwrap());
+                let bare = |p: &Policy| {
+                    let mut json = p.to_json().unwrap();
+                    json.as_object_mut().unwrap().remove("annotations");
+                    json
+                };
+                assert_eq!(bare(&a.policy), bare(&b.policy));
                 assert_eq!(a.policy.id(), b.policy.id());
                 assert_eq!(
-                    id_location(&source, &a.policy),
-                    id_location(&source, &b.policy)
+                    id_location(&source, &a.metadata.annotations),
+                    id_location(&source, &b.metadata.annotations)
                 );
             }
         }
