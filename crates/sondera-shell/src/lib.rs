@@ -35,6 +35,7 @@ mod interpreters;
 mod later;
 mod paths;
 mod risks;
+mod simple;
 mod spawns;
 mod sql;
 mod statics;
