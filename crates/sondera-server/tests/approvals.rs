@@ -23,7 +23,14 @@ async fn start_escalating(store: Arc<dyn TrajectoryStore>) -> Running {
 /// A started trajectory whose `command` was escalated: the scope and the
 /// escalated event's id.
 async fn escalated(server: &Running, command: &str) -> (sondera_harness::RemoteHarness, String) {
-    let mut agent = harness(server.grpc, Some(ACME));
+    escalated_through(harness(server.grpc, Some(ACME)), command).await
+}
+
+/// `agent`'s trajectory started and `command` escalated in it; the event's id.
+async fn escalated_through(
+    mut agent: sondera_harness::RemoteHarness,
+    command: &str,
+) -> (sondera_harness::RemoteHarness, String) {
     agent.initialize(None, Some("s-1".into())).await.unwrap();
     let event = agent.event(shell(command)).unwrap();
     let event_id = event.event_id.clone();
@@ -684,14 +691,8 @@ async fn an_agent_that_cannot_reach_its_server_stops_waiting_after_the_deadline(
     )
     .await;
     let relay = relay(server.grpc).await;
-    let mut agent = harness(relay.addr, Some(ACME));
-    agent.initialize(None, None).await.unwrap();
-    let event = agent.event(shell("terraform apply")).unwrap();
-    let event_id = event.event_id.clone();
-    assert_eq!(
-        agent.adjudicate(event).await.unwrap().decision,
-        Decision::Escalate
-    );
+    let (mut agent, event_id) =
+        escalated_through(harness(relay.addr, Some(ACME)), "terraform apply").await;
     let started = std::time::Instant::now();
     let waiting = tokio::spawn(async move { agent.ask_operator(&event_id, None).await });
     the_pending_one(&connection(server.grpc, Some(ACME_OPS))).await;
@@ -728,18 +729,12 @@ async fn an_agent_whose_request_for_approval_goes_unanswered_stops_asking() {
     let relay = relay(server.grpc).await;
     let mut config = config(relay.addr, Some(ACME));
     config.timeout = Duration::from_secs(3);
-    let mut agent = sondera_harness::RemoteHarness::new(
+    let agent = sondera_harness::RemoteHarness::new(
         &config,
         Some(sondera_model::Agent::new("coder", "google-adk")),
     )
     .unwrap();
-    agent.initialize(None, None).await.unwrap();
-    let event = agent.event(shell("terraform apply")).unwrap();
-    let event_id = event.event_id.clone();
-    assert_eq!(
-        agent.adjudicate(event).await.unwrap().decision,
-        Decision::Escalate
-    );
+    let (mut agent, event_id) = escalated_through(agent, "terraform apply").await;
     relay.muted.store(true, std::sync::atomic::Ordering::SeqCst);
     let started = std::time::Instant::now();
     let waiting = tokio::spawn(async move { agent.ask_operator(&event_id, None).await });
