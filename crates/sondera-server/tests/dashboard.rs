@@ -187,6 +187,25 @@ impl Browser {
         }
     }
 
+    /// The texts of every element `css` selects, once they are `wanted`
+    /// together: a list replaced by another can still show the first.
+    async fn texts_when(
+        &self,
+        css: &str,
+        within: Duration,
+        wanted: impl Fn(&[String]) -> bool,
+    ) -> Vec<String> {
+        let deadline = Instant::now() + within;
+        loop {
+            let texts = self.texts(css).await;
+            if wanted(&texts) {
+                return texts;
+            }
+            assert!(Instant::now() < deadline, "{css}: not as wanted: {texts:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     async fn texts(&self, css: &str) -> Vec<String> {
         let mut texts = Vec::new();
         for element in self.client.find_all(Locator::Css(css)).await.unwrap() {
@@ -1191,13 +1210,13 @@ async fn two_thousand_trajectories_are_listed_a_page_at_a_time_and_filtered() {
     assert_eq!(rows.len(), 20, "every hundredth of 2000: {rows:?}");
     assert!(rows.iter().all(|r| r.contains("agent-0")), "{rows:?}");
     browser.go("#/trajectories?text=RELEASE-1200").await;
+    // The list filtered above holds t01200 too: wait for the one found.
     let found = browser
-        .text_when("#trajectories tbody tr", Duration::from_secs(5), |t| {
-            t.starts_with("t01200")
+        .texts_when("#trajectories tbody tr", Duration::from_secs(5), |rows| {
+            rows.len() == 1 && rows[0].starts_with("t01200")
         })
         .await;
-    assert!(found.contains("1 / 0"), "{found}");
-    assert_eq!(browser.texts("#trajectories tbody tr").await.len(), 1);
+    assert!(found[0].contains("1 / 0"), "{found:?}");
     // The form puts the filters in the address.
     let field = browser
         .wait_for("#trajectory-filters input[name=text]")
