@@ -340,8 +340,7 @@ fn compose_schema(
             }]
         })?;
         fragments.push(fragment);
-        let common = generated["Sondera"]["commonTypes"].clone();
-        tool_args_json = Some((common["ToolArgs"].clone(), common));
+        tool_args_json = declared_tool_args(&generated);
     }
     let (record, common) = tool_args_json.unwrap_or_default();
     let tool_args = match ArgType::from_schema_json(&record, &common) {
@@ -391,12 +390,15 @@ fn parse_schema_text(source: &Source) -> Result<SchemaFragment, PolicyError> {
 fn parse_fragment(source: &Source) -> Result<(SchemaFragment, Option<ToolArgsJson>), PolicyError> {
     let fragment = parse_schema_text(source)?;
     let json = fragment.clone().to_json_value().unwrap_or_default();
-    let common = json["Sondera"]["commonTypes"].clone();
-    let declared = common
-        .get("ToolArgs")
-        .cloned()
-        .map(|record| (record, common.clone()));
-    Ok((fragment, declared))
+    Ok((fragment, declared_tool_args(&json)))
+}
+
+/// The `Sondera::ToolArgs` declaration of a fragment in Cedar's JSON form,
+/// if any, with its common types for resolving references.
+fn declared_tool_args(fragment: &serde_json::Value) -> Option<ToolArgsJson> {
+    let common = &fragment["Sondera"]["commonTypes"];
+    let record = common.get("ToolArgs")?.clone();
+    Some((record, common.clone()))
 }
 
 /// Parses one file and applies the per-policy rules to each policy in it.
