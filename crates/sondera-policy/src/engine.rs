@@ -326,7 +326,7 @@ fn mentions_action(value: &serde_json::Value) -> bool {
 /// the same verdict.
 #[derive(Debug)]
 pub struct PolicyEngine {
-    schema: Schema,
+    schema: crate::load::LoadedSchema,
     revision: String,
     mode: Mode,
     policies: BTreeMap<String, LoadedPolicy>,
@@ -370,10 +370,7 @@ impl PolicyEngine {
                 help: None,
             }])
         };
-        let action_entities = loaded
-            .schema
-            .action_entities()
-            .map_err(|e| internal(e.to_string()))?;
+        let action_entities = &loaded.action_entities;
         let names = Names::new();
         let mut full_slice = Slice {
             needs_action_entities: true,
@@ -387,7 +384,7 @@ impl PolicyEngine {
             let constraint = loaded_policy.policy.action_constraint();
             let mut read: Option<Read> = None;
             for action in ActionName::ALL {
-                if scope_can_match(&constraint, names.action(action), &action_entities) {
+                if scope_can_match(&constraint, names.action(action), action_entities) {
                     let read = read.get_or_insert_with(|| Read::of(loaded_policy));
                     slices[action.index()]
                         .add_for_action(loaded_policy, read)
@@ -397,7 +394,7 @@ impl PolicyEngine {
         }
         let action_lineage = ActionName::ALL
             .iter()
-            .map(|a| lineage(names.action(*a), &action_entities))
+            .map(|a| lineage(names.action(*a), action_entities))
             .collect();
         Ok(Self {
             schema: loaded.schema,
@@ -449,9 +446,12 @@ impl PolicyEngine {
         self
     }
 
-    /// The Cedar schema the policies were validated against.
-    pub fn schema(&self) -> &Schema {
-        &self.schema
+    /// The Cedar schema the policies were validated against. A set of the
+    /// built-in packs alone composes it on the first call (judging does
+    /// not need it), which fails only as loading a set that checks the
+    /// packs would have.
+    pub fn schema(&self) -> Result<&Schema, PolicyLoadErrors> {
+        self.schema.get()
     }
 
     /// Whether policy `id` forbids (`true`) or permits (`false`).

@@ -6,7 +6,8 @@ use std::path::Path;
 use std::str::FromStr;
 
 use cedar_policy::{
-    Effect, Policy, PolicyId, PolicySet, Schema, SchemaFragment, ValidationMode, Validator, pst,
+    Effect, Entities, Entity, EntityId, EntityTypeName, EntityUid, Policy, PolicyId, PolicySet,
+    Schema, SchemaFragment, ValidationMode, Validator, pst,
 };
 use sondera_model::{AgentCard, PolicyMetadata};
 
@@ -74,13 +75,35 @@ struct BuiltinForms {
     schema: Box<serde_json::value::RawValue>,
     /// The [`revision`] of the built-in packs alone.
     revision: String,
+    /// Each action of the base schema and the actions it is in (directly
+    /// or not): all a set that adds no fragment needs of its schema to
+    /// judge.
+    actions: BTreeMap<String, Vec<String>>,
 }
 
 impl BuiltinForms {
     fn read() -> Self {
         serde_json::from_str(BUILTIN_FORMS).expect("policies/builtin.json is Cedar's JSON forms")
     }
+
+    /// The base schema's action entities, as [`Schema::action_entities`]
+    /// gives them.
+    fn action_entities(&self) -> Result<Entities, String> {
+        let uid = |id: &str| {
+            EntityUid::from_type_name_and_id(
+                EntityTypeName::from_str(ACTION_TYPE).expect("the action type is a name"),
+                EntityId::new(id),
+            )
+        };
+        let actions = self.actions.iter().map(|(action, groups)| {
+            Entity::new_no_attrs(uid(action), groups.iter().map(|g| uid(g)).collect())
+        });
+        Entities::from_entities(actions, None).map_err(|e| e.to_string())
+    }
 }
+
+/// The type of every action the base schema declares.
+const ACTION_TYPE: &str = "Sondera::Action";
 
 /// The text of an embedded source (the base schema or a built-in pack) by the
 /// name errors give for it.
@@ -115,7 +138,9 @@ pub(crate) struct LoadedPolicy {
 }
 
 pub(crate) struct Loaded {
-    pub schema: Schema,
+    pub schema: LoadedSchema,
+    /// The schema's actions, with the groups each is in.
+    pub action_entities: Entities,
     pub revision: String,
     pub policies: Vec<LoadedPolicy>,
     pub tool_args: BTreeMap<String, ArgType>,
@@ -207,7 +232,23 @@ pub(crate) fn load(
     check: bool,
 ) -> Result<Loaded, Vec<PolicyError>> {
     let forms = BuiltinForms::read();
-    let (schema, tool_args) = compose_schema(&forms, schemas, cards)?;
+    let (fragments, declared) = parse_fragments(schemas)?;
+    let generated = declared.is_none().then(|| cards_fragment(cards));
+    let tool_args =
+        tool_arg_types(declared.or_else(|| generated.as_ref().and_then(declared_tool_args)))?;
+    let (schema, action_entities) = match generated {
+        Some(generated) if !check && schemas.is_empty() => (
+            LoadedSchema::later(generated),
+            forms.action_entities().map_err(schema_internal)?,
+        ),
+        generated => {
+            let schema = compose(&forms, fragments, generated)?;
+            let actions = schema
+                .action_entities()
+                .map_err(|e| schema_internal(e.to_string()))?;
+            (LoadedSchema::composed(schema), actions)
+        }
+    };
     let mut errors = Vec::new();
     let mut loaded: Vec<LoadedPolicy> = Vec::new();
     let mut seen: HashMap<String, String> = HashMap::new();
@@ -236,7 +277,7 @@ pub(crate) fn load(
     // tests (and by `policy check`): what a process adds to the schema,
     // `Sondera::ToolArgs`, no pack reads.
     let mut warnings = if check {
-        validate(&schema, policies, &loaded)?
+        validate(schema.get().map_err(|e| e.0)?, policies, &loaded)?
     } else {
         Vec::new()
     };
@@ -250,6 +291,7 @@ pub(crate) fn load(
     };
     Ok(Loaded {
         schema,
+        action_entities,
         revision,
         policies: loaded,
         tool_args,
@@ -298,37 +340,123 @@ fn schema_error(file: &str, text: &str, diagnostic: &dyn miette::Diagnostic) -> 
     from_diagnostic(file, text, None, diagnostic)
 }
 
-/// The base schema plus fragments; `Sondera::ToolArgs` is taken from a
-/// fragment that declares it, else generated from the agent cards, else empty.
-fn compose_schema(
-    forms: &BuiltinForms,
+/// The schema a set is judged with. Composing it was a quarter of what a
+/// fresh process spent before its first verdict, and only checking
+/// policies reads it (judging needs only the actions, which
+/// [`BuiltinForms`] lists): so a set of the built-in packs alone, which
+/// the project's tests check, composes it the first time it is asked for.
+#[derive(Debug)]
+pub(crate) struct LoadedSchema {
+    composed: std::sync::OnceLock<Result<Schema, PolicyLoadErrors>>,
+    /// The fragment the agent cards' tools make, when composing is left
+    /// for later.
+    cards_fragment: Option<serde_json::Value>,
+}
+
+impl LoadedSchema {
+    fn composed(schema: Schema) -> Self {
+        Self {
+            composed: Ok(schema).into(),
+            cards_fragment: None,
+        }
+    }
+
+    fn later(cards_fragment: serde_json::Value) -> Self {
+        Self {
+            composed: std::sync::OnceLock::new(),
+            cards_fragment: Some(cards_fragment),
+        }
+    }
+
+    /// The base schema composed with the set's fragments.
+    pub(crate) fn get(&self) -> Result<&Schema, PolicyLoadErrors> {
+        self.composed
+            .get_or_init(|| {
+                compose(
+                    &BuiltinForms::read(),
+                    Vec::new(),
+                    self.cards_fragment.clone(),
+                )
+                .map_err(PolicyLoadErrors)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// An error in composing the schema that no one file is to blame for.
+fn schema_internal(message: String) -> Vec<PolicyError> {
+    vec![PolicyError {
+        span_len: 0,
+        file: "schema".into(),
+        line: 0,
+        column: 0,
+        policy_id: None,
+        message,
+        help: None,
+    }]
+}
+
+/// The set's own fragments, parsed, and the `Sondera::ToolArgs` the first
+/// that declares it declares.
+fn parse_fragments(
     schemas: &[Source],
-    cards: &[AgentCard],
-) -> Result<(Schema, BTreeMap<String, ArgType>), Vec<PolicyError>> {
+) -> Result<(Vec<SchemaFragment>, Option<ToolArgsJson>), Vec<PolicyError>> {
     let mut errors = Vec::new();
-    // The base schema refers to `Sondera::ToolArgs` but never declares it
-    // (a test holds it to that).
-    let mut fragments = vec![base_schema(forms)];
-    let mut tool_args_json = None;
+    let mut fragments = Vec::new();
+    let mut declared = None;
     for source in schemas {
         match parse_fragment(source) {
-            Ok((fragment, declared)) => {
+            Ok((fragment, tool_args)) => {
                 fragments.push(fragment);
-                tool_args_json = tool_args_json.or(declared);
+                declared = declared.or(tool_args);
             }
             Err(e) => errors.push(e),
         }
     }
-    if !errors.is_empty() {
-        return Err(errors);
+    if errors.is_empty() {
+        Ok((fragments, declared))
+    } else {
+        Err(errors)
     }
-    if tool_args_json.is_none() {
-        let tools: Vec<_> = cards
-            .iter()
-            .flat_map(|AgentCard::React { tools, .. }| tools.iter().cloned())
-            .collect();
-        let generated = tool_args_fragment(&tools);
-        let fragment = SchemaFragment::from_json_value(generated.clone()).map_err(|e| {
+}
+
+/// The fragment declaring `Sondera::ToolArgs` from the agent cards' tools,
+/// for a set whose fragments do not declare it.
+fn cards_fragment(cards: &[AgentCard]) -> serde_json::Value {
+    let tools: Vec<_> = cards
+        .iter()
+        .flat_map(|AgentCard::React { tools, .. }| tools.iter().cloned())
+        .collect();
+    tool_args_fragment(&tools)
+}
+
+/// Each tool's argument types, from a `Sondera::ToolArgs` declaration
+/// (none declared: no tool's).
+fn tool_arg_types(
+    declared: Option<ToolArgsJson>,
+) -> Result<BTreeMap<String, ArgType>, Vec<PolicyError>> {
+    let (record, common) = declared.unwrap_or_default();
+    match ArgType::from_schema_json(&record, &common) {
+        Ok(ArgType::Record(attrs)) => Ok(attrs.into_iter().map(|(k, (ty, _))| (k, ty)).collect()),
+        Ok(_) | Err(_) => Err(schema_internal(
+            "Sondera::ToolArgs must be a record of tool names to argument records of Long, String, Bool, decimal, sets and records".into(),
+        )),
+    }
+}
+
+/// The base schema with the set's fragments and, unless one of them
+/// declares `Sondera::ToolArgs`, the one the agent cards make. (The base
+/// schema refers to `Sondera::ToolArgs` but never declares it; a test
+/// holds it to that.)
+fn compose(
+    forms: &BuiltinForms,
+    mut fragments: Vec<SchemaFragment>,
+    cards_fragment: Option<serde_json::Value>,
+) -> Result<Schema, Vec<PolicyError>> {
+    fragments.insert(0, base_schema(forms));
+    if let Some(generated) = cards_fragment {
+        let fragment = SchemaFragment::from_json_value(generated).map_err(|e| {
             vec![PolicyError {
                 span_len: 0,
                 file: "<tool arguments from agent cards>".into(),
@@ -340,24 +468,8 @@ fn compose_schema(
             }]
         })?;
         fragments.push(fragment);
-        tool_args_json = declared_tool_args(&generated);
     }
-    let (record, common) = tool_args_json.unwrap_or_default();
-    let tool_args = match ArgType::from_schema_json(&record, &common) {
-        Ok(ArgType::Record(attrs)) => attrs.into_iter().map(|(k, (ty, _))| (k, ty)).collect(),
-        Ok(_) | Err(_) => {
-            return Err(vec![PolicyError {
-                span_len: 0,
-                file: "schema".into(),
-                line: 0,
-                column: 0,
-                policy_id: None,
-                message: "Sondera::ToolArgs must be a record of tool names to argument records of Long, String, Bool, decimal, sets and records".into(),
-                help: None,
-            }]);
-        }
-    };
-    let schema = Schema::from_schema_fragments(fragments).map_err(|e| {
+    Schema::from_schema_fragments(fragments).map_err(|e| {
         vec![PolicyError {
             span_len: 0,
             file: "schema".into(),
@@ -367,8 +479,7 @@ fn compose_schema(
             message: format!("the schema fragments do not compose: {e}"),
             help: miette::Diagnostic::help(&e).map(|h| h.to_string()),
         }]
-    })?;
-    Ok((schema, tool_args))
+    })
 }
 
 type ToolArgsJson = (serde_json::Value, serde_json::Value);
@@ -638,10 +749,48 @@ mod tests {
                 text: text.to_string(),
             })
             .collect();
+        let composed = Schema::from_schema_fragments([
+            schema.clone(),
+            SchemaFragment::from_json_value(tool_args_fragment(&[])).unwrap(),
+        ])
+        .unwrap();
         BuiltinForms {
             schema: serde_json::value::to_raw_value(&schema.to_json_value().unwrap()).unwrap(),
             revision: revision(&[], &builtin),
+            actions: actions_of(&composed.action_entities().unwrap()),
         }
+    }
+
+    /// Each action and the actions it is in, by id.
+    fn actions_of(entities: &Entities) -> BTreeMap<String, Vec<String>> {
+        entities
+            .iter()
+            .map(|action| {
+                assert_eq!(action.uid().type_name().to_string(), ACTION_TYPE);
+                let mut groups: Vec<String> = entities
+                    .ancestors(&action.uid())
+                    .into_iter()
+                    .flatten()
+                    .map(|group| group.id().unescaped().to_string())
+                    .collect();
+                groups.sort();
+                (action.uid().id().unescaped().to_string(), groups)
+            })
+            .collect()
+    }
+
+    /// A set that composes its schema later judges with the actions the
+    /// composed schema has.
+    #[test]
+    fn the_listed_actions_are_the_schemas() {
+        let forms = BuiltinForms::read();
+        let listed = forms.action_entities().unwrap();
+        let composed = compose(&forms, Vec::new(), Some(tool_args_fragment(&[]))).unwrap();
+        assert_eq!(
+            actions_of(&listed),
+            actions_of(&composed.action_entities().unwrap())
+        );
+        assert!(actions_of(&listed)["FileWrite"].contains(&"ToolUse".to_string()));
     }
 
     #[test]
@@ -659,7 +808,9 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(forms.schema.get()).unwrap()
         };
         assert!(
-            schema(&checked_in) == schema(&generated) && checked_in.revision == generated.revision,
+            schema(&checked_in) == schema(&generated)
+                && checked_in.revision == generated.revision
+                && checked_in.actions == generated.actions,
             "policies/builtin.json is stale: run SONDERA_UPDATE_BUILTIN=1 cargo test -p sondera-policy"
         );
     }

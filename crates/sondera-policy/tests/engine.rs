@@ -72,6 +72,28 @@ fn builtin_packs_load_and_permit_ordinary_steps() {
     );
 }
 
+/// A set of the built-in packs alone leaves composing its schema until it
+/// is asked for, and then has the schema a checked set composes at load.
+#[test]
+fn the_builtin_packs_alone_compose_their_schema_when_asked() {
+    let later = PolicyEngine::builtin().unwrap();
+    let checked = PolicyEngine::builder()
+        .builtin_packs()
+        .lint_builtin_packs()
+        .build()
+        .unwrap();
+    let shape = |engine: &PolicyEngine| {
+        let schema = engine.schema().unwrap();
+        let mut actions: Vec<String> = schema.actions().map(ToString::to_string).collect();
+        let mut types: Vec<String> = schema.entity_types().map(ToString::to_string).collect();
+        actions.sort();
+        types.sort();
+        (actions, types)
+    };
+    assert_eq!(shape(&later), shape(&checked));
+    assert!(shape(&later).0.len() > 10);
+}
+
 #[test]
 fn lifecycle_and_state_events_are_not_policy_governed() {
     let engine = PolicyEngine::builtin().unwrap();
@@ -508,7 +530,7 @@ fn every_request_conforms_to_the_schema() {
         .schema_source("args.cedarschema", TOOL_ARGS_FRAGMENT)
         .build()
         .unwrap();
-    let schema = engine.schema();
+    let schema = engine.schema().unwrap();
     let mut seen = std::collections::BTreeSet::new();
     for payload in all_payloads() {
         let built = engine
