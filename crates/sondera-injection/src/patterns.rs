@@ -484,36 +484,65 @@ impl PatternsMatched {
     }
 }
 
-/// Which patterns can match a text, found in one pass by the literals every
-/// match of each begins with (`literals.rs`, extracted from the patterns
-/// ahead of time and kept equal to them by a test). Nothing is compiled
-/// from regular expressions to build it: parsing the 23 KB of pattern text
-/// was most of what a fresh process spent before its first verdict. A
-/// pattern with no such literals is a candidate for every text.
+/// What a pattern's matches are made of, as literals: `literals.rs` has
+/// one for each pattern, extracted from it ahead of time and kept equal to
+/// it by a test.
+pub(crate) struct Literals {
+    /// Every match begins with one of these; `None` when they cannot be
+    /// listed.
+    pub(crate) begins: Option<&'static [&'static [u8]]>,
+    /// Every match begins at a word boundary, so a literal found right
+    /// after a byte of its own kind (word or not) begins none.
+    pub(crate) word_start: bool,
+    /// Every match contains one of each of these sets' literals.
+    pub(crate) contains: &'static [&'static [&'static [u8]]],
+}
+
+/// Most sets of [`Literals::contains`] a pattern has (one bit each).
+const MAX_FACTORS: usize = 16;
+const _: () = assert!(MAX_FACTORS <= u32::BITS as usize);
+
+/// What a literal found says of a pattern.
+#[derive(Clone, Copy, PartialEq)]
+enum Owner {
+    /// A match may begin where it begins.
+    Begins(usize),
+    /// The pattern's contained set number `.1` is present.
+    Contains(usize, usize),
+}
+
+/// Which patterns can match a text, found in one pass by their literals
+/// ([`Literals`]). Nothing is compiled from regular expressions to build
+/// it: parsing the 23 KB of pattern text was most of what a fresh process
+/// spent before its first verdict; and a pattern is compiled only when a
+/// text has literals enough for a match, which in most texts no pattern
+/// has.
 struct Candidates {
     literals: AhoCorasick,
-    /// The patterns each literal begins.
-    owners: Vec<Vec<usize>>,
-    always: Vec<usize>,
+    /// What each literal says, of which patterns.
+    owners: Vec<Vec<Owner>>,
+    each: &'static [Literals],
 }
 
 impl Candidates {
-    fn new(prefixes: &[Option<&[&[u8]]>]) -> Self {
-        let mut owners_of: std::collections::BTreeMap<Vec<u8>, Vec<usize>> = Default::default();
-        let mut always = Vec::new();
-        for (pattern, literals) in prefixes.iter().enumerate() {
-            match literals {
-                Some(literals) => {
-                    for literal in *literals {
-                        let owners = owners_of
-                            .entry(one_space(literal).into_owned())
-                            .or_default();
-                        if owners.last() != Some(&pattern) {
-                            owners.push(pattern);
-                        }
-                    }
+    fn new(each: &'static [Literals]) -> Self {
+        let mut owners_of: std::collections::BTreeMap<Vec<u8>, Vec<Owner>> = Default::default();
+        let mut owe = |literal: &[u8], owner: Owner| {
+            let owners = owners_of
+                .entry(one_space(literal).into_owned())
+                .or_default();
+            if owners.last() != Some(&owner) {
+                owners.push(owner);
+            }
+        };
+        for (pattern, literals) in each.iter().enumerate() {
+            for literal in literals.begins.into_iter().flatten() {
+                owe(literal, Owner::Begins(pattern));
+            }
+            for (set, contained) in literals.contains.iter().enumerate() {
+                for literal in *contained {
+                    owe(literal, Owner::Contains(pattern, set));
                 }
-                None => always.push(pattern),
             }
         }
         let literals = AhoCorasick::builder()
@@ -524,33 +553,59 @@ impl Candidates {
         Self {
             literals,
             owners: owners_of.into_values().collect(),
-            always,
+            each,
         }
     }
 
+    /// The patterns every text is a candidate for, as far as literals go.
+    fn always(&self) -> impl Iterator<Item = usize> + '_ {
+        (self.each.iter().enumerate())
+            .filter(|(_, literals)| literals.begins.is_none() && literals.contains.is_empty())
+            .map(|(pattern, _)| pattern)
+    }
+
     /// Where each pattern can match in `haystack`, in pattern order: at the
-    /// positions its literals start at, or (for a pattern without literals)
-    /// anywhere. A pattern none of whose literals occur is left out.
-    fn of(&self, haystack: &[u8], patterns: usize) -> Vec<(usize, Starts)> {
-        let mut starts: Vec<Option<Starts>> = Vec::new();
-        starts.resize_with(patterns, || None);
-        for &pattern in &self.always {
-            starts[pattern] = Some(Starts::Anywhere);
-        }
-        for found in self
-            .literals
-            .find_overlapping_iter(one_space(haystack).as_ref())
-        {
-            for &pattern in &self.owners[found.pattern().as_usize()] {
-                match starts[pattern].get_or_insert_with(|| Starts::At(Vec::new())) {
-                    Starts::At(at) => at.push(found.start()),
-                    Starts::Anywhere => {}
+    /// positions its literals start at, or (for a pattern without literals
+    /// to begin with) anywhere. A pattern none of whose literals begin a
+    /// word where it must, or that lacks one of its contained sets, is left
+    /// out.
+    fn of(&self, haystack: &[u8]) -> Vec<(usize, Starts)> {
+        let mut starts: Vec<Option<Starts>> = (self.each.iter())
+            .map(|literals| literals.begins.is_none().then_some(Starts::Anywhere))
+            .collect();
+        let mut contained = vec![0u32; self.each.len()];
+        let haystack = one_space(haystack);
+        let word = |at: usize| {
+            haystack
+                .get(at)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        };
+        for found in self.literals.find_overlapping_iter(haystack.as_ref()) {
+            let at = found.start();
+            for &owner in &self.owners[found.pattern().as_usize()] {
+                match owner {
+                    Owner::Begins(pattern) => {
+                        let boundary = at
+                            .checked_sub(1)
+                            .is_none_or(|before| word(before) != word(at));
+                        if self.each[pattern].word_start && !boundary {
+                            continue;
+                        }
+                        match starts[pattern].get_or_insert_with(|| Starts::At(Vec::new())) {
+                            Starts::At(positions) => positions.push(at),
+                            Starts::Anywhere => {}
+                        }
+                    }
+                    Owner::Contains(pattern, set) => contained[pattern] |= 1 << set,
                 }
             }
         }
         starts
             .into_iter()
             .enumerate()
+            .filter(|&(pattern, _)| {
+                contained[pattern].count_ones() as usize == self.each[pattern].contains.len()
+            })
             .filter_map(|(pattern, starts)| Some((pattern, starts?)))
             .collect()
     }
@@ -657,11 +712,11 @@ pub(crate) static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
     let rules = rules();
     assert_eq!(
         rules.len(),
-        crate::literals::PREFIXES.len(),
+        crate::literals::LITERALS.len(),
         "literals.rs is stale: SONDERA_UPDATE_LITERALS=1 cargo test -p sondera-injection"
     );
     Patterns {
-        candidates: Candidates::new(crate::literals::PREFIXES),
+        candidates: Candidates::new(crate::literals::LITERALS),
         each: rules
             .into_iter()
             .map(|(feature, start, source)| Pattern {
@@ -682,7 +737,7 @@ const MATCHES_PER_PATTERN: usize = 16;
 impl Patterns {
     /// Compiles the patterns every text is a candidate for.
     pub(crate) fn prepare(&self) {
-        for &pattern in &self.candidates.always {
+        for pattern in self.candidates.always() {
             self.each[pattern].regex();
         }
     }
@@ -713,7 +768,7 @@ impl Patterns {
     /// can start; only those places are tried.
     fn by_literals<'a>(&'a self, bytes: &'a [u8]) -> Vec<(usize, Spans<'a>)> {
         self.candidates
-            .of(bytes, self.each.len())
+            .of(bytes)
             .into_iter()
             .map(|(index, starts)| (index, matches_at(self.each[index].regex(), bytes, starts)))
             .collect()
@@ -862,55 +917,116 @@ mod compiled {
     const LITERAL_BYTES: usize = 5;
 
     /// `literals.rs` as the patterns give it: for each, the literals every
-    /// match begins with, or none when they cannot be listed.
+    /// match begins with (or none when they cannot be listed), whether
+    /// every match begins at a word boundary, and sets of literals one of
+    /// each of which every match contains.
     fn extracted_literals() -> String {
-        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        use regex_syntax::hir::literal::{ExtractKind, Extractor, Seq};
         let mut out = String::from(
             "//! Generated by `SONDERA_UPDATE_LITERALS=1 cargo test -p sondera-injection`\n\
-             //! from the patterns in `patterns.rs`: for each, the literals every match\n\
-             //! begins with (`regex-syntax`'s prefix extraction), or `None`.\n\n\
-             pub(crate) const PREFIXES: &[Option<&[&[u8]]>] = &[\n",
+             //! from the patterns in `patterns.rs` with `regex-syntax`'s literal\n\
+             //! extraction: see [`Literals`].\n\n\
+             use crate::patterns::Literals;\n\n\
+             pub(crate) const LITERALS: &[Literals] = &[\n",
         );
         let mut extractor = Extractor::new();
         extractor.kind(ExtractKind::Prefix).limit_total(2000);
+        // A match that begins with a literal begins with its first bytes:
+        // fewer, shorter literals build a smaller automaton.
+        let listed = |mut seq: Seq, shortest: usize| {
+            seq.keep_first_bytes(LITERAL_BYTES);
+            seq.dedup();
+            let literals = seq
+                .literals()
+                .filter(|_| seq.min_literal_len() >= Some(shortest))?;
+            let mut bytes: Vec<Vec<u8>> = literals.iter().map(|l| l.as_bytes().to_vec()).collect();
+            bytes.sort();
+            bytes.dedup();
+            Some(bytes)
+        };
         for (_, _, source) in rules() {
             let hir = regex_syntax::ParserBuilder::new()
                 .utf8(false)
                 .build()
                 .parse(&source)
                 .unwrap();
-            let mut seq = extractor.extract(&hir);
-            // A match that begins with a literal begins with its first
-            // bytes: fewer, shorter literals build a smaller automaton.
-            seq.keep_first_bytes(LITERAL_BYTES);
-            seq.dedup();
-            let listed = seq.literals().filter(|_| seq.min_literal_len() > Some(0));
-            match listed {
-                None => out.push_str("    None,\n"),
-                Some(literals) => {
-                    let mut bytes: Vec<&[u8]> = literals.iter().map(|l| l.as_bytes()).collect();
-                    bytes.sort();
-                    bytes.dedup();
-                    out.push_str("    Some(&[");
-                    for (i, literal) in bytes.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(", ");
-                        }
-                        out.push_str("b\"");
-                        out.extend(
-                            literal
-                                .iter()
-                                .flat_map(|&b| std::ascii::escape_default(b))
-                                .map(char::from),
-                        );
-                        out.push('"');
-                    }
-                    out.push_str("]),\n");
+            let begins = listed(extractor.extract(&hir), 1);
+            let contains: Vec<Vec<Vec<u8>>> = factors(&hir)
+                .into_iter()
+                .filter_map(|factor| listed(extractor.extract(factor), CONTAINED_BYTES))
+                .filter(|set| Some(set) != begins.as_ref() && set.len() <= MAX_CONTAINED)
+                .take(MAX_FACTORS)
+                .collect();
+            out.push_str("    Literals {\n        begins: ");
+            match &begins {
+                None => out.push_str("None"),
+                Some(set) => {
+                    out.push_str("Some(");
+                    push_set(&mut out, set);
+                    out.push(')');
                 }
             }
+            out.push_str(&format!(
+                ",\n        word_start: {},\n        contains: &[",
+                begins_at_word_boundary(&hir)
+            ));
+            for (i, set) in contains.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                push_set(&mut out, set);
+            }
+            out.push_str("],\n    },\n");
         }
         out.push_str("];\n");
         out
+    }
+
+    /// Shortest literal of a contained set: one- byte literals are in every
+    /// text.
+    const CONTAINED_BYTES: usize = 2;
+    /// Most literals of a contained set.
+    const MAX_CONTAINED: usize = 300;
+
+    /// The parts every match of `hir` has a match of each of, in order:
+    /// the items of its sequence.
+    fn factors(hir: &regex_syntax::hir::Hir) -> Vec<&regex_syntax::hir::Hir> {
+        use regex_syntax::hir::HirKind;
+        match hir.kind() {
+            HirKind::Capture(capture) => factors(&capture.sub),
+            HirKind::Concat(items) => items.iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether every match of `hir` begins with a word boundary.
+    fn begins_at_word_boundary(hir: &regex_syntax::hir::Hir) -> bool {
+        use regex_syntax::hir::{HirKind, Look};
+        match hir.kind() {
+            HirKind::Look(Look::WordAscii | Look::WordUnicode) => true,
+            HirKind::Capture(capture) => begins_at_word_boundary(&capture.sub),
+            HirKind::Concat(items) => items.first().is_some_and(begins_at_word_boundary),
+            HirKind::Alternation(branches) => branches.iter().all(begins_at_word_boundary),
+            _ => false,
+        }
+    }
+
+    fn push_set(out: &mut String, set: &[Vec<u8>]) {
+        out.push_str("&[");
+        for (i, literal) in set.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str("b\"");
+            out.extend(
+                literal
+                    .iter()
+                    .flat_map(|&b| std::ascii::escape_default(b))
+                    .map(char::from),
+            );
+            out.push('"');
+        }
+        out.push(']');
     }
 
     #[test]
