@@ -4,6 +4,7 @@
 
 use std::sync::LazyLock;
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::bytes::{Regex, RegexSet};
 use sondera_model::{Payload, PendingCall};
 
@@ -27,36 +28,83 @@ pub const HIDDEN: &str = "hidden_instruction";
 /// Text tells the agent to run a command.
 pub const COMMAND: &str = "command_instruction";
 
-static SECRETS: LazyLock<(RegexSet, Vec<&'static str>)> = LazyLock::new(|| {
-    let rules: &[(&str, &str)] = &[
-        ("aws_access_key", r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"),
-        (
-            "private_key_block",
-            r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----",
-        ),
-        (
-            "github_token",
-            r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
-        ),
-        ("slack_token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
-        ("stripe_key", r"\b[rs]k_live_[A-Za-z0-9]{4,}"),
-        ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-        ("openai_key", r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}"),
-        (
-            "jwt",
-            r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
-        ),
-        (
-            "secret_assignment",
-            r#"(?im)^\s*["']?[A-Za-z0-9_.\-]*(password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|private[_-]?key|client[_-]?secret)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?[^\s"'<>{}$]{6,}"#,
-        ),
-    ];
-    // Over bytes with ASCII classes: credentials are ASCII, and Unicode
-    // classes make the set's automaton too large for its cache on ordinary
-    // non-ASCII text (ten times slower on a page of mail).
-    let set = RegexSet::new(rules.iter().map(|(_, r)| format!("(?-u){r}")))
-        .expect("secret signatures compile");
-    (set, rules.iter().map(|(tag, _)| *tag).collect())
+/// A kind of credential, recognised by its pattern.
+struct Signature {
+    tag: &'static str,
+    /// Every match contains one of these, in some case (a test extracts
+    /// them from the pattern and holds them equal).
+    contains: &'static [&'static str],
+    pattern: &'static str,
+}
+
+const SIGNATURES: &[Signature] = &[
+    Signature {
+        tag: "aws_access_key",
+        contains: &["akia", "asia"],
+        pattern: r"\b(AKIA|ASIA)[0-9A-Z]{16}\b",
+    },
+    Signature {
+        tag: "private_key_block",
+        contains: &["-----"],
+        pattern: r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----",
+    },
+    Signature {
+        tag: "github_token",
+        contains: &["gho_", "ghp_", "ghr_", "ghs_", "ghu_", "githu"],
+        pattern: r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+    },
+    Signature {
+        tag: "slack_token",
+        contains: &["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"],
+        pattern: r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
+    },
+    Signature {
+        tag: "stripe_key",
+        contains: &["rk_li", "sk_li"],
+        pattern: r"\b[rs]k_live_[A-Za-z0-9]{4,}",
+    },
+    Signature {
+        tag: "google_api_key",
+        contains: &["aiza"],
+        pattern: r"\bAIza[0-9A-Za-z_\-]{35}\b",
+    },
+    Signature {
+        tag: "openai_key",
+        contains: &["sk-", "sk-pr"],
+        pattern: r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}",
+    },
+    Signature {
+        tag: "jwt",
+        contains: &["eyj"],
+        pattern: r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    },
+    Signature {
+        tag: "secret_assignment",
+        contains: &[
+            "acce", "api-", "api_", "apik", "auth", "clie", "pass", "priv", "secr",
+        ],
+        pattern: r#"(?im)^\s*["']?[A-Za-z0-9_.\-]*(password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|private[_-]?key|client[_-]?secret)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?[^\s"'<>{}$]{6,}"#,
+    },
+];
+
+/// The signatures' patterns in one set, over bytes with ASCII classes:
+/// credentials are ASCII, and Unicode classes make the set's automaton too
+/// large for its cache on ordinary non-ASCII text (ten times slower on a
+/// page of mail).
+static SECRETS: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new(SIGNATURES.iter().map(|s| format!("(?-u){}", s.pattern)))
+        .expect("secret signatures compile")
+});
+
+/// The literals of [`Signature::contains`], in any case: a text with none
+/// of them has no credential, and is not read by [`SECRETS`], which costs
+/// more to build than the rest of a fresh process's first scan.
+static SIGNATURE_LITERALS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .kind(Some(AhoCorasickKind::ContiguousNFA))
+        .build(SIGNATURES.iter().flat_map(|s| s.contains))
+        .expect("the signatures' literals build an automaton")
 });
 
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
@@ -64,14 +112,19 @@ static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
         .expect("placeholder pattern compiles")
 });
 
-fn matches(set: &(RegexSet, Vec<&'static str>), text: &str) -> Vec<&'static str> {
-    let mut tags: Vec<&'static str> = Vec::new();
-    for i in set.0.matches(bounded(text).as_bytes()).iter() {
-        if !tags.contains(&set.1[i]) {
-            tags.push(set.1[i]);
-        }
+/// The tags of the signatures `text` matches (sorted, without repeats).
+fn signatures_in(text: &str) -> Vec<&'static str> {
+    let bytes = bounded(text).as_bytes();
+    if !SIGNATURE_LITERALS.is_match(bytes) {
+        return Vec::new();
     }
+    let mut tags: Vec<&'static str> = SECRETS
+        .matches(bytes)
+        .iter()
+        .map(|i| SIGNATURES[i].tag)
+        .collect();
     tags.sort_unstable();
+    tags.dedup();
     tags
 }
 
@@ -94,7 +147,7 @@ pub fn injection_signals(text: &str) -> Vec<&'static str> {
 
 /// Kinds of credentials `text` reveals (sorted, without repeats).
 pub fn secret_signatures(text: &str) -> Vec<&'static str> {
-    let mut found = matches(&SECRETS, text);
+    let mut found = signatures_in(text);
     if found == ["secret_assignment"] && !has_real_assignment(text) {
         found.clear();
     }
@@ -122,9 +175,8 @@ fn has_real_assignment(text: &str) -> bool {
             && (line.contains(':') || line.contains('='))
             && !PLACEHOLDER.is_match(line.as_bytes())
             && SECRETS
-                .0
                 .matches(line.as_bytes())
-                .matched(SECRETS.0.len() - 1)
+                .matched(SIGNATURES.len() - 1)
     })
 }
 
@@ -204,7 +256,7 @@ pub struct Signals {
 /// thread meanwhile; it returns at once if they are built.
 pub fn prepare() {
     crate::injection::prepare();
-    LazyLock::force(&SECRETS);
+    LazyLock::force(&SIGNATURE_LITERALS);
 }
 
 /// Builds, on a thread of its own and once per process, what [`prepare`]
@@ -219,6 +271,7 @@ pub fn prepare_all_in_background() {
             .name("sondera-prepare-all".into())
             .spawn(|| {
                 prepare();
+                LazyLock::force(&SECRETS);
                 crate::injection::prepare_all();
             });
     });
@@ -357,6 +410,61 @@ pub fn is_blocking_injection(tag: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The literals listed for each signature are the ones its pattern
+    /// gives: those every match begins with, or else those of the first
+    /// part of the pattern that has them (lower-case, first five bytes).
+    #[test]
+    fn each_signatures_literals_are_its_patterns_own() {
+        use regex_syntax::hir::HirKind;
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let mut extractor = Extractor::new();
+        extractor.kind(ExtractKind::Prefix).limit_total(300);
+        for signature in SIGNATURES {
+            let hir = regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(&format!("(?-u){}", signature.pattern))
+                .unwrap();
+            let parts = match hir.kind() {
+                HirKind::Concat(items) => items.iter().collect(),
+                _ => Vec::new(),
+            };
+            let extracted = std::iter::once(&hir)
+                .chain(parts)
+                .find_map(|part| {
+                    let mut seq = extractor.extract(part);
+                    seq.keep_first_bytes(5);
+                    let literals = seq
+                        .literals()
+                        .filter(|_| seq.min_literal_len() >= Some(3))?;
+                    let mut lower: Vec<String> = literals
+                        .iter()
+                        .map(|l| String::from_utf8(l.as_bytes().to_ascii_lowercase()).unwrap())
+                        .collect();
+                    lower.sort();
+                    lower.dedup();
+                    Some(lower)
+                })
+                .unwrap_or_else(|| panic!("{}: no literals every match has", signature.tag));
+            assert_eq!(signature.contains, extracted, "{}", signature.tag);
+        }
+    }
+
+    /// Text without any signature's literal is not read by the set; text
+    /// with one is, whatever its case.
+    #[test]
+    fn the_literals_decide_only_whether_the_set_reads() {
+        assert!(signatures_in("rm -rf ./build && cargo test").is_empty());
+        assert_eq!(
+            signatures_in("key AKIAABCDEFGHIJKLMNOP here"),
+            ["aws_access_key"]
+        );
+        assert_eq!(
+            signatures_in("  Client_Secret = hunter2hunter2"),
+            ["secret_assignment"]
+        );
+    }
 
     #[test]
     fn injections_are_signalled() {

@@ -306,3 +306,72 @@ fn a_tool_nothing_describes_still_has_its_targets_traced() {
     assert!(facts.effect.is_none() && facts.effect_unknown);
     assert_eq!(facts.flagged_targets, ["destination"]);
 }
+
+/// The values found with ASCII letter classes are those the Unicode
+/// classes found before, on every string of the corpora and on texts with
+/// spaces, digits and case-folding letters beyond ASCII; where a long s
+/// stands in a name, its value now has the `s` an agent would send.
+#[test]
+fn ascii_classes_find_the_values_unicode_classes_found() {
+    let unicode = Regex::new(concat!(
+        r"(?i)[a-z0-9._%+-]{1,64}@[a-z0-9.-]{1,253}\.[a-z]{2,63}",
+        r"|https?://[^\s<>()\[\]{}]+",
+        r"|(?-i:(?-u:\b)[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?(?-u:\b))",
+        r"|(?-u:\b)www\.[a-z0-9.-]{1,253}\.[a-z]{2,63}",
+        r"|(?:^|[\s(\[,;:])[@#][a-z0-9_][a-z0-9_.-]{1,40}",
+        r"|[$€£]\s?\d[\d,]*(?:\.\d+)?",
+        r"|\+?\(?\d[\d\s().-]{5,22}\d",
+        r"|(?-u:\b)[a-z]+[_-]?\d+[a-z0-9_-]*(?-u:\b)",
+        r"|(?-u:\b)[a-z0-9]+(?:_[a-z0-9]+)+(?-u:\b)",
+    ))
+    .unwrap();
+    let values = |regex: &Regex, text: &str| -> Vec<String> {
+        let text = if std::ptr::eq(regex, &*VALUE) {
+            ascii_case_letters(text)
+        } else {
+            text.into()
+        };
+        let mut found: Vec<String> = regex
+            .find_iter(&text)
+            .filter_map(|m| normalized(m.as_str()))
+            .collect();
+        found.dedup();
+        found
+    };
+    fn strings_in(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(items) => items.iter().for_each(|v| strings_in(v, out)),
+            Value::Object(members) => members.values().for_each(|v| strings_in(v, out)),
+            _ => {}
+        }
+    }
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/corpus");
+    let mut texts = vec![
+        "IBAN DE89\u{a0}3704\u{a0}0044\u{a0}0532\u{a0}0130\u{a0}00 please".to_string(),
+        "call +49\u{a0}30\u{2009}1234\u{a0}5678 or pay $\u{a0}1,200.50".to_string(),
+        "wire £٥٠٠ to DE٨٩ 3704 0044 0532 0130 00, ref_3 user٧ and ping @ops_team".to_string(),
+        "acct ١٢٣٤٥٦٧ or +1 555 0100, host １６９.254.169.254".to_string(),
+    ];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                if let Ok(case) = serde_json::from_str::<Value>(line) {
+                    strings_in(&case, &mut texts);
+                }
+            }
+        }
+    }
+    assert!(texts.len() > 5_000, "{} texts", texts.len());
+    for text in &texts {
+        assert_eq!(values(&unicode, text), values(&VALUE, text), "{text:?}");
+    }
+    let kelvin = "mail bob@\u{212a}ey.example";
+    assert_eq!(values(&unicode, kelvin), ["bob@key.example"]);
+    assert_eq!(values(&VALUE, kelvin), ["bob@key.example"]);
+    let long_s = "mail bob@\u{17f}ky.example";
+    assert_eq!(values(&unicode, long_s), ["bob@\u{17f}ky.example"]);
+    assert_eq!(values(&VALUE, long_s), ["bob@sky.example"]);
+    assert_eq!(values_in_text(kelvin), ["bob@key.example"]);
+}
