@@ -272,7 +272,18 @@ struct Read {
 
 impl Read {
     fn of(loaded: &LoadedPolicy) -> Self {
-        let policy = &loaded.policy;
+        match &loaded.generated {
+            Some((tree, reading)) => Self {
+                scopeless: (!reading.mentions_action)
+                    .then(|| scopeless_from_tree(tree, loaded.policy.id()))
+                    .flatten(),
+                condition: reading.condition.clone(),
+            },
+            None => Self::of_json(&loaded.policy),
+        }
+    }
+
+    fn of_json(policy: &Policy) -> Self {
         let Ok(mut json) = policy.to_json() else {
             return Self {
                 scopeless: None,
@@ -281,21 +292,9 @@ impl Read {
         };
         let condition = Condition::of_policy(&json);
         let scopeless = (!mentions_action(&json["conditions"]))
-            .then(|| match &loaded.tree {
-                // A built-in policy's tree makes the copy for a tenth of
-                // what reading JSON costs.
-                Some(tree) => {
-                    let mut tree = tree.clone();
-                    tree.action = cedar_policy::pst::ActionConstraint::Any;
-                    let tree = cedar_policy::pst::StaticPolicy::try_from(tree).ok()?;
-                    Policy::from_pst(cedar_policy::pst::Policy::Static(tree))
-                        .ok()
-                        .map(|p| p.new_id(policy.id().clone()))
-                }
-                None => {
-                    json["action"] = serde_json::json!({ "op": "All" });
-                    Policy::from_json(Some(policy.id().clone()), json).ok()
-                }
+            .then(|| {
+                json["action"] = serde_json::json!({ "op": "All" });
+                Policy::from_json(Some(policy.id().clone()), json).ok()
             })
             .flatten();
         Self {
@@ -305,7 +304,21 @@ impl Read {
     }
 }
 
-fn mentions_action(value: &serde_json::Value) -> bool {
+/// A built-in policy without its action scope, made from its tree for a
+/// tenth of what reading JSON costs.
+fn scopeless_from_tree(
+    tree: &cedar_policy::pst::Template,
+    id: &cedar_policy::PolicyId,
+) -> Option<Policy> {
+    let mut tree = tree.clone();
+    tree.action = cedar_policy::pst::ActionConstraint::Any;
+    let tree = cedar_policy::pst::StaticPolicy::try_from(tree).ok()?;
+    Policy::from_pst(cedar_policy::pst::Policy::Static(tree))
+        .ok()
+        .map(|p| p.new_id(id.clone()))
+}
+
+pub(crate) fn mentions_action(value: &serde_json::Value) -> bool {
     match value {
         serde_json::Value::Object(map) => {
             map.get("Var").and_then(|v| v.as_str()) == Some("action")

@@ -127,9 +127,9 @@ pub(crate) struct Source {
 #[derive(Debug, Clone)]
 pub(crate) struct LoadedPolicy {
     pub policy: Policy,
-    /// A built-in policy's syntax tree, without annotations: cheap to make
-    /// variants of.
-    pub tree: Option<pst::Template>,
+    /// A built-in policy's syntax tree, without annotations (cheap to make
+    /// variants of), and what slicing reads of it.
+    pub generated: Option<(pst::Template, crate::builtin::Reading)>,
     pub metadata: PolicyMetadata,
     /// `@mode("monitor")`: reported when it matches, never decides.
     pub shadow: bool,
@@ -542,7 +542,7 @@ fn builtin_policies(
                 .expect("the generated policies are Cedar's syntax trees of the packs");
             let at = id_location(source, &annotations);
             let mut loaded = check_policy(source, &policy, annotations, at, errors)?;
-            loaded.tree = Some(tree);
+            loaded.generated = Some((tree, builtin.reading));
             Some(loaded)
         })
         .collect()
@@ -684,7 +684,7 @@ fn check_policy(
     };
     Some(LoadedPolicy {
         policy,
-        tree: None,
+        generated: None,
         steer,
         metadata,
         shadow,
@@ -830,7 +830,16 @@ mod tests {
             assert!(errors.is_empty(), "{errors:?}");
             assert_eq!(built.len(), from_text.len(), "{name}");
             for (a, b) in built.iter().zip(&from_text) {
-                assert!(a.tree.is_some() && b.tree.is_none());
+                assert!(b.generated.is_none());
+                let (_, reading) = a.generated.as_ref().unwrap();
+                let json = b.policy.to_json().unwrap();
+                assert_eq!(
+                    *reading,
+                    crate::builtin::Reading {
+                        condition: crate::prefilter::Condition::of_policy(&json),
+                        mentions_action: crate::engine::mentions_action(&json["conditions"]),
+                    }
+                );
                 assert_eq!(a.metadata, b.metadata);
                 assert_eq!((a.shadow, &a.steer, &a.file), (b.shadow, &b.steer, &b.file));
                 let bare = |p: &Policy| {

@@ -38,6 +38,16 @@ const MAX_SUBSETS: usize = 512;
 pub(crate) struct Outcomes(u8);
 
 impl Outcomes {
+    /// The outcomes whose bits are set in `bits` (true 1, false 2, error 4).
+    pub(crate) const fn from_bits(bits: u8) -> Self {
+        Self(bits & 7)
+    }
+
+    #[cfg(test)]
+    pub(crate) const fn bits(self) -> u8 {
+        self.0
+    }
+
     const TRUE: Self = Self(1);
     const FALSE: Self = Self(2);
     const ERROR: Self = Self(4);

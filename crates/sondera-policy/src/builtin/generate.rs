@@ -10,6 +10,7 @@ use cedar_policy::pst::{
 use cedar_policy::{Policy, PolicySet};
 
 use crate::load::BUILTIN_PACKS;
+use crate::prefilter::{Condition, Literal as FactLiteral, Test};
 
 const HEADER: &str = "\
 // @generated from policies/packs/*.cedar by the tests of `builtin::generate`:
@@ -18,6 +19,7 @@ const HEADER: &str = "\
 use cedar_policy::pst::{ActionConstraint, BinaryOp, Clause, Effect, PrincipalConstraint, ResourceConstraint, UnaryOp, Var};
 
 use super::{BuiltinPolicy, Syntax};
+use crate::prefilter::{Comparison, Literal, Test};
 
 pub(super) fn pack(name: &str, s: &Syntax) -> Option<Vec<BuiltinPolicy>> {
     Some(match name {
@@ -55,15 +57,53 @@ fn policy_call(index: usize, policy: &Policy) -> String {
         .annotations()
         .map(|(k, v)| format!("({k:?}, {v:?})"))
         .collect();
+    let json = policy.to_json().unwrap();
     format!(
-        "s.policy({index}, Effect::{:?}, {}, {}, {}, vec![{}], &[{}])",
+        "s.policy({index}, Effect::{:?}, {}, {}, {}, vec![{}], &[{}], s.reading({}, {}))",
         body.effect,
         principal(&body.principal),
         action(&body.action),
         resource(&body.resource),
         clauses.join(", "),
-        annotations.join(", ")
+        annotations.join(", "),
+        condition(&Condition::of_policy(&json)),
+        crate::engine::mentions_action(&json["conditions"]),
     )
+}
+
+fn condition(c: &Condition) -> String {
+    match c {
+        Condition::Known(outcomes) => format!("s.known({})", outcomes.bits()),
+        Condition::And(l, r) => format!("s.and({}, {})", condition(l), condition(r)),
+        Condition::Or(l, r) => format!("s.or({}, {})", condition(l), condition(r)),
+        Condition::Not(c) => format!("s.not({})", condition(c)),
+        Condition::Fact(path, t) => format!("s.fact(&{path:?}, {})", test(t)),
+    }
+}
+
+fn test(t: &Test) -> String {
+    let list = |literals: &[FactLiteral]| {
+        let items: Vec<String> = literals.iter().map(literal).collect();
+        format!("vec![{}]", items.join(", "))
+    };
+    match t {
+        Test::IsTrue => "Test::IsTrue".into(),
+        Test::IsEmpty => "Test::IsEmpty".into(),
+        Test::Contains(l) => format!("Test::Contains({})", literal(l)),
+        Test::ContainsAny(ls) => format!("Test::ContainsAny({})", list(ls)),
+        Test::Equals(l) => format!("Test::Equals({})", literal(l)),
+        Test::OneOf(ls) => format!("Test::OneOf({})", list(ls)),
+        Test::Compare(op, n) => format!("Test::Compare(Comparison::{op:?}, {n})"),
+        Test::Has(attr) => format!("Test::Has({attr:?}.into())"),
+    }
+}
+
+fn literal(l: &FactLiteral) -> String {
+    match l {
+        FactLiteral::Bool(b) => format!("Literal::Bool({b})"),
+        FactLiteral::Long(n) => format!("Literal::Long({n})"),
+        FactLiteral::String(text) => format!("Literal::String({text:?}.into())"),
+    }
 }
 
 fn type_name(ty: &EntityType) -> String {

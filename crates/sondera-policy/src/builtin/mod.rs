@@ -24,17 +24,30 @@ use cedar_policy::pst::{
 };
 use cedar_policy::{EntityId, EntityTypeName, EntityUid};
 
+use crate::prefilter::{Condition, Outcomes, Test};
+
 #[rustfmt::skip]
 mod packs;
 
 #[cfg(test)]
 mod generate;
 
-/// One policy of a built-in pack: its tree, without annotations, and its
-/// annotations as written, in order.
+/// One policy of a built-in pack: its tree, without annotations, its
+/// annotations as written, in order, and what slicing reads of it.
 pub(crate) struct BuiltinPolicy {
     pub template: Template,
     pub annotations: &'static [(&'static str, &'static str)],
+    pub reading: Reading,
+}
+
+/// What slicing reads of a policy's JSON form ([`Condition::of_policy`],
+/// and whether its conditions mention `action`), read when the code was
+/// generated: making and dropping the JSON forms of the packs cost a fresh
+/// process 5 million instructions.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Reading {
+    pub condition: Condition,
+    pub mentions_action: bool,
 }
 
 /// The policies of built-in pack `name`, in file order; `None` for a name
@@ -86,6 +99,7 @@ impl Syntax {
         resource: ResourceConstraint,
         clauses: Vec<Clause>,
         annotations: &'static [(&'static str, &'static str)],
+        reading: Reading,
     ) -> BuiltinPolicy {
         let template = Template::new(
             PolicyID(SmolStr::new(format!("policy{id}"))),
@@ -99,7 +113,35 @@ impl Syntax {
         BuiltinPolicy {
             template,
             annotations,
+            reading,
         }
+    }
+
+    fn reading(&self, condition: Condition, mentions_action: bool) -> Reading {
+        Reading {
+            condition,
+            mentions_action,
+        }
+    }
+
+    fn known(&self, bits: u8) -> Condition {
+        Condition::Known(Outcomes::from_bits(bits))
+    }
+
+    fn and(&self, left: Condition, right: Condition) -> Condition {
+        Condition::And(Box::new(left), Box::new(right))
+    }
+
+    fn or(&self, left: Condition, right: Condition) -> Condition {
+        Condition::Or(Box::new(left), Box::new(right))
+    }
+
+    fn not(&self, condition: Condition) -> Condition {
+        Condition::Not(Box::new(condition))
+    }
+
+    fn fact(&self, path: &[&str], test: Test) -> Condition {
+        Condition::Fact(path.iter().map(|p| p.to_string()).collect(), test)
     }
 
     fn action_eq(&self, ty: &'static str, id: &str) -> ActionConstraint {
