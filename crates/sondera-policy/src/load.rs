@@ -89,12 +89,10 @@ impl BuiltinForms {
     /// The base schema's action entities, as [`Schema::action_entities`]
     /// gives them.
     fn action_entities(&self) -> Result<Entities, String> {
-        let uid = |id: &str| {
-            EntityUid::from_type_name_and_id(
-                EntityTypeName::from_str(ACTION_TYPE).expect("the action type is a name"),
-                EntityId::new(id),
-            )
-        };
+        // Cedar parses a type name with its grammar: once, not per action.
+        let action_type = EntityTypeName::from_str(ACTION_TYPE).expect("the action type is a name");
+        let uid =
+            |id: &str| EntityUid::from_type_name_and_id(action_type.clone(), EntityId::new(id));
         let actions = self.actions.iter().map(|(action, groups)| {
             Entity::new_no_attrs(uid(action), groups.iter().map(|g| uid(g)).collect())
         });
