@@ -484,83 +484,68 @@ impl PatternsMatched {
     }
 }
 
-/// What a pattern's matches are made of, as literals: `literals.rs` has
+/// What a pattern's literals say of where it can match: `literals.rs` has
 /// one for each pattern, extracted from it ahead of time and kept equal to
-/// it by a test.
-pub(crate) struct Literals {
-    /// Every match begins with one of these; `None` when they cannot be
-    /// listed.
-    pub(crate) begins: Option<&'static [&'static [u8]]>,
+/// it by a test, with the literals themselves and what each says of which
+/// patterns ([`Owner`]).
+pub(crate) struct Shape {
+    /// No literal begins every match: a match can begin anywhere.
+    pub(crate) anywhere: bool,
     /// Every match begins at a word boundary, so a literal found right
     /// after a byte of its own kind (word or not) begins none.
     pub(crate) word_start: bool,
-    /// Every match contains one of each of these sets' literals.
-    pub(crate) contains: &'static [&'static [&'static [u8]]],
+    /// How many sets of literals the pattern has, one of each of which
+    /// every match contains.
+    pub(crate) contains: usize,
 }
 
-/// Most sets of [`Literals::contains`] a pattern has (one bit each).
+/// Most sets of [`Shape::contains`] a pattern has (one bit each).
 const MAX_FACTORS: usize = 16;
 const _: () = assert!(MAX_FACTORS <= u32::BITS as usize);
 
 /// What a literal found says of a pattern.
-#[derive(Clone, Copy, PartialEq)]
-enum Owner {
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Owner {
     /// A match may begin where it begins.
     Begins(usize),
     /// The pattern's contained set number `.1` is present.
     Contains(usize, usize),
 }
 
-/// Which patterns can match a text, found in one pass by their literals
-/// ([`Literals`]). Nothing is compiled from regular expressions to build
-/// it: parsing the 23 KB of pattern text was most of what a fresh process
-/// spent before its first verdict; and a pattern is compiled only when a
-/// text has literals enough for a match, which in most texts no pattern
-/// has.
+/// Which patterns can match a text, found in one pass by their literals.
+/// Nothing is compiled from regular expressions to build it, and the
+/// literals are listed as the automaton takes them: parsing the 23 KB of
+/// pattern text was most of what a fresh process spent before its first
+/// verdict. A pattern is compiled only when a text has literals enough
+/// for a match, which in most texts no pattern has.
 struct Candidates {
     literals: AhoCorasick,
     /// What each literal says, of which patterns.
-    owners: Vec<Vec<Owner>>,
-    each: &'static [Literals],
+    owners: Vec<&'static [Owner]>,
+    shapes: &'static [Shape],
 }
 
 impl Candidates {
-    fn new(each: &'static [Literals]) -> Self {
-        let mut owners_of: std::collections::BTreeMap<Vec<u8>, Vec<Owner>> = Default::default();
-        let mut owe = |literal: &[u8], owner: Owner| {
-            let owners = owners_of
-                .entry(one_space(literal).into_owned())
-                .or_default();
-            if owners.last() != Some(&owner) {
-                owners.push(owner);
-            }
-        };
-        for (pattern, literals) in each.iter().enumerate() {
-            for literal in literals.begins.into_iter().flatten() {
-                owe(literal, Owner::Begins(pattern));
-            }
-            for (set, contained) in literals.contains.iter().enumerate() {
-                for literal in *contained {
-                    owe(literal, Owner::Contains(pattern, set));
-                }
-            }
-        }
-        let literals = AhoCorasick::builder()
+    fn new(
+        shapes: &'static [Shape],
+        literals: &'static [(&'static [u8], &'static [Owner])],
+    ) -> Self {
+        let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
             .kind(Some(AhoCorasickKind::ContiguousNFA))
-            .build(owners_of.keys())
+            .build(literals.iter().map(|(literal, _)| literal))
             .expect("the injection literals build an automaton");
         Self {
-            literals,
-            owners: owners_of.into_values().collect(),
-            each,
+            literals: automaton,
+            owners: literals.iter().map(|(_, owners)| *owners).collect(),
+            shapes,
         }
     }
 
     /// The patterns every text is a candidate for, as far as literals go.
     fn always(&self) -> impl Iterator<Item = usize> + '_ {
-        (self.each.iter().enumerate())
-            .filter(|(_, literals)| literals.begins.is_none() && literals.contains.is_empty())
+        (self.shapes.iter().enumerate())
+            .filter(|(_, shape)| shape.anywhere && shape.contains == 0)
             .map(|(pattern, _)| pattern)
     }
 
@@ -570,10 +555,10 @@ impl Candidates {
     /// word where it must, or that lacks one of its contained sets, is left
     /// out.
     fn of(&self, haystack: &[u8]) -> Vec<(usize, Starts)> {
-        let mut starts: Vec<Option<Starts>> = (self.each.iter())
-            .map(|literals| literals.begins.is_none().then_some(Starts::Anywhere))
+        let mut starts: Vec<Option<Starts>> = (self.shapes.iter())
+            .map(|shape| shape.anywhere.then_some(Starts::Anywhere))
             .collect();
-        let mut contained = vec![0u32; self.each.len()];
+        let mut contained = vec![0u32; self.shapes.len()];
         let haystack = one_space(haystack);
         let word = |at: usize| {
             haystack
@@ -582,13 +567,13 @@ impl Candidates {
         };
         for found in self.literals.find_overlapping_iter(haystack.as_ref()) {
             let at = found.start();
-            for &owner in &self.owners[found.pattern().as_usize()] {
+            for &owner in self.owners[found.pattern().as_usize()] {
                 match owner {
                     Owner::Begins(pattern) => {
                         let boundary = at
                             .checked_sub(1)
                             .is_none_or(|before| word(before) != word(at));
-                        if self.each[pattern].word_start && !boundary {
+                        if self.shapes[pattern].word_start && !boundary {
                             continue;
                         }
                         match starts[pattern].get_or_insert_with(|| Starts::At(Vec::new())) {
@@ -604,7 +589,7 @@ impl Candidates {
             .into_iter()
             .enumerate()
             .filter(|&(pattern, _)| {
-                contained[pattern].count_ones() as usize == self.each[pattern].contains.len()
+                contained[pattern].count_ones() as usize == self.shapes[pattern].contains
             })
             .filter_map(|(pattern, starts)| Some((pattern, starts?)))
             .collect()
@@ -712,11 +697,11 @@ pub(crate) static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
     let rules = rules();
     assert_eq!(
         rules.len(),
-        crate::literals::LITERALS.len(),
+        crate::literals::SHAPES.len(),
         "literals.rs is stale: SONDERA_UPDATE_LITERALS=1 cargo test -p sondera-injection"
     );
     Patterns {
-        candidates: Candidates::new(crate::literals::LITERALS),
+        candidates: Candidates::new(crate::literals::SHAPES, crate::literals::LITERALS),
         each: rules
             .into_iter()
             .map(|(feature, start, source)| Pattern {
@@ -925,9 +910,9 @@ mod compiled {
         let mut out = String::from(
             "//! Generated by `SONDERA_UPDATE_LITERALS=1 cargo test -p sondera-injection`\n\
              //! from the patterns in `patterns.rs` with `regex-syntax`'s literal\n\
-             //! extraction: see [`Literals`].\n\n\
-             use crate::patterns::Literals;\n\n\
-             pub(crate) const LITERALS: &[Literals] = &[\n",
+             //! extraction: see [`Shape`] and [`Owner`].\n\n\
+             use crate::patterns::{Owner, Shape};\n\n\
+             pub(crate) const SHAPES: &[Shape] = &[\n",
         );
         let mut extractor = Extractor::new();
         extractor.kind(ExtractKind::Prefix).limit_total(2000);
@@ -939,12 +924,23 @@ mod compiled {
             let literals = seq
                 .literals()
                 .filter(|_| seq.min_literal_len() >= Some(shortest))?;
-            let mut bytes: Vec<Vec<u8>> = literals.iter().map(|l| l.as_bytes().to_vec()).collect();
-            bytes.sort();
-            bytes.dedup();
-            Some(bytes)
+            Some(
+                literals
+                    .iter()
+                    .map(|l| l.as_bytes().to_vec())
+                    .collect::<Vec<_>>(),
+            )
         };
-        for (_, _, source) in rules() {
+        let mut owners_of: std::collections::BTreeMap<Vec<u8>, Vec<Owner>> = Default::default();
+        let mut owe = |literal: &[u8], owner: Owner| {
+            let owners = owners_of
+                .entry(one_space(literal).into_owned())
+                .or_default();
+            if !owners.contains(&owner) {
+                owners.push(owner);
+            }
+        };
+        for (pattern, (_, _, source)) in rules().into_iter().enumerate() {
             let hir = regex_syntax::ParserBuilder::new()
                 .utf8(false)
                 .build()
@@ -957,26 +953,33 @@ mod compiled {
                 .filter(|set| Some(set) != begins.as_ref() && set.len() <= MAX_CONTAINED)
                 .take(MAX_FACTORS)
                 .collect();
-            out.push_str("    Literals {\n        begins: ");
-            match &begins {
-                None => out.push_str("None"),
-                Some(set) => {
-                    out.push_str("Some(");
-                    push_set(&mut out, set);
-                    out.push(')');
+            for literal in begins.iter().flatten() {
+                owe(literal, Owner::Begins(pattern));
+            }
+            for (set, literals) in contains.iter().enumerate() {
+                for literal in literals {
+                    owe(literal, Owner::Contains(pattern, set));
                 }
             }
             out.push_str(&format!(
-                ",\n        word_start: {},\n        contains: &[",
-                begins_at_word_boundary(&hir)
+                "    Shape {{ anywhere: {}, word_start: {}, contains: {} }},\n",
+                begins.is_none(),
+                begins_at_word_boundary(&hir),
+                contains.len()
             ));
-            for (i, set) in contains.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                push_set(&mut out, set);
-            }
-            out.push_str("],\n    },\n");
+        }
+        out.push_str("];\n\npub(crate) const LITERALS: &[(&[u8], &[Owner])] = &[\n");
+        for (literal, owners) in owners_of {
+            let literal: String = literal
+                .iter()
+                .flat_map(|&b| std::ascii::escape_default(b))
+                .map(char::from)
+                .collect();
+            let owners: Vec<String> = owners.iter().map(|o| format!("Owner::{o:?}")).collect();
+            out.push_str(&format!(
+                "    (b\"{literal}\", &[{}]),\n",
+                owners.join(", ")
+            ));
         }
         out.push_str("];\n");
         out
@@ -1009,24 +1012,6 @@ mod compiled {
             HirKind::Alternation(branches) => branches.iter().all(begins_at_word_boundary),
             _ => false,
         }
-    }
-
-    fn push_set(out: &mut String, set: &[Vec<u8>]) {
-        out.push_str("&[");
-        for (i, literal) in set.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            out.push_str("b\"");
-            out.extend(
-                literal
-                    .iter()
-                    .flat_map(|&b| std::ascii::escape_default(b))
-                    .map(char::from),
-            );
-            out.push('"');
-        }
-        out.push(']');
     }
 
     #[test]
