@@ -444,36 +444,57 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
 /// Most values taken from one text.
 pub const MAX_VALUES_PER_TEXT: usize = 128;
 
+/// The pattern of identifying values, with `DIGIT`, `SPACE` and `LINK`
+/// (a character of a link) to fill in.
+///
 /// Every repetition that can run on without the match ending is bounded
 /// (an address's local part at 64, its domain at 253): an earlier
 /// alternative still alive forces the search to scan on past a shorter
 /// match, and unbounded that scan reaches the end of the text for every
-/// match found, quadratic in the text (`1.1.1.1...`).
-///
-/// Letter classes are ASCII: Unicode ones, repeated to those bounds, made
-/// this the costliest automaton a process builds (22 million instructions,
-/// 5 ms, at the first output it reads, against 12 million), and the only
-/// letters Unicode adds to `[a-z]` under `(?i)` are the Kelvin sign and
-/// the long s, which [`values_in_text`] writes as `k` and `s` before it
-/// reads. Digits and spaces stay Unicode: a page separates an account
-/// number's groups with no-break spaces, and an address written in
-/// full-width digits is still a value. Word boundaries are ASCII too: a Unicode `\b` next to
-/// text beyond ASCII sends the search to a slower engine than the lazy DFA,
-/// thousands of instructions a byte.
-static VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?i-u)[a-z0-9._%+-]{1,64}@[a-z0-9.-]{1,253}\.[a-z]{2,63}",
-        r"|https?://(?u:[^\s<>()\[\]{}])+",
-        r"|(?-i:\b[A-Z]{2}(?u:\d){2}(?:(?u:\s)?[A-Z0-9]{4}){2,7}(?:(?u:\s)?[A-Z0-9]{1,4})?\b)",
-        r"|\bwww\.[a-z0-9.-]{1,253}\.[a-z]{2,63}",
-        r"|(?:^|(?u:\s)|[(\[,;:])[@#][a-z0-9_][a-z0-9_.-]{1,40}",
-        r"|(?u:[$€£]\s?\d[\d,]*(?:\.\d+)?)",
-        r"|(?u:\+?\(?\d[\d\s().-]{5,22}\d)",
-        r"|\b[a-z]+[_-]?(?u:\d)+[a-z0-9_-]*\b",
-        r"|\b[a-z0-9]+(?:_[a-z0-9]+)+\b",
-    ))
+/// match found, quadratic in the text (`1.1.1.1...`). Letter classes and
+/// word boundaries are ASCII: Unicode letter classes repeated to those
+/// bounds made this the costliest automaton a process builds (22 million
+/// instructions, 5 ms, at the first output it reads), the only letters
+/// they add to `[a-z]` under `(?i)` are the Kelvin sign and the long s
+/// (which [`values_in_text`] writes as `k` and `s` before it reads), and a
+/// Unicode `\b` next to text beyond ASCII sends the search to a slower
+/// engine than the lazy DFA, thousands of instructions a byte.
+const VALUE_PATTERN: &str = concat!(
+    r"(?i-u)[a-z0-9._%+-]{1,64}@[a-z0-9.-]{1,253}\.[a-z]{2,63}",
+    r"|https?://LINK+",
+    r"|(?-i:\b[A-Z]{2}DIGIT{2}(?:SPACE?[A-Z0-9]{4}){2,7}(?:SPACE?[A-Z0-9]{1,4})?\b)",
+    r"|\bwww\.[a-z0-9.-]{1,253}\.[a-z]{2,63}",
+    r"|(?:^|SPACE|[(\[,;:])[@#][a-z0-9_][a-z0-9_.-]{1,40}",
+    r"|(?u:[$€£])SPACE?DIGIT(?:DIGIT|,)*(?:\.DIGIT+)?",
+    r"|\+?\(?DIGIT(?:DIGIT|SPACE|[().-]){5,22}DIGIT",
+    r"|\b[a-z]+[_-]?DIGIT+[a-z0-9_-]*\b",
+    r"|\b[a-z0-9]+(?:_[a-z0-9]+)+\b",
+);
+
+fn value_regex(digit: &str, space: &str, link: &str) -> Regex {
+    Regex::new(
+        &VALUE_PATTERN
+            .replace("DIGIT", digit)
+            .replace("SPACE", space)
+            .replace("LINK", link),
+    )
     .expect("value pattern compiles")
-});
+}
+
+/// [`VALUE_PATTERN`] for any text: digits and spaces are Unicode (a page
+/// separates an account number's groups with no-break spaces, and an
+/// address written in full-width digits is still a value).
+static VALUE: LazyLock<Regex> =
+    LazyLock::new(|| value_regex(r"(?u:\d)", r"(?u:\s)", r"(?u:[^\s<>()\[\]{}])"));
+
+/// [`VALUE_PATTERN`] for a text of ASCII only, where its classes match what
+/// [`VALUE`]'s do: a third of the automaton to build (Unicode digits and
+/// spaces repeated 22 times, for a phone number, were half of it).
+static ASCII_VALUE: LazyLock<Regex> = LazyLock::new(|| value_regex("[0-9]", r"\s", ASCII_LINK));
+
+/// What `[^\s<>()\[\]{}]` matches of ASCII.
+const ASCII_LINK: &str =
+    r"[\x00-\x08\x0E-\x1F\x21-\x27\x2A-\x3B\x3D\x3F-\x5A\x5C\x5E-\x7A\x7C\x7E\x7F]";
 
 /// An identifying value in its normalised form (lower case; digits only
 /// for numbers; no spaces in account numbers).
@@ -523,7 +544,12 @@ pub fn values_in_text(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut seen = fnv::FnvHashSet::default();
     let text = ascii_case_letters(text);
-    for m in VALUE.find_iter(&text) {
+    let value = if text.is_ascii() {
+        &ASCII_VALUE
+    } else {
+        &VALUE
+    };
+    for m in value.find_iter(&text) {
         if found.len() == MAX_VALUES_PER_TEXT {
             break;
         }

@@ -307,10 +307,11 @@ fn a_tool_nothing_describes_still_has_its_targets_traced() {
     assert_eq!(facts.flagged_targets, ["destination"]);
 }
 
-/// The values found with ASCII letter classes are those the Unicode
-/// classes found before, on every string of the corpora and on texts with
-/// spaces, digits and case-folding letters beyond ASCII; where a long s
-/// stands in a name, its value now has the `s` an agent would send.
+/// The values found with ASCII letter classes (and, in a text of ASCII
+/// only, ASCII classes throughout) are those the Unicode classes found
+/// before, on every string of the corpora and on texts with spaces, digits
+/// and case-folding letters beyond ASCII; where a long s stands in a name,
+/// its value now has the `s` an agent would send.
 #[test]
 fn ascii_classes_find_the_values_unicode_classes_found() {
     let unicode = Regex::new(concat!(
@@ -326,10 +327,16 @@ fn ascii_classes_find_the_values_unicode_classes_found() {
     ))
     .unwrap();
     let values = |regex: &Regex, text: &str| -> Vec<String> {
-        let text = if std::ptr::eq(regex, &*VALUE) {
-            ascii_case_letters(text)
+        let (text, regex) = if std::ptr::eq(regex, &*VALUE) {
+            let text = ascii_case_letters(text);
+            let regex = if text.is_ascii() {
+                &*ASCII_VALUE
+            } else {
+                regex
+            };
+            (text, regex)
         } else {
-            text.into()
+            (text.into(), regex)
         };
         let mut found: Vec<String> = regex
             .find_iter(&text)
@@ -364,8 +371,25 @@ fn ascii_classes_find_the_values_unicode_classes_found() {
         }
     }
     assert!(texts.len() > 5_000, "{} texts", texts.len());
+    assert!(texts.iter().filter(|t| t.is_ascii()).count() > 4_000);
+    let beyond_ascii = texts.iter().filter(|t| !t.is_ascii()).count();
+    assert!(beyond_ascii > 50, "{beyond_ascii} texts beyond ASCII");
     for text in &texts {
         assert_eq!(values(&unicode, text), values(&VALUE, text), "{text:?}");
+    }
+    for (unicode, ascii) in [
+        (r"(?u:\d)", "[0-9]"),
+        (r"(?u:\s)", r"(?-u:\s)"),
+        (r"(?u:[^\s<>()\[\]{}])", ASCII_LINK),
+    ] {
+        let (unicode, ascii) = (
+            Regex::new(&format!("^{unicode}$")).unwrap(),
+            Regex::new(&format!("^{ascii}$")).unwrap(),
+        );
+        for c in (0u8..128).map(char::from) {
+            let c = c.to_string();
+            assert_eq!(unicode.is_match(&c), ascii.is_match(&c), "{c:?} {ascii}");
+        }
     }
     let kelvin = "mail bob@\u{212a}ey.example";
     assert_eq!(values(&unicode, kelvin), ["bob@key.example"]);
