@@ -532,7 +532,7 @@ impl Candidates {
     ) -> Self {
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
             .build(literals.iter().map(|(literal, _)| literal))
             .expect("the injection literals build an automaton");
         Self {
