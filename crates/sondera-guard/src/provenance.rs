@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 use std::hash::Hasher as _;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
 use serde_json::Value;
@@ -444,8 +444,12 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
 /// Most values taken from one text.
 pub const MAX_VALUES_PER_TEXT: usize = 128;
 
-/// The pattern of identifying values, with `DIGIT`, `SPACE` and `LINK`
-/// (a character of a link) to fill in.
+/// The alternatives of the pattern of identifying values, in order, with
+/// `DIGIT`, `SPACE` and `LINK` (a character of a link) to fill in; and for
+/// the two whose domains repeat up to 253 times, most of the automaton,
+/// what a text must contain (in any case) for them to match in it. A
+/// text without it is read without them: an alternative that cannot match
+/// anywhere changes no match of the others.
 ///
 /// Every repetition that can run on without the match ending is bounded
 /// (an address's local part at 64, its domain at 253): an earlier
@@ -459,38 +463,71 @@ pub const MAX_VALUES_PER_TEXT: usize = 128;
 /// (which [`values_in_text`] writes as `k` and `s` before it reads), and a
 /// Unicode `\b` next to text beyond ASCII sends the search to a slower
 /// engine than the lazy DFA, thousands of instructions a byte.
-const VALUE_PATTERN: &str = concat!(
-    r"(?i-u)[a-z0-9._%+-]{1,64}@[a-z0-9.-]{1,253}\.[a-z]{2,63}",
-    r"|https?://LINK+",
-    r"|(?-i:\b[A-Z]{2}DIGIT{2}(?:SPACE?[A-Z0-9]{4}){2,7}(?:SPACE?[A-Z0-9]{1,4})?\b)",
-    r"|\bwww\.[a-z0-9.-]{1,253}\.[a-z]{2,63}",
-    r"|(?:^|SPACE|[(\[,;:])[@#][a-z0-9_][a-z0-9_.-]{1,40}",
-    r"|(?u:[$€£])SPACE?DIGIT(?:DIGIT|,)*(?:\.DIGIT+)?",
-    r"|\+?\(?DIGIT(?:DIGIT|SPACE|[().-]){5,22}DIGIT",
-    r"|\b[a-z]+[_-]?DIGIT+[a-z0-9_-]*\b",
-    r"|\b[a-z0-9]+(?:_[a-z0-9]+)+\b",
-);
+const VALUE_ALTERNATIVES: &[(Option<&str>, &str)] = &[
+    (
+        Some("@"),
+        r"[a-z0-9._%+-]{1,64}@[a-z0-9.-]{1,253}\.[a-z]{2,63}",
+    ),
+    (None, r"https?://LINK+"),
+    (
+        None,
+        r"(?-i:\b[A-Z]{2}DIGIT{2}(?:SPACE?[A-Z0-9]{4}){2,7}(?:SPACE?[A-Z0-9]{1,4})?\b)",
+    ),
+    (Some("www."), r"\bwww\.[a-z0-9.-]{1,253}\.[a-z]{2,63}"),
+    (None, r"(?:^|SPACE|[(\[,;:])[@#][a-z0-9_][a-z0-9_.-]{1,40}"),
+    (None, r"(?u:[$€£])SPACE?DIGIT(?:DIGIT|,)*(?:\.DIGIT+)?"),
+    (None, r"\+?\(?DIGIT(?:DIGIT|SPACE|[().-]){5,22}DIGIT"),
+    (None, r"\b[a-z]+[_-]?DIGIT+[a-z0-9_-]*\b"),
+    (None, r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b"),
+];
 
-fn value_regex(digit: &str, space: &str, link: &str) -> Regex {
-    Regex::new(
-        &VALUE_PATTERN
-            .replace("DIGIT", digit)
-            .replace("SPACE", space)
-            .replace("LINK", link),
-    )
-    .expect("value pattern compiles")
+/// The value pattern for each kind of text, built the first time a text of
+/// that kind comes: bit 0 set for a text beyond ASCII, and one bit for each
+/// alternative of [`VALUE_ALTERNATIVES`] with a requirement the text meets.
+static VALUE_REGEXES: [OnceLock<Regex>; 8] = [const { OnceLock::new() }; 8];
+
+/// The value pattern for `text`.
+fn value_regex(text: &str) -> &'static Regex {
+    let mut kind = usize::from(!text.is_ascii());
+    let needed = VALUE_ALTERNATIVES.iter().filter_map(|(needs, _)| *needs);
+    for (bit, needle) in needed.enumerate() {
+        let found = (text.as_bytes().windows(needle.len()))
+            .any(|window| window.eq_ignore_ascii_case(needle.as_bytes()));
+        if found {
+            kind |= 2 << bit;
+        }
+    }
+    VALUE_REGEXES[kind].get_or_init(|| build_value_regex(kind))
 }
 
-/// [`VALUE_PATTERN`] for any text: digits and spaces are Unicode (a page
-/// separates an account number's groups with no-break spaces, and an
-/// address written in full-width digits is still a value).
-static VALUE: LazyLock<Regex> =
-    LazyLock::new(|| value_regex(r"(?u:\d)", r"(?u:\s)", r"(?u:[^\s<>()\[\]{}])"));
-
-/// [`VALUE_PATTERN`] for a text of ASCII only, where its classes match what
-/// [`VALUE`]'s do: a third of the automaton to build (Unicode digits and
-/// spaces repeated 22 times, for a phone number, were half of it).
-static ASCII_VALUE: LazyLock<Regex> = LazyLock::new(|| value_regex("[0-9]", r"\s", ASCII_LINK));
+/// The value pattern for texts of `kind` (see [`VALUE_REGEXES`]). Digits
+/// and spaces are Unicode in a text beyond ASCII (a page separates an
+/// account number's groups with no-break spaces, and an address written in
+/// full-width digits is still a value), ASCII in the others, where they
+/// match the same, for a third of the automaton (Unicode digits and spaces
+/// repeated 22 times, for a phone number, were half of it).
+fn build_value_regex(kind: usize) -> Regex {
+    let (digit, space, link) = if kind & 1 == 0 {
+        ("[0-9]", r"\s", ASCII_LINK)
+    } else {
+        (r"(?u:\d)", r"(?u:\s)", r"(?u:[^\s<>()\[\]{}])")
+    };
+    let mut requirement = 0;
+    let kept: Vec<&str> = (VALUE_ALTERNATIVES.iter())
+        .filter(|(needs, _)| {
+            needs.is_none_or(|_| {
+                requirement += 1;
+                kind & (1 << requirement) != 0
+            })
+        })
+        .map(|(_, alternative)| *alternative)
+        .collect();
+    let pattern = format!("(?i-u){}", kept.join("|"))
+        .replace("DIGIT", digit)
+        .replace("SPACE", space)
+        .replace("LINK", link);
+    Regex::new(&pattern).expect("value pattern compiles")
+}
 
 /// What `[^\s<>()\[\]{}]` matches of ASCII.
 const ASCII_LINK: &str =
@@ -544,12 +581,7 @@ pub fn values_in_text(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut seen = fnv::FnvHashSet::default();
     let text = ascii_case_letters(text);
-    let value = if text.is_ascii() {
-        &ASCII_VALUE
-    } else {
-        &VALUE
-    };
-    for m in value.find_iter(&text) {
+    for m in value_regex(&text).find_iter(&text) {
         if found.len() == MAX_VALUES_PER_TEXT {
             break;
         }
@@ -569,7 +601,8 @@ pub fn values_in_text(text: &str) -> Vec<String> {
 
 /// `text` with the two letters beyond ASCII that fold to ASCII ones (the
 /// Kelvin sign to `k`, the long s to `s`) written as those, which
-/// [`VALUE`]'s ASCII classes then read as the Unicode classes did.
+/// the value pattern's ASCII letter classes then read as the Unicode
+/// classes did.
 fn ascii_case_letters(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains(['\u{212a}', '\u{17f}']) {
         std::borrow::Cow::Owned(text.replace('\u{212a}', "k").replace('\u{17f}', "s"))

@@ -326,17 +326,14 @@ fn ascii_classes_find_the_values_unicode_classes_found() {
         r"|(?-u:\b)[a-z0-9]+(?:_[a-z0-9]+)+(?-u:\b)",
     ))
     .unwrap();
-    let values = |regex: &Regex, text: &str| -> Vec<String> {
-        let (text, regex) = if std::ptr::eq(regex, &*VALUE) {
-            let text = ascii_case_letters(text);
-            let regex = if text.is_ascii() {
-                &*ASCII_VALUE
-            } else {
-                regex
-            };
-            (text, regex)
-        } else {
-            (text.into(), regex)
+    let values = |regex: Option<&Regex>, text: &str| -> Vec<String> {
+        let (text, regex) = match regex {
+            Some(regex) => (text.into(), regex),
+            None => {
+                let text = ascii_case_letters(text);
+                let regex = value_regex(&text);
+                (text, regex)
+            }
         };
         let mut found: Vec<String> = regex
             .find_iter(&text)
@@ -375,7 +372,7 @@ fn ascii_classes_find_the_values_unicode_classes_found() {
     let beyond_ascii = texts.iter().filter(|t| !t.is_ascii()).count();
     assert!(beyond_ascii > 50, "{beyond_ascii} texts beyond ASCII");
     for text in &texts {
-        assert_eq!(values(&unicode, text), values(&VALUE, text), "{text:?}");
+        assert_eq!(values(Some(&unicode), text), values(None, text), "{text:?}");
     }
     for (unicode, ascii) in [
         (r"(?u:\d)", "[0-9]"),
@@ -392,10 +389,29 @@ fn ascii_classes_find_the_values_unicode_classes_found() {
         }
     }
     let kelvin = "mail bob@\u{212a}ey.example";
-    assert_eq!(values(&unicode, kelvin), ["bob@key.example"]);
-    assert_eq!(values(&VALUE, kelvin), ["bob@key.example"]);
+    assert_eq!(values(Some(&unicode), kelvin), ["bob@key.example"]);
+    assert_eq!(values(None, kelvin), ["bob@key.example"]);
     let long_s = "mail bob@\u{17f}ky.example";
-    assert_eq!(values(&unicode, long_s), ["bob@\u{17f}ky.example"]);
-    assert_eq!(values(&VALUE, long_s), ["bob@sky.example"]);
+    assert_eq!(values(Some(&unicode), long_s), ["bob@\u{17f}ky.example"]);
+    assert_eq!(values(None, long_s), ["bob@sky.example"]);
     assert_eq!(values_in_text(kelvin), ["bob@key.example"]);
+}
+
+/// Every kind of text has its slot: one bit for ASCII, one for each
+/// requirement.
+#[test]
+fn each_kind_of_text_has_a_value_pattern() {
+    let requirements = VALUE_ALTERNATIVES
+        .iter()
+        .filter(|(n, _)| n.is_some())
+        .count();
+    assert_eq!(VALUE_REGEXES.len(), 2 << requirements);
+    for kind in 0..VALUE_REGEXES.len() {
+        build_value_regex(kind);
+    }
+    assert_eq!(
+        values_in_text("mail WWW.Example.org"),
+        ["example.org", "www.example.org"]
+    );
+    assert_eq!(values_in_text("mail bob@example.org"), ["bob@example.org"]);
 }
