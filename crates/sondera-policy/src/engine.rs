@@ -372,17 +372,8 @@ impl PolicyEngine {
         mode: Mode,
         environment: Environment,
     ) -> Result<Self, PolicyLoadErrors> {
-        let internal = |message: String| {
-            PolicyLoadErrors(vec![PolicyError {
-                span_len: 0,
-                file: "schema".into(),
-                line: 0,
-                column: 0,
-                policy_id: None,
-                message,
-                help: None,
-            }])
-        };
+        let internal =
+            |message: String| PolicyLoadErrors(vec![PolicyError::in_file("schema", message)]);
         let action_entities = &loaded.action_entities;
         let names = Names::new();
         let mut full_slice = Slice {

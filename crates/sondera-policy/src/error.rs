@@ -20,6 +20,21 @@ pub struct PolicyError {
     pub help: Option<String>,
 }
 
+impl PolicyError {
+    /// A problem with the file `file` as a whole.
+    pub(crate) fn in_file(file: &str, message: String) -> Self {
+        Self {
+            file: file.into(),
+            line: 0,
+            column: 0,
+            span_len: 0,
+            policy_id: None,
+            message,
+            help: None,
+        }
+    }
+}
+
 impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.file)?;

@@ -384,15 +384,7 @@ impl LoadedSchema {
 
 /// An error in composing the schema that no one file is to blame for.
 fn schema_internal(message: String) -> Vec<PolicyError> {
-    vec![PolicyError {
-        span_len: 0,
-        file: "schema".into(),
-        line: 0,
-        column: 0,
-        policy_id: None,
-        message,
-        help: None,
-    }]
+    vec![PolicyError::in_file("schema", message)]
 }
 
 /// The set's own fragments, parsed, and the `Sondera::ToolArgs` the first
@@ -455,27 +447,18 @@ fn compose(
     fragments.insert(0, base_schema(forms));
     if let Some(generated) = cards_fragment {
         let fragment = SchemaFragment::from_json_value(generated).map_err(|e| {
-            vec![PolicyError {
-                span_len: 0,
-                file: "<tool arguments from agent cards>".into(),
-                line: 0,
-                column: 0,
-                policy_id: None,
-                message: format!("the agent cards' tool arguments make no schema: {e}"),
-                help: None,
-            }]
+            vec![PolicyError::in_file(
+                "<tool arguments from agent cards>",
+                format!("the agent cards' tool arguments make no schema: {e}"),
+            )]
         })?;
         fragments.push(fragment);
     }
     Schema::from_schema_fragments(fragments).map_err(|e| {
+        let message = format!("the schema fragments do not compose: {e}");
         vec![PolicyError {
-            span_len: 0,
-            file: "schema".into(),
-            line: 0,
-            column: 0,
-            policy_id: None,
-            message: format!("the schema fragments do not compose: {e}"),
             help: miette::Diagnostic::help(&e).map(|h| h.to_string()),
+            ..PolicyError::in_file("schema", message)
         }]
     })
 }
