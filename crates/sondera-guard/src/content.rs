@@ -81,7 +81,8 @@ const SIGNATURES: &[Signature] = &[
     Signature {
         tag: "secret_assignment",
         contains: &[
-            "acce", "api-", "api_", "apik", "auth", "clie", "pass", "priv", "secr",
+            "acces", "api-k", "api_k", "apike", "auth-", "auth_", "autht", "clien", "passw",
+            "priva", "secre",
         ],
         pattern: r#"(?im)^\s*["']?[A-Za-z0-9_.\-]*(password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|private[_-]?key|client[_-]?secret)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?[^\s"'<>{}$]{6,}"#,
     },
@@ -412,8 +413,9 @@ mod tests {
     use super::*;
 
     /// The literals listed for each signature are the ones its pattern
-    /// gives: those every match begins with, or else those of the first
-    /// part of the pattern that has them (lower-case, first five bytes).
+    /// gives, read case-sensitively: those every match begins with, or
+    /// else those of the first part of the pattern that has them
+    /// (lower-case, first five bytes).
     #[test]
     fn each_signatures_literals_are_its_patterns_own() {
         use regex_syntax::hir::HirKind;
@@ -421,10 +423,18 @@ mod tests {
         let mut extractor = Extractor::new();
         extractor.kind(ExtractKind::Prefix).limit_total(300);
         for signature in SIGNATURES {
+            // Read case-sensitively: the literals are matched in any case,
+            // and the case variants of `(?i)` words would cut them short.
+            let pattern = signature.pattern.replacen("(?im)", "(?m)", 1);
+            assert!(
+                !pattern.contains("(?i"),
+                "{}: read it case-sensitively",
+                signature.tag
+            );
             let hir = regex_syntax::ParserBuilder::new()
                 .utf8(false)
                 .build()
-                .parse(&format!("(?-u){}", signature.pattern))
+                .parse(&format!("(?-u){pattern}"))
                 .unwrap();
             let parts = match hir.kind() {
                 HirKind::Concat(items) => items.iter().collect(),
@@ -456,6 +466,7 @@ mod tests {
     #[test]
     fn the_literals_decide_only_whether_the_set_reads() {
         assert!(signatures_in("rm -rf ./build && cargo test").is_empty());
+        assert!(!SIGNATURE_LITERALS.is_match("test result: ok. 42 passed"));
         assert_eq!(
             signatures_in("key AKIAABCDEFGHIJKLMNOP here"),
             ["aws_access_key"]
