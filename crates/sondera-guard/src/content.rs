@@ -270,12 +270,15 @@ pub fn prepare_all_in_background() {
     STARTED.call_once(|| {
         let _ = std::thread::Builder::new()
             .name("sondera-prepare-all".into())
-            .spawn(|| {
-                prepare();
-                LazyLock::force(&SECRETS);
-                crate::injection::prepare_all();
-            });
+            .spawn(prepare_all);
     });
+}
+
+/// Builds at once what [`prepare_all_in_background`] builds on its thread.
+pub fn prepare_all() {
+    prepare();
+    LazyLock::force(&SECRETS);
+    crate::injection::prepare_all();
 }
 
 /// Scans `text` once for both kinds of signal. `tools` are the names of

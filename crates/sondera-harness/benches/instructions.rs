@@ -119,6 +119,10 @@ fn main() {
 /// `n` fresh trajectories over the built-in packs, each judging one step of
 /// `kind` when `judge`.
 fn peer(rt: &tokio::runtime::Runtime, kind: &str, n: usize, judge: bool) {
+    // Built here, so that both `peer` and `peer_setup` count it whole; the
+    // harness's thread building it in the background finished at varying
+    // points of a run, which moved `peer_setup` by up to 70 M.
+    sondera_guard::content::prepare_all();
     let harness = LocalHarness::builder()
         .engine(PolicyEngine::builtin().expect("the built-in packs load"))
         .store(Arc::new(MemoryStore::new()))
