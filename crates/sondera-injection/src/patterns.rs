@@ -520,8 +520,9 @@ pub(crate) enum Owner {
 /// for a match, which in most texts no pattern has.
 struct Candidates {
     literals: AhoCorasick,
-    /// What each literal says, of which patterns.
-    owners: Vec<&'static [Owner]>,
+    /// Each literal the automaton searches for, with what it says of
+    /// which patterns.
+    owned: &'static [(&'static [u8], &'static [Owner])],
     shapes: &'static [Shape],
 }
 
@@ -537,7 +538,7 @@ impl Candidates {
             .expect("the injection literals build an automaton");
         Self {
             literals: automaton,
-            owners: literals.iter().map(|(_, owners)| *owners).collect(),
+            owned: literals,
             shapes,
         }
     }
@@ -567,7 +568,7 @@ impl Candidates {
         };
         for found in self.literals.find_overlapping_iter(haystack.as_ref()) {
             let at = found.start();
-            for &owner in self.owners[found.pattern().as_usize()] {
+            for &owner in self.owned[found.pattern().as_usize()].1 {
                 match owner {
                     Owner::Begins(pattern) => {
                         let boundary = at
