@@ -28,6 +28,7 @@ mod names;
 mod nesting;
 mod payload;
 pub mod provenance;
+mod reuse;
 mod state;
 mod whole_number;
 

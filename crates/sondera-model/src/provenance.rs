@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
+use crate::reuse::{clone_deque_from, clone_if_changed};
+
 /// How many values a trajectory remembers; past this the oldest value that
 /// only observations carried is forgotten first.
 pub const MAX_PROVENANCE_VALUES: usize = 256;
@@ -20,7 +22,7 @@ pub const MAX_CARD_TOOLS: usize = 256;
 
 /// Values by fingerprint, the observations they came from, what the user
 /// asked for, and the effects of the agent's tools. Fixed in size.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Provenance {
     /// Fingerprints (of the normalised value) and their origin.
@@ -41,6 +43,37 @@ pub struct Provenance {
     /// ("" for tools that only read, "unknown" when nothing says), from its
     /// card.
     pub tool_effects: BTreeMap<String, String>,
+}
+
+// `clone_from` reuses what the target holds, as the trajectory state's
+// does (see `crate::reuse`).
+impl Clone for Provenance {
+    fn clone(&self) -> Self {
+        let mut copy = Self::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let Self {
+            values,
+            sources,
+            next_source,
+            next_order,
+            user_effects,
+            user_prompts,
+            flagged_seen,
+            tool_effects,
+        } = source;
+        clone_if_changed(&mut self.values, values);
+        clone_deque_from(&mut self.sources, sources);
+        self.next_source = *next_source;
+        self.next_order = *next_order;
+        clone_if_changed(&mut self.user_effects, user_effects);
+        self.user_prompts = *user_prompts;
+        self.flagged_seen = *flagged_seen;
+        clone_if_changed(&mut self.tool_effects, tool_effects);
+    }
 }
 
 /// Where one value was seen. Stored as `[flags, source, order]`: a
@@ -86,7 +119,7 @@ impl From<ValueOrigin> for CompactOrigin {
 }
 
 /// An observation values came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
     /// The observation's number in the trajectory, from 1.
     pub number: u32,
@@ -96,6 +129,30 @@ pub struct Source {
     pub tool: String,
     /// The injection detector flagged it.
     pub flagged: bool,
+}
+
+impl Clone for Source {
+    fn clone(&self) -> Self {
+        Self {
+            number: self.number,
+            call_id: self.call_id.clone(),
+            tool: self.tool.clone(),
+            flagged: self.flagged,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let Self {
+            number,
+            call_id,
+            tool,
+            flagged,
+        } = source;
+        self.number = *number;
+        self.call_id.clone_from(call_id);
+        self.tool.clone_from(tool);
+        self.flagged = *flagged;
+    }
 }
 
 /// Who brought a value in.

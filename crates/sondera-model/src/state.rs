@@ -2,6 +2,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
+use crate::reuse::{clone_deque_from, clone_if_changed};
 use crate::{Decision, Payload};
 
 /// How many tool calls awaiting their result a trajectory remembers. Older
@@ -25,7 +26,7 @@ pub const MAX_WRITTEN_SCRIPTS: usize = 8;
 /// What a trajectory has accumulated so far: the facts policies read from the
 /// `Trajectory` entity. It is a fixed-size summary, never a scan of history,
 /// so the cost of one adjudication does not grow with the trajectory.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TrajectoryState {
     /// Steps adjudicated by policy (actions and observations).
@@ -78,7 +79,7 @@ pub struct ScriptRisk {
 
 /// A call the trajectory saw, remembered until its result arrives so the
 /// result can be judged with what was asked for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingCall {
     /// The call's id.
     pub call_id: String,
@@ -90,6 +91,66 @@ pub struct PendingCall {
     /// For file operations: `read`, `write`, `edit` or `delete`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation: Option<String>,
+}
+
+// `clone_from` reuses what the target holds: a store copies the state into
+// its own after every step (see `crate::reuse`). Fields are listed by
+// destructuring, so a new one cannot be left out of either.
+impl Clone for TrajectoryState {
+    fn clone(&self) -> Self {
+        let mut copy = Self::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let Self {
+            step_count,
+            denial_count,
+            escalation_count,
+            secrets_seen,
+            untrusted_seen,
+            pending_calls,
+            tools_used,
+            untrusted_commands,
+            provenance,
+            written_scripts,
+        } = source;
+        self.step_count = *step_count;
+        self.denial_count = *denial_count;
+        self.escalation_count = *escalation_count;
+        self.secrets_seen = *secrets_seen;
+        self.untrusted_seen = *untrusted_seen;
+        clone_deque_from(&mut self.pending_calls, pending_calls);
+        clone_if_changed(&mut self.tools_used, tools_used);
+        clone_deque_from(&mut self.untrusted_commands, untrusted_commands);
+        self.provenance.clone_from(provenance);
+        clone_if_changed(&mut self.written_scripts, written_scripts);
+    }
+}
+
+impl Clone for PendingCall {
+    fn clone(&self) -> Self {
+        Self {
+            call_id: self.call_id.clone(),
+            target: self.target.clone(),
+            kind: self.kind.clone(),
+            operation: self.operation.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let Self {
+            call_id,
+            target,
+            kind,
+            operation,
+        } = source;
+        self.call_id.clone_from(call_id);
+        self.target.clone_from(target);
+        self.kind.clone_from(kind);
+        self.operation.clone_from(operation);
+    }
 }
 
 impl TrajectoryState {
@@ -245,6 +306,49 @@ mod tests {
             (state.step_count, state.denial_count, state.escalation_count),
             (3, 1, 1)
         );
+    }
+
+    /// A state with something in every field, different for each `n`.
+    fn busy(n: usize) -> TrajectoryState {
+        let mut state = TrajectoryState::default();
+        for call in 0..n * 3 {
+            state.record(&shell(&format!("{n}-{call}")), Decision::Allow);
+        }
+        state.record(&shell("denied"), Decision::Deny);
+        state.secrets_seen = n % 2 == 0;
+        state.untrusted_seen = n % 2 == 1;
+        state.tools_used.insert(format!("tool {n}"));
+        state.remember_untrusted_commands((0..n).map(|c| format!("curl x/{c}")));
+        state.remember_script(
+            &format!("/w/{n}.sh"),
+            vec![ScriptRisk {
+                kind: "remote_script".into(),
+                evidence: format!("curl {n} | sh"),
+            }],
+        );
+        let source = state
+            .provenance
+            .add_source(&format!("c{n}"), "web_fetch", n > 1);
+        state.provenance.sighted(
+            n as u64,
+            crate::provenance::Sighting::Observation {
+                source,
+                flagged: false,
+            },
+        );
+        state.provenance.declare_tool(&format!("tool {n}"), "send");
+        state
+    }
+
+    #[test]
+    fn a_state_copied_into_another_equals_its_source() {
+        for (kept, new) in [(0, 3), (3, 0), (2, 5), (5, 2), (4, 4)] {
+            let source = busy(new);
+            let mut target = busy(kept);
+            target.clone_from(&source);
+            assert_eq!(target, source, "state of {kept} copied from {new}");
+            assert_eq!(source.clone(), source);
+        }
     }
 
     #[test]

@@ -219,7 +219,7 @@ impl Inner {
         summary.status = step.status;
         summary.updated_at = event.timestamp;
         summary.event_count = step.seq + 1;
-        summary.state = step.state.clone();
+        summary.state.clone_from(step.state);
         self.events += 1;
         if ends {
             self.ended
