@@ -315,8 +315,8 @@ mod tests {
             state.record(&shell(&format!("{n}-{call}")), Decision::Allow);
         }
         state.record(&shell("denied"), Decision::Deny);
-        state.secrets_seen = n % 2 == 0;
-        state.untrusted_seen = n % 2 == 1;
+        state.secrets_seen = n.is_multiple_of(2);
+        state.untrusted_seen = !n.is_multiple_of(2);
         state.tools_used.insert(format!("tool {n}"));
         state.remember_untrusted_commands((0..n).map(|c| format!("curl x/{c}")));
         state.remember_script(
