@@ -20,6 +20,7 @@
 //! the type it expects, or a fact that cannot be found, is "could be
 //! anything", never `false`.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -211,7 +212,36 @@ pub(crate) enum Condition {
     Or(Box<Condition>, Box<Condition>),
     Not(Box<Condition>),
     /// A test of the fact at this path under `context`.
-    Fact(Vec<String>, Test),
+    Fact(FactPath, Test),
+}
+
+/// `context.a.b` as `["a", "b"]`, with the slot a prefilter keeps its
+/// value in while it screens one request: the policies of a slice test a
+/// few facts many times over, and each is looked up once.
+#[derive(Debug, Clone)]
+pub(crate) struct FactPath {
+    names: Vec<String>,
+    /// Given when the policy joins a prefilter; a path without one is
+    /// looked up every time.
+    slot: Option<usize>,
+}
+
+impl FactPath {
+    pub(crate) fn new(names: Vec<String>) -> Self {
+        Self { names, slot: None }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn names(&self) -> &[String] {
+        &self.names
+    }
+}
+
+/// Two paths are the same path wherever their values are kept.
+impl PartialEq for FactPath {
+    fn eq(&self, other: &Self) -> bool {
+        self.names == other.names
+    }
 }
 
 impl Condition {
@@ -265,16 +295,16 @@ impl Condition {
             "&&" => binary(Self::And),
             "||" => binary(Self::Or),
             "!" => Some(Self::Not(Box::new(Self::of_expr(&args["arg"])))),
-            "." => path(expr).map(|p| Self::Fact(p, Test::IsTrue)),
-            "isEmpty" => path(&args["arg"]).map(|p| Self::Fact(p, Test::IsEmpty)),
+            "." => path(expr).map(|p| Self::Fact(FactPath::new(p), Test::IsTrue)),
+            "isEmpty" => path(&args["arg"]).map(|p| Self::Fact(FactPath::new(p), Test::IsEmpty)),
             "has" => path(&args["left"]).and_then(|p| {
                 let attr = args["attr"].as_str()?.to_string();
-                Some(Self::Fact(p, Test::Has(attr)))
+                Some(Self::Fact(FactPath::new(p), Test::Has(attr)))
             }),
             "contains" => contains(&args["left"], &args["right"]),
             "containsAny" => path(&args["left"])
                 .zip(literals(&args["right"]))
-                .map(|(p, lits)| Self::Fact(p, Test::ContainsAny(lits))),
+                .map(|(p, lits)| Self::Fact(FactPath::new(p), Test::ContainsAny(lits))),
             "==" | "!=" => equality(&args["left"], &args["right"]).map(|c| {
                 if op == "!=" {
                     Self::Not(Box::new(c))
@@ -293,10 +323,26 @@ impl Condition {
             Self::Not(c) => c.outcomes(facts).not(),
             Self::And(left, right) => Self::short_circuit(left, right, Outcomes::TRUE, facts),
             Self::Or(left, right) => Self::short_circuit(left, right, Outcomes::FALSE, facts),
-            Self::Fact(path, test) => match facts.resolve(path) {
+            Self::Fact(path, test) => match facts.value(path) {
                 Some(value) => test.outcomes(value),
                 None => Outcomes::ANY,
             },
+        }
+    }
+
+    /// Gives each path a slot of `slots`, the same slot to the same path.
+    fn assign_slots(&mut self, slots: &mut HashMap<Vec<String>, usize>) {
+        match self {
+            Self::Known(_) => {}
+            Self::Not(c) => c.assign_slots(slots),
+            Self::And(left, right) | Self::Or(left, right) => {
+                left.assign_slots(slots);
+                right.assign_slots(slots);
+            }
+            Self::Fact(path, _) => {
+                let next = slots.len();
+                path.slot = Some(*slots.entry(path.names.clone()).or_insert(next));
+            }
         }
     }
 
@@ -334,10 +380,10 @@ fn literals(expr: &Value) -> Option<Vec<Literal>> {
 
 fn contains(left: &Value, right: &Value) -> Option<Condition> {
     if let (Some(p), Some(lit)) = (path(left), Literal::from_json(right)) {
-        return Some(Condition::Fact(p, Test::Contains(lit)));
+        return Some(Condition::Fact(FactPath::new(p), Test::Contains(lit)));
     }
     let (lits, p) = (literals(left)?, path(right)?);
-    Some(Condition::Fact(p, Test::OneOf(lits)))
+    Some(Condition::Fact(FactPath::new(p), Test::OneOf(lits)))
 }
 
 fn equality(left: &Value, right: &Value) -> Option<Condition> {
@@ -346,26 +392,50 @@ fn equality(left: &Value, right: &Value) -> Option<Condition> {
         (None, Some(p)) => (p, Literal::from_json(left)?),
         (None, None) => return None,
     };
-    Some(Condition::Fact(p, Test::Equals(lit)))
+    Some(Condition::Fact(FactPath::new(p), Test::Equals(lit)))
 }
 
 fn compare(cmp: Comparison, args: &Value) -> Option<Condition> {
     let long = |v: &Value| Literal::from_json(v)?.long();
     let (left, right) = (&args["left"], &args["right"]);
     if let (Some(p), Some(n)) = (path(left), long(right)) {
-        return Some(Condition::Fact(p, Test::Compare(cmp, n)));
+        return Some(Condition::Fact(FactPath::new(p), Test::Compare(cmp, n)));
     }
     let (n, p) = (long(left)?, path(right)?);
-    Some(Condition::Fact(p, Test::Compare(cmp.flipped(), n)))
+    Some(Condition::Fact(
+        FactPath::new(p),
+        Test::Compare(cmp.flipped(), n),
+    ))
 }
 
 /// Resolves `context.a.b` paths over a request's facts; an attribute of the
 /// trajectory is read through the entity the context names.
 struct Facts<'r> {
     facts: &'r RequestFacts,
+    /// What each slot's path resolved to, once looked up.
+    resolved: Vec<Cell<Option<Option<&'r Fact>>>>,
 }
 
 impl<'r> Facts<'r> {
+    fn new(facts: &'r RequestFacts, slots: usize) -> Self {
+        Self {
+            facts,
+            resolved: vec![Cell::new(None); slots],
+        }
+    }
+
+    fn value(&self, path: &FactPath) -> Option<&'r Fact> {
+        let Some(cell) = path.slot.and_then(|slot| self.resolved.get(slot)) else {
+            return self.resolve(&path.names);
+        };
+        if let Some(known) = cell.get() {
+            return known;
+        }
+        let value = self.resolve(&path.names);
+        cell.set(Some(value));
+        value
+    }
+
     fn resolve(&self, path: &[String]) -> Option<&'r Fact> {
         let (first, rest) = path.split_first()?;
         let mut value = field(&self.facts.context, first)?;
@@ -385,6 +455,8 @@ impl<'r> Facts<'r> {
 #[derive(Debug, Default)]
 pub(crate) struct Prefilter {
     members: Vec<(Policy, Condition)>,
+    /// The distinct paths the members' conditions test, by slot.
+    slots: HashMap<Vec<String>, usize>,
     subsets: Mutex<HashMap<Vec<u64>, Arc<PolicySet>>>,
 }
 
@@ -392,6 +464,7 @@ impl Clone for Prefilter {
     fn clone(&self) -> Self {
         Self {
             members: self.members.clone(),
+            slots: self.slots.clone(),
             subsets: Mutex::default(),
         }
     }
@@ -422,7 +495,8 @@ pub(crate) enum Screening<'a> {
 }
 
 impl Prefilter {
-    pub(crate) fn add(&mut self, policy: Policy, condition: Condition) {
+    pub(crate) fn add(&mut self, policy: Policy, mut condition: Condition) {
+        condition.assign_slots(&mut self.slots);
         self.members.push((policy, condition));
     }
 
@@ -430,7 +504,7 @@ impl Prefilter {
     /// added here in order) the request could make match or fail; when the
     /// outcome of each is known exactly, which match.
     pub(crate) fn screen<'a>(&'a self, all: &'a PolicySet, facts: &RequestFacts) -> Screening<'a> {
-        let facts = Facts { facts };
+        let facts = Facts::new(facts, self.slots.len());
         let mut mask = vec![0u64; self.members.len().div_ceil(64)];
         let mut every = true;
         let mut exact = true;
@@ -492,7 +566,10 @@ mod tests {
     }
 
     fn fact(path: &[&str], test: Test) -> Condition {
-        Condition::Fact(path.iter().map(|s| s.to_string()).collect(), test)
+        Condition::Fact(
+            FactPath::new(path.iter().map(|s| s.to_string()).collect()),
+            test,
+        )
     }
 
     fn and(l: Condition, r: Condition) -> Condition {
@@ -513,7 +590,7 @@ mod tests {
                 r#"forbid (principal, action, resource) when { context.shell.risks.contains("fork_bomb") };"#
             ),
             scoped(Condition::Fact(
-                risks(),
+                FactPath::new(risks()),
                 Test::Contains(Literal::String("fork_bomb".into()))
             ))
         );
@@ -574,7 +651,7 @@ mod tests {
             "opaque",
             Fact::Cedar(RestrictedExpression::new_long(1)),
         )]);
-        let facts = Facts { facts: &request };
+        let facts = Facts::new(&request, 0);
         for (condition, expected) in &cases {
             assert_eq!(condition.outcomes(&facts), *expected, "{condition:?}");
         }
@@ -606,7 +683,7 @@ mod tests {
                 Fact::Cedar(RestrictedExpression::new_string("x".into())),
             ),
         ]);
-        let facts = Facts { facts: &request };
+        let facts = Facts::new(&request, 0);
         let string = |s: &str| Literal::String(s.into());
         let cases = [
             (
@@ -646,6 +723,19 @@ mod tests {
         ];
         for (condition, expected) in &cases {
             assert_eq!(condition.outcomes(&facts), *expected, "{condition:?}");
+        }
+        // With slots, each path is looked up once and read the same after.
+        let mut slots = HashMap::new();
+        let mut slotted: Vec<Condition> = cases.iter().map(|(c, _)| c.clone()).collect();
+        for condition in &mut slotted {
+            condition.assign_slots(&mut slots);
+        }
+        assert_eq!(slots.len(), 5, "one slot per distinct path: {slots:?}");
+        let facts = Facts::new(&request, slots.len());
+        for _ in 0..2 {
+            for (condition, (_, expected)) in slotted.iter().zip(&cases) {
+                assert_eq!(condition.outcomes(&facts), *expected, "{condition:?}");
+            }
         }
     }
 

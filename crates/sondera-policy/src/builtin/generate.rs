@@ -77,7 +77,7 @@ fn condition(c: &Condition) -> String {
         Condition::And(l, r) => format!("s.and({}, {})", condition(l), condition(r)),
         Condition::Or(l, r) => format!("s.or({}, {})", condition(l), condition(r)),
         Condition::Not(c) => format!("s.not({})", condition(c)),
-        Condition::Fact(path, t) => format!("s.fact(&{path:?}, {})", test(t)),
+        Condition::Fact(path, t) => format!("s.fact(&{:?}, {})", path.names(), test(t)),
     }
 }
 

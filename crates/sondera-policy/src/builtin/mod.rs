@@ -24,7 +24,7 @@ use cedar_policy::pst::{
 };
 use cedar_policy::{EntityId, EntityTypeName, EntityUid};
 
-use crate::prefilter::{Condition, Outcomes, Test};
+use crate::prefilter::{Condition, FactPath, Outcomes, Test};
 
 #[rustfmt::skip]
 mod packs;
@@ -141,7 +141,10 @@ impl Syntax {
     }
 
     fn fact(&self, path: &[&str], test: Test) -> Condition {
-        Condition::Fact(path.iter().map(|p| p.to_string()).collect(), test)
+        Condition::Fact(
+            FactPath::new(path.iter().map(|p| p.to_string()).collect()),
+            test,
+        )
     }
 
     fn action_eq(&self, ty: &'static str, id: &str) -> ActionConstraint {
