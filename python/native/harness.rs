@@ -72,8 +72,14 @@ impl NativeHarness {
             let mut harness = scope.lock().await;
             let result = work(&mut harness).await;
             if let Ok(mut p) = published.lock() {
-                p.trajectory_id = harness.trajectory_id().map(str::to_string);
-                p.agent = harness.agent().cloned();
+                // A scope takes its agent with its trajectory (initialize,
+                // resume) and changes neither otherwise: a step does not
+                // copy the agent and its card again.
+                let trajectory_id = harness.trajectory_id();
+                if p.trajectory_id.as_deref() != trajectory_id {
+                    p.trajectory_id = trajectory_id.map(str::to_string);
+                    p.agent = harness.agent().cloned();
+                }
             }
             result.map_err(harness_error)
         })
