@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -493,7 +494,7 @@ impl Agent {
             id,
             provider,
             platform,
-            card: card.map(AgentCard::read).transpose()?,
+            card: card.map(AgentCard::read).transpose()?.map(Arc::new),
         }))
     }
 
@@ -509,7 +510,7 @@ impl Agent {
 
     #[getter]
     fn card(&self) -> Option<AgentCard> {
-        self.0.card.clone().map(AgentCard)
+        self.0.card.as_deref().cloned().map(AgentCard)
     }
 }
 

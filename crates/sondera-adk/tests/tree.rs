@@ -69,7 +69,7 @@ fn the_card_describes_the_whole_tree() {
         system_instruction,
         tools,
         sub_agents,
-    } = agent.card.unwrap();
+    } = std::sync::Arc::unwrap_or_clone(agent.card.unwrap());
     assert_eq!(model.as_deref(), Some("scripted-model"));
     assert_eq!(system_instruction, "Plan, then hand off.");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();

@@ -777,7 +777,7 @@ pub fn fold(
 ) {
     match payload {
         Payload::Started { agent, .. } => {
-            if let Some(AgentCard::React { tools, .. }) = &agent.card {
+            if let Some(AgentCard::React { tools, .. }) = agent.card.as_deref() {
                 for tool in tools {
                     provenance.declare_tool(&tool.name, declared_effect(tool).as_str());
                 }

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -14,8 +16,10 @@ pub struct Agent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
     /// What the agent is made of; usually sent once, with `started`.
+    // Shared: a card (tool schemas and all) travels with a trajectory's
+    // start through the harness, the store and the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub card: Option<AgentCard>,
+    pub card: Option<Arc<AgentCard>>,
 }
 
 impl Agent {
@@ -39,7 +43,7 @@ impl Agent {
     /// The agent, made of `card`.
     #[must_use]
     pub fn with_card(mut self, card: AgentCard) -> Self {
-        self.card = Some(card);
+        self.card = Some(Arc::new(card));
         self
     }
 
@@ -57,7 +61,7 @@ impl Agent {
 
     /// The card's declaration of `tool_name`, when the agent has a card listing it.
     pub fn tool(&self, tool_name: &str) -> Option<&Tool> {
-        match self.card.as_ref()? {
+        match self.card.as_deref()? {
             AgentCard::React { tools, .. } => tools.iter().find(|t| t.name == tool_name),
         }
     }

@@ -277,7 +277,8 @@ impl Event {
         let agent_json = self
             .agent
             .card
-            .iter()
+            .as_deref()
+            .into_iter()
             .flat_map(crate::AgentCard::json_fields);
         for (field, value) in self.payload.json_fields().chain(agent_json) {
             if crate::json_depth_exceeds(value, limit) {

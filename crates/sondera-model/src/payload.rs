@@ -253,7 +253,8 @@ impl Payload {
             Self::Started { agent, .. } => Box::new(
                 agent
                     .card
-                    .iter()
+                    .as_deref()
+                    .into_iter()
                     .flat_map(AgentCard::json_fields)
                     .map(|(_, v)| ("payload.agent.card", v)),
             ),

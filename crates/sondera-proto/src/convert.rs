@@ -308,7 +308,9 @@ impl From<model::Agent> for v1::Agent {
             id: a.id,
             provider: a.provider,
             platform: a.platform,
-            card: a.card.map(Into::into),
+            card: a
+                .card
+                .map(|card| std::sync::Arc::unwrap_or_clone(card).into()),
         }
     }
 }
@@ -321,7 +323,9 @@ impl TryFrom<v1::Agent> for model::Agent {
             id: a.id,
             provider: a.provider,
             platform: a.platform,
-            card: optional(a.card, "card", TryInto::try_into)?,
+            card: optional(a.card, "card", |card| {
+                model::AgentCard::try_from(card).map(std::sync::Arc::new)
+            })?,
         })
     }
 }
