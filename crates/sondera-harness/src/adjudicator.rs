@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use sondera_guard::content;
-use sondera_model::{Adjudicated, Decision, Event, Payload, TrajectoryState};
+use sondera_model::{Adjudicated, Decision, DecisionIds, Event, Payload, TrajectoryState};
 use sondera_policy::PolicyEngine;
 use sondera_store::{
     EventLog, StepRecord, StoreError, TenantId, TrajectoryStatus, TrajectoryStore,
@@ -24,6 +24,8 @@ struct Cursor {
     /// Position of the next event.
     next_seq: u64,
     state: TrajectoryState,
+    /// Made at the trajectory's first step here.
+    decision_ids: Option<DecisionIds>,
 }
 
 impl Cursor {
@@ -32,6 +34,7 @@ impl Cursor {
             status: TrajectoryStatus::Pending,
             next_seq: 0,
             state: TrajectoryState::default(),
+            decision_ids: None,
         }
     }
 }
@@ -269,6 +272,7 @@ impl Adjudicator {
                 status: summary.status,
                 next_seq: summary.event_count,
                 state: summary.state,
+                decision_ids: None,
             }))
     }
 
@@ -310,13 +314,11 @@ impl Adjudicator {
                 judged
             }
         };
-        verdict.decision_id = Some(sondera_model::decision_id(
-            tenant.as_str(),
-            id,
-            cursor.next_seq,
-            &event.event_id,
-            engine.revision(),
-        ));
+        let decision_ids = cursor
+            .decision_ids
+            .get_or_insert_with(|| DecisionIds::new(tenant.as_str(), id));
+        verdict.decision_id =
+            Some(decision_ids.id(cursor.next_seq, &event.event_id, engine.revision()));
         let status = cursor.status.after(&event.payload);
         self.log
             .append(StepRecord {

@@ -43,7 +43,7 @@ pub mod __names {
 // The enum macros name this crate by its name, which inside it needs this.
 extern crate self as sondera_model;
 
-pub use adjudication::{Adjudicated, Decision, Mode, PolicyMetadata, decision_id};
+pub use adjudication::{Adjudicated, Decision, DecisionIds, Mode, PolicyMetadata, decision_id};
 pub use agent::{Agent, AgentCard, CollaborationMode, SubAgent, Tool};
 pub use call_id::{
     Adapter, MAX_PROVIDER_CALL_ID_BYTES, ProviderCallIdRejection, admit_provider_call_id,
