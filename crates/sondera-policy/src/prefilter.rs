@@ -22,7 +22,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cedar_policy::{Policy, PolicySet};
 use serde_json::Value;
@@ -221,14 +221,17 @@ pub(crate) enum Condition {
 #[derive(Debug, Clone)]
 pub(crate) struct FactPath {
     names: Vec<String>,
-    /// Given when the policy joins a prefilter; a path without one is
-    /// looked up every time.
-    slot: Option<usize>,
+    /// Given when its prefilter screens its first request; a path without
+    /// one is looked up every time.
+    slot: OnceLock<usize>,
 }
 
 impl FactPath {
     pub(crate) fn new(names: Vec<String>) -> Self {
-        Self { names, slot: None }
+        Self {
+            names,
+            slot: OnceLock::new(),
+        }
     }
 
     #[cfg(test)]
@@ -331,7 +334,7 @@ impl Condition {
     }
 
     /// Gives each path a slot of `slots`, the same slot to the same path.
-    fn assign_slots(&mut self, slots: &mut HashMap<Vec<String>, usize>) {
+    fn assign_slots<'c>(&'c self, slots: &mut HashMap<&'c [String], usize>) {
         match self {
             Self::Known(_) => {}
             Self::Not(c) => c.assign_slots(slots),
@@ -341,7 +344,9 @@ impl Condition {
             }
             Self::Fact(path, _) => {
                 let next = slots.len();
-                path.slot = Some(*slots.entry(path.names.clone()).or_insert(next));
+                let slot = *slots.entry(&path.names).or_insert(next);
+                // Already given (a clone of a screened prefilter): the same.
+                let _ = path.slot.set(slot);
             }
         }
     }
@@ -425,7 +430,7 @@ impl<'r> Facts<'r> {
     }
 
     fn value(&self, path: &FactPath) -> Option<&'r Fact> {
-        let Some(cell) = path.slot.and_then(|slot| self.resolved.get(slot)) else {
+        let Some(cell) = path.slot.get().and_then(|slot| self.resolved.get(*slot)) else {
             return self.resolve(&path.names);
         };
         if let Some(known) = cell.get() {
@@ -455,8 +460,10 @@ impl<'r> Facts<'r> {
 #[derive(Debug, Default)]
 pub(crate) struct Prefilter {
     members: Vec<(Policy, Condition)>,
-    /// The distinct paths the members' conditions test, by slot.
-    slots: HashMap<Vec<String>, usize>,
+    /// How many distinct paths the members' conditions test, once each
+    /// has its slot: given when the slice screens its first request, so a
+    /// process that judges one step pays only for its slice.
+    slots: OnceLock<usize>,
     subsets: Mutex<HashMap<Vec<u64>, Arc<PolicySet>>>,
 }
 
@@ -495,16 +502,25 @@ pub(crate) enum Screening<'a> {
 }
 
 impl Prefilter {
-    pub(crate) fn add(&mut self, policy: Policy, mut condition: Condition) {
-        condition.assign_slots(&mut self.slots);
+    pub(crate) fn add(&mut self, policy: Policy, condition: Condition) {
         self.members.push((policy, condition));
+    }
+
+    fn slots(&self) -> usize {
+        *self.slots.get_or_init(|| {
+            let mut slots = HashMap::new();
+            for (_, condition) in &self.members {
+                condition.assign_slots(&mut slots);
+            }
+            slots.len()
+        })
     }
 
     /// Which policies of `all` (the slice's enforced set, whose members were
     /// added here in order) the request could make match or fail; when the
     /// outcome of each is known exactly, which match.
     pub(crate) fn screen<'a>(&'a self, all: &'a PolicySet, facts: &RequestFacts) -> Screening<'a> {
-        let facts = Facts::new(facts, self.slots.len());
+        let facts = Facts::new(facts, self.slots());
         let mut mask = vec![0u64; self.members.len().div_ceil(64)];
         let mut every = true;
         let mut exact = true;
@@ -726,14 +742,13 @@ mod tests {
         }
         // With slots, each path is looked up once and read the same after.
         let mut slots = HashMap::new();
-        let mut slotted: Vec<Condition> = cases.iter().map(|(c, _)| c.clone()).collect();
-        for condition in &mut slotted {
+        for (condition, _) in &cases {
             condition.assign_slots(&mut slots);
         }
         assert_eq!(slots.len(), 5, "one slot per distinct path: {slots:?}");
         let facts = Facts::new(&request, slots.len());
         for _ in 0..2 {
-            for (condition, (_, expected)) in slotted.iter().zip(&cases) {
+            for (condition, expected) in &cases {
                 assert_eq!(condition.outcomes(&facts), *expected, "{condition:?}");
             }
         }
