@@ -3,7 +3,7 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -50,8 +50,90 @@ fn check_nesting(value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
 }
 
 /// Python data as JSON, for fields the model keeps as free-form JSON.
+///
+/// Tool arguments and results are nearly always plain JSON data, read here
+/// directly; data of any other kind (a dataclass, a mapping with keys that
+/// are not strings, a number JSON cannot hold) is read as a whole through
+/// `pythonize`, which the direct reading agrees with wherever both apply.
 pub(crate) fn json_of(value: &Bound<'_, PyAny>, what: &str) -> PyResult<serde_json::Value> {
-    from_py(value, what)
+    match plain_json(value, 1) {
+        Plain::Json(json) => Ok(json),
+        Plain::TooDeep => Err(PyValueError::new_err(format!(
+            "invalid {what}: nested more than {MAX_NESTING} levels deep"
+        ))),
+        Plain::Other => from_py(value, what),
+    }
+}
+
+enum Plain {
+    Json(serde_json::Value),
+    TooDeep,
+    /// Not plain JSON data.
+    Other,
+}
+
+/// `value` read as plain JSON data, at `depth` (the outermost is 1).
+fn plain_json(value: &Bound<'_, PyAny>, depth: usize) -> Plain {
+    use serde_json::Value;
+    if value.is_none() {
+        return Plain::Json(Value::Null);
+    }
+    if let Ok(flag) = value.cast::<PyBool>() {
+        return Plain::Json(Value::Bool(flag.is_true()));
+    }
+    if let Ok(text) = value.cast::<PyString>() {
+        return text
+            .to_str()
+            .map_or(Plain::Other, |text| Plain::Json(Value::String(text.to_owned())));
+    }
+    if value.cast::<PyInt>().is_ok() {
+        return match (value.extract::<i64>(), value.extract::<u64>()) {
+            (Ok(n), _) => Plain::Json(n.into()),
+            (_, Ok(n)) => Plain::Json(n.into()),
+            _ => Plain::Other,
+        };
+    }
+    if let Ok(float) = value.cast::<PyFloat>() {
+        return serde_json::Number::from_f64(float.value())
+            .map_or(Plain::Other, |n| Plain::Json(Value::Number(n)));
+    }
+    let container = value.cast::<PyDict>().is_ok()
+        || value.cast::<PyList>().is_ok()
+        || value.cast::<PyTuple>().is_ok();
+    if !container {
+        return Plain::Other;
+    }
+    if depth > MAX_NESTING {
+        return Plain::TooDeep;
+    }
+    if let Ok(dict) = value.cast::<PyDict>() {
+        let mut map = serde_json::Map::with_capacity(dict.len());
+        for (key, item) in dict.iter() {
+            let Ok(key) = key.cast::<PyString>() else {
+                return Plain::Other;
+            };
+            let Ok(key) = key.to_str() else {
+                return Plain::Other;
+            };
+            match plain_json(&item, depth + 1) {
+                Plain::Json(item) => map.insert(key.to_owned(), item),
+                other => return other,
+            };
+        }
+        return Plain::Json(Value::Object(map));
+    }
+    let items: Vec<Bound<'_, PyAny>> = match value.cast::<PyList>() {
+        Ok(list) => list.iter().collect(),
+        Err(_) => value.cast::<PyTuple>().map(|t| t.iter().collect()).unwrap_or_default(),
+    };
+    let mut array = Vec::with_capacity(items.len());
+    for item in &items {
+        match plain_json(item, depth + 1) {
+            Plain::Json(item) => array.push(item),
+            other => return other,
+        }
+    }
+    Plain::Json(Value::Array(array))
 }
 
 /// One top-level field of `value`'s JSON form, as Python data (`None` when absent).

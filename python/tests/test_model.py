@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -99,6 +100,44 @@ def test_results_and_errors_become_observations() -> None:
     assert output.event_type == "shell_command_output" and output.stdout == "a\nb"
     failed = _native.observation_for(action, error="permission denied")
     assert failed.exit_code != 0 and "permission denied" in failed.stderr
+
+
+def test_tool_data_is_read_as_json_reads_it() -> None:
+    plain = {
+        "flag": True,
+        "count": 3,
+        "largest": 2**64 - 1,
+        "smallest": -(2**63),
+        "ratio": 1.5,
+        "text": "caf\u00e9",
+        "nothing": None,
+        "nested": [1, [2, {"k": "v"}], ()],
+        "pair": (1, "x"),
+    }
+    arguments = classify("create_issue", plain, "c1").to_dict()["arguments"]
+    assert arguments == json.loads(json.dumps(plain))
+    assert arguments["flag"] is True and list(arguments) == list(plain)
+
+    @dataclasses.dataclass
+    class Ticket:
+        id: int
+        title: str
+
+    # Data JSON has no form for is read as before: dataclasses and sets as
+    # objects and lists, numbers JSON cannot hold as null or refused.
+    unusual = {"ticket": Ticket(1, "x"), "tags": {"a"}, "nan": float("nan")}
+    assert classify("create_issue", unusual, "c2").to_dict()["arguments"] == {
+        "ticket": {"id": 1, "title": "x"},
+        "tags": ["a"],
+        "nan": None,
+    }
+    for refused, why in [
+        ({"huge": 2**70}, "out of range"),
+        ({1: "a"}, "not an instance of 'str'"),
+        ({"raw": b"x"}, "byte array"),
+    ]:
+        with pytest.raises(ValueError, match=f"invalid tool arguments: .*{why}"):
+            classify("create_issue", refused, "c3")
 
 
 def test_admit_provider_call_id() -> None:
