@@ -82,16 +82,17 @@ fn plain_json(value: &Bound<'_, PyAny>, depth: usize) -> Plain {
         return Plain::Json(Value::Bool(flag.is_true()));
     }
     if let Ok(text) = value.cast::<PyString>() {
-        return text
-            .to_str()
-            .map_or(Plain::Other, |text| Plain::Json(Value::String(text.to_owned())));
+        return text.to_str().map_or(Plain::Other, |text| {
+            Plain::Json(Value::String(text.to_owned()))
+        });
     }
     if value.cast::<PyInt>().is_ok() {
-        return match (value.extract::<i64>(), value.extract::<u64>()) {
-            (Ok(n), _) => Plain::Json(n.into()),
-            (_, Ok(n)) => Plain::Json(n.into()),
-            _ => Plain::Other,
-        };
+        if let Ok(n) = value.extract::<i64>() {
+            return Plain::Json(n.into());
+        }
+        return value
+            .extract::<u64>()
+            .map_or(Plain::Other, |n| Plain::Json(n.into()));
     }
     if let Ok(float) = value.cast::<PyFloat>() {
         return serde_json::Number::from_f64(float.value())
@@ -124,7 +125,10 @@ fn plain_json(value: &Bound<'_, PyAny>, depth: usize) -> Plain {
     }
     let items: Vec<Bound<'_, PyAny>> = match value.cast::<PyList>() {
         Ok(list) => list.iter().collect(),
-        Err(_) => value.cast::<PyTuple>().map(|t| t.iter().collect()).unwrap_or_default(),
+        Err(_) => value
+            .cast::<PyTuple>()
+            .map(|t| t.iter().collect())
+            .unwrap_or_default(),
     };
     let mut array = Vec::with_capacity(items.len());
     for item in &items {
