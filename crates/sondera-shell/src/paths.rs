@@ -37,7 +37,7 @@ pub fn resolve(word: &Word, context: &ShellContext<'_>) -> ResolvedPath {
     let glob_at = rest.find(['*', '?', '[']);
     let cut = [dynamic_at, glob_at].into_iter().flatten().min();
     let known = cut.map_or(rest, |i| &rest[..i]);
-    let path = through_proc_root(normalise(&format!("{base}/{known}")));
+    let path = through_proc_root(normalise_joined(base, known));
     let root = context.workspace_root.trim_end_matches('/');
     let root: std::borrow::Cow<'_, str> = if is_normal(root) {
         std::borrow::Cow::Borrowed(root)
@@ -66,18 +66,18 @@ pub fn resolve(word: &Word, context: &ShellContext<'_>) -> ResolvedPath {
 /// kept): `~/.s*h/id_*` is `/home/dev/.s*h/id_*`.
 pub fn pattern(word: &Word, context: &ShellContext<'_>) -> String {
     let text = &word.text;
-    let joined = if word.home_relative {
+    let (base, rest) = if word.home_relative {
         let rest = text
             .strip_prefix("$HOME")
             .or_else(|| text.strip_prefix('~'))
             .unwrap_or(text);
-        format!("{}/{rest}", context.home)
+        (context.home, rest)
     } else if text.starts_with('/') {
-        text.clone()
+        ("/", text.as_str())
     } else {
-        format!("{}/{text}", context.working_dir)
+        (context.working_dir, text.as_str())
     };
-    through_proc_root(normalise(&joined))
+    through_proc_root(normalise_joined(base, rest))
 }
 
 /// `/proc/self/root/etc/shadow` (or any process's root) is `/etc/shadow`.
@@ -93,7 +93,7 @@ fn through_proc_root(path: String) -> String {
         || process.bytes().all(|b| b.is_ascii_digit());
     match inside.strip_prefix("root") {
         Some(under) if process_dir && (under.is_empty() || under.starts_with('/')) => {
-            normalise(&format!("/{under}"))
+            normalise_joined("/", under)
         }
         _ => path,
     }
@@ -111,17 +111,34 @@ fn is_normal(path: &str) -> bool {
 }
 
 fn normalise(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
+    normalise_joined(path, "")
+}
+
+/// `base/rest` with `.` and `..` folded, written once: each part is
+/// appended after a `/`, and `..` truncates back to the previous `/`.
+fn normalise_joined(base: &str, rest: &str) -> String {
+    let mut out = String::with_capacity(base.len() + rest.len() + 1);
+    for text in [base, rest] {
+        let mut start = 0;
+        let bytes = text.as_bytes();
+        // `/` is one byte, never part of another character's encoding.
+        let ends = (0..=bytes.len()).filter(|&at| bytes.get(at).is_none_or(|&b| b == b'/'));
+        for end in ends {
+            match &text[start..end] {
+                "" | "." => {}
+                ".." => out.truncate(out.rfind('/').unwrap_or(0)),
+                part => {
+                    out.push('/');
+                    out.push_str(part);
+                }
             }
-            p => parts.push(p),
+            start = end + 1;
         }
     }
-    format!("/{}", parts.join("/"))
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -172,6 +189,41 @@ mod tests {
         }
         assert_eq!(at("~/.ssh/../.aws").path, "/home/dev/.aws");
         assert_eq!(at("../../..").path, "/");
+    }
+
+    /// Folding by a stack of parts, the plain statement of what
+    /// [`normalise_joined`] computes in place.
+    fn folded_by_parts(path: &str) -> String {
+        let mut parts: Vec<&str> = Vec::new();
+        for part in path.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                p => parts.push(p),
+            }
+        }
+        format!("/{}", parts.join("/"))
+    }
+
+    #[test]
+    fn folding_in_place_agrees_with_folding_by_parts() {
+        let pieces = [
+            "", "/", "a", "..", ".", "b/", "/../", "c/./d", "//", "...", ".a", "../..",
+        ];
+        for base in ["/", "/workspace/project", "/home/dev/", "", "rel/x"] {
+            for x in pieces {
+                for y in pieces {
+                    let rest = format!("{x}/{y}{x}");
+                    assert_eq!(
+                        normalise_joined(base, &rest),
+                        folded_by_parts(&format!("{base}/{rest}")),
+                        "{base:?} + {rest:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
