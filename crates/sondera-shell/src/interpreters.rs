@@ -45,7 +45,7 @@ const fn lang(
 
 /// Interpreters by the name they are run as, without version suffixes
 /// (`python3.12` is `python`, `lua5.4` is `lua`).
-static INTERPRETERS: &[Interpreter] = &[
+const INTERPRETERS: &[Interpreter] = &[
     lang("python", &["-c"], true),
     lang("pypy", &["-c"], true),
     Interpreter {
@@ -123,9 +123,39 @@ static INTERPRETERS: &[Interpreter] = &[
 pub(super) fn interpreter(program: &str) -> Option<&'static Interpreter> {
     let program = program.strip_suffix(".exe").unwrap_or(program);
     let bare = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+    if !may_name_an_interpreter(bare) {
+        return None;
+    }
     INTERPRETERS
         .iter()
         .find(|i| i.name.eq_ignore_ascii_case(bare))
+}
+
+/// Longest interpreter name the first-letter index covers.
+const INDEXED_LENGTH: usize = 16;
+
+/// For each name length, the first letters of the interpreters' names of
+/// that length (bit `n` for the `n`th letter of the alphabet): most
+/// programs are ruled out by one lookup, before comparing any names.
+static FIRST_LETTERS_BY_LENGTH: [u32; INDEXED_LENGTH + 1] = {
+    let mut index = [0; INDEXED_LENGTH + 1];
+    let mut at = 0;
+    while at < INTERPRETERS.len() {
+        let name = INTERPRETERS[at].name.as_bytes();
+        assert!(name.len() <= INDEXED_LENGTH && name[0].is_ascii_lowercase());
+        index[name.len()] |= 1 << (name[0] - b'a');
+        at += 1;
+    }
+    index
+};
+
+fn may_name_an_interpreter(bare: &str) -> bool {
+    let Some(first) = bare.bytes().next().filter(u8::is_ascii_alphabetic) else {
+        return false;
+    };
+    FIRST_LETTERS_BY_LENGTH
+        .get(bare.len())
+        .is_some_and(|letters| letters & (1 << (first.to_ascii_lowercase() - b'a')) != 0)
 }
 
 impl Interpreter {
@@ -359,6 +389,29 @@ mod tests {
         }
         for program in ["pythonic", "nodemon", "rustc", "make"] {
             assert!(interpreter(program).is_none(), "{program}");
+        }
+    }
+
+    #[test]
+    fn the_first_letter_index_rules_out_no_interpreter() {
+        for i in INTERPRETERS {
+            for spelling in [i.name.to_string(), i.name.to_ascii_uppercase()] {
+                assert!(may_name_an_interpreter(&spelling), "{spelling}");
+                assert_eq!(interpreter(&spelling).map(|found| found.name), Some(i.name));
+            }
+        }
+        for other in [
+            "",
+            "1",
+            "-",
+            "é",
+            "Ωmega",
+            "cd",
+            "git",
+            "grep",
+            "x".repeat(40).as_str(),
+        ] {
+            assert!(interpreter(other).is_none(), "{other}");
         }
     }
 
