@@ -8,6 +8,9 @@
 //! a destructive operation or a printed credential in a tool nobody
 //! listed, where a list of tools would only find the ones it names.
 
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use sondera_catalogue::Role;
 use sondera_catalogue::grammar::{
     self, BREADTH_TOKENS, CONFIRMATION_BYPASS, DESTROY_VERBS, DISPOSABLE_NOUNS, EMIT_VERBS,
@@ -228,28 +231,29 @@ fn kills_every_process(args: &[&str]) -> bool {
 /// Whether any word of the invocation could name a credential, a store of
 /// them or a revealing option: the cheap test before the grammar is read.
 fn mentions_credentials(i: &Invocation) -> bool {
-    const HINTS: &[&str] = &[
-        "token",
-        "pass",
-        "secret",
-        "cred",
-        "key",
-        "raw",
-        "reveal",
-        "unmask",
-        "plaintext",
-        "decrypt",
-    ];
-    let hinted = |word: &str| {
-        HINTS.iter().any(|h| {
-            word.as_bytes()
-                .windows(h.len())
-                .any(|w| w.eq_ignore_ascii_case(h.as_bytes()))
-        })
-    };
+    static HINTS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        // Ten short literals: the contiguous automaton builds in a fraction
+        // of the DFA's time, which every fresh process pays.
+        AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .ascii_case_insensitive(true)
+            .build([
+                "token",
+                "pass",
+                "secret",
+                "cred",
+                "key",
+                "raw",
+                "reveal",
+                "unmask",
+                "plaintext",
+                "decrypt",
+            ])
+            .expect("the credential hints are plain literals")
+    });
     Role::CredentialStore.includes(&i.program)
-        || hinted(&i.program)
-        || i.args.iter().any(|a| hinted(a))
+        || HINTS.is_match(&i.program)
+        || i.args.iter().any(|a| HINTS.is_match(a))
 }
 
 /// Commands whose output is a credential: a verb of printing applied to a
