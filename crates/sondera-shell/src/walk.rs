@@ -1,5 +1,7 @@
 //! From a parsed command to the simple commands it runs.
 
+use std::borrow::Cow;
+
 use brush_parser::ast::{
     Assignment, AssignmentName, AssignmentValue, Command, CommandPrefixOrSuffixItem,
     CompoundCommand, CompoundList, ExtendedTestExpr, IoFileRedirectKind, IoFileRedirectTarget,
@@ -695,7 +697,11 @@ impl Walker {
 
     /// Records one simple command and what its wrappers, nested shell and
     /// inline code run; returns what its arguments are then read with.
-    fn record_runs(&mut self, mut invocation: Invocation, words: &[Word]) -> Option<Recorded> {
+    fn record_runs<'w>(
+        &mut self,
+        mut invocation: Invocation,
+        words: &'w [Word],
+    ) -> Option<Recorded<'w>> {
         if self.active().len() >= MAX_INVOCATIONS {
             self.exceed(format!("more than {MAX_INVOCATIONS} commands"));
             return None;
@@ -718,7 +724,7 @@ impl Walker {
             self.push(invocation);
             return Some(Recorded {
                 program,
-                argv: Vec::new(),
+                argv: Cow::Borrowed(&[]),
                 analysed: Vec::new(),
                 stdin: None,
                 depth,
@@ -933,10 +939,10 @@ impl Walker {
 }
 
 /// What a recorded simple command's arguments are read with.
-struct Recorded {
+struct Recorded<'w> {
     program: String,
     /// The program and its arguments, after unwrapping.
-    argv: Vec<Word>,
+    argv: Cow<'w, [Word]>,
     /// Texts already walked as what it runs (its nested shell's script,
     /// its inline code).
     analysed: Vec<String>,

@@ -2,15 +2,18 @@
 //! `timeout 5 rm`, `xargs rm`, `find -exec rm`. Each is unwrapped to the
 //! program it runs, keeping the wrappers as evidence.
 
+use std::borrow::Cow;
+
 use sondera_catalogue::programs::basename;
 
 use crate::word::Word;
 
 #[derive(Debug, Default)]
-pub(super) struct Unwrapped {
+pub(super) struct Unwrapped<'w> {
     /// The program finally run and its arguments; empty when the wrappers
-    /// run nothing (`sudo -v`, `command -v rm`).
-    pub argv: Vec<Word>,
+    /// run nothing (`sudo -v`, `command -v rm`). Borrowed from the words
+    /// unwrapped unless a wrapper builds the command (`su -c STRING`).
+    pub argv: Cow<'w, [Word]>,
     pub wrappers: Vec<String>,
     /// Run through `sudo` or `doas`.
     pub privileged: bool,
@@ -163,12 +166,12 @@ fn spec(program: &str) -> Option<Spec> {
     }
 }
 
-pub(super) fn unwrap(words: &[Word]) -> Unwrapped {
+pub(super) fn unwrap(words: &[Word]) -> Unwrapped<'_> {
     unwrap_at(words, 0)
 }
 
 /// [`unwrap`] of a command run `depth` levels inside `find -exec`s.
-fn unwrap_at(words: &[Word], depth: usize) -> Unwrapped {
+fn unwrap_at(words: &[Word], depth: usize) -> Unwrapped<'_> {
     let mut out = Unwrapped::default();
     let mut i = 0;
     while let Some(word) = words.get(i) {
@@ -179,7 +182,7 @@ fn unwrap_at(words: &[Word], depth: usize) -> Unwrapped {
         i += 1;
         if let Some(script) = shell_string(program, &words[i..]) {
             // `su -c STRING` and the like run STRING with a shell.
-            out.argv = vec![plain("sh"), plain("-c"), script.clone()];
+            out.argv = Cow::Owned(vec![plain("sh"), plain("-c"), script.clone()]);
             return out;
         }
         let mut operand_taken = !spec.operand_first;
@@ -212,7 +215,7 @@ fn unwrap_at(words: &[Word], depth: usize) -> Unwrapped {
             break;
         }
     }
-    out.argv = words[i.min(words.len())..].to_vec();
+    out.argv = Cow::Borrowed(&words[i.min(words.len())..]);
     if out
         .argv
         .first()
@@ -278,7 +281,7 @@ fn find_exec(argv: &[Word], depth: usize) -> (Vec<Vec<Word>>, Option<String>) {
                 }
                 runs.extend(nested.also_runs);
                 if !nested.argv.is_empty() {
-                    runs.push(nested.argv);
+                    runs.push(nested.argv.into_owned());
                 }
             }
             i = end + 1;
@@ -296,7 +299,8 @@ mod tests {
     use crate::word::plain_words as words;
 
     fn program_of(s: &str) -> (String, Vec<String>, bool) {
-        let u = unwrap(&words(s));
+        let words = words(s);
+        let u = unwrap(&words);
         (
             u.argv.first().map(|w| w.text.clone()).unwrap_or_default(),
             u.wrappers,
@@ -330,9 +334,8 @@ mod tests {
 
     #[test]
     fn find_exec_runs_its_command() {
-        let u = unwrap(&words(
-            "find / -name x -exec rm -rf {} ; -execdir sudo shred {} +",
-        ));
+        let words = words("find / -name x -exec rm -rf {} ; -execdir sudo shred {} +");
+        let u = unwrap(&words);
         let runs: Vec<String> = u.also_runs.iter().map(|r| r[0].text.clone()).collect();
         assert_eq!(runs, ["rm", "shred"]);
     }
