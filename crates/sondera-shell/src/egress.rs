@@ -1,5 +1,7 @@
 //! What a command reads that is secret, and what it sends where.
 
+use std::borrow::Cow;
+
 use sondera_catalogue::Role;
 use sondera_catalogue::places::is_null_device;
 use sondera_catalogue::programs::{reaches_hosts, starts_shell};
@@ -11,7 +13,7 @@ use sondera_catalogue::hosts::{Host, HostClass, authority_host, plausible_host, 
 use sondera_catalogue::secrets::{credential_directory, names_key_file, sensitive_path};
 
 /// Files an argument names: `@file` (curl), `name=@file`, `--post-file=file`, `if=file`.
-fn file_refs(word: &Word) -> Option<Word> {
+fn file_refs(word: &Word) -> Option<Cow<'_, Word>> {
     let text = word.text.as_str();
     let text = sondera_catalogue::hosts::file_url_path(text).unwrap_or(text);
     let path = if let Some(rest) = text.strip_prefix('@') {
@@ -35,11 +37,18 @@ fn file_refs(word: &Word) -> Option<Word> {
     // `$HOME` expands anywhere in a word, so `@$HOME/.netrc` names a file
     // at home; `~` only at the word's start.
     let at_home = path.starts_with("$HOME");
-    (!path.is_empty() && path != "-").then(|| Word {
-        text: path.to_string(),
-        home_relative: (word.home_relative && path.len() == text.len()) || at_home,
-        ..word.clone()
-    })
+    let home_relative = (word.home_relative && path.len() == text.len()) || at_home;
+    if path.is_empty() || path == "-" {
+        None
+    } else if path.len() == word.text.len() && home_relative == word.home_relative {
+        Some(Cow::Borrowed(word))
+    } else {
+        Some(Cow::Owned(Word {
+            text: path.to_string(),
+            home_relative,
+            ..word.clone()
+        }))
+    }
 }
 
 /// The file of curl's `name@file` (`--data-urlencode`, `-F`): a plain name,
@@ -144,7 +153,7 @@ pub(super) fn assess(
 /// programs, operands that are not the value of an option (so
 /// `kubectl --kubeconfig ~/.kube/config` uses the file without reading it
 /// out); never the destination of a copy.
-fn files_read(i: &Invocation) -> Vec<Word> {
+fn files_read(i: &Invocation) -> Vec<Cow<'_, Word>> {
     let program = i.program.as_str();
     // `sed -i` and `perl -i` rewrite a file in place without showing it.
     let in_place = match program {
@@ -185,14 +194,14 @@ fn files_read(i: &Invocation) -> Vec<Word> {
             a.starts_with('-') && !a.starts_with("--") && a.contains('s') || a == "--symbolic"
         }))
         || (program == "git" && i.args.iter().any(|a| a == "--no-index"));
-    let mut read: Vec<Word> = if in_place {
+    let mut read: Vec<Cow<'_, Word>> = if in_place {
         Vec::new()
     } else if links_or_prints {
         i.arg_words
             .iter()
             .filter(|w| !w.text.starts_with('-'))
             .take(if program == "ln" { 1 } else { usize::MAX })
-            .cloned()
+            .map(Cow::Borrowed)
             .collect()
     } else if Role::FileReader.includes(program) {
         i.arg_words
@@ -212,7 +221,7 @@ fn files_read(i: &Invocation) -> Vec<Word> {
             .filter(|(n, w)| {
                 !w.text.starts_with('-') && (*n == 0 || !i.arg_words[n - 1].text.starts_with('-'))
             })
-            .map(|(_, w)| w.clone())
+            .map(|(_, w)| Cow::Borrowed(w))
             .collect()
     };
     if i.args_from_stdin
@@ -220,9 +229,9 @@ fn files_read(i: &Invocation) -> Vec<Word> {
     {
         // What xargs hands over: the paths an earlier stage prints, or the
         // words of a here-string (`xargs cat <<< ~/.ssh/id_rsa`).
-        read.extend(i.piped_operands.iter().cloned());
+        read.extend(i.piped_operands.iter().map(Cow::Borrowed));
         if let Stdin::Text(text) = &i.stdin {
-            read.extend(text.split_whitespace().map(Word::path));
+            read.extend(text.split_whitespace().map(|w| Cow::Owned(Word::path(w))));
         }
     }
     if Role::Copier.includes(program) {
@@ -465,7 +474,7 @@ pub(super) fn secret_variables(invocations: &[Invocation], out: &mut Vec<Risk>) 
 fn secret_reads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let mut named = files_read(i);
     if let Stdin::File(path) = &i.stdin {
-        named.push(Word::path(path.as_str()));
+        named.push(Cow::Owned(Word::path(path.as_str())));
     }
     for word in named {
         let path = resolve(&word, ctx).path;
@@ -665,6 +674,7 @@ fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             .iter()
             .filter(|w| w.text.contains('@') || w.text.contains("-file="))
             .filter_map(file_refs)
+            .map(Cow::into_owned)
             .collect(),
         _ => cloud_upload_sources(i),
     };
