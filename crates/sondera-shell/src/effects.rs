@@ -8,9 +8,6 @@
 //! a destructive operation or a printed credential in a tool nobody
 //! listed, where a list of tools would only find the ones it names.
 
-use std::sync::LazyLock;
-
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use sondera_catalogue::Role;
 use sondera_catalogue::grammar::{
     self, BREADTH_TOKENS, CONFIRMATION_BYPASS, DESTROY_VERBS, DISPOSABLE_NOUNS, EMIT_VERBS,
@@ -231,29 +228,49 @@ fn kills_every_process(args: &[&str]) -> bool {
 /// Whether any word of the invocation could name a credential, a store of
 /// them or a revealing option: the cheap test before the grammar is read.
 fn mentions_credentials(i: &Invocation) -> bool {
-    static HINTS: LazyLock<AhoCorasick> = LazyLock::new(|| {
-        // Ten short literals: the contiguous automaton builds in a fraction
-        // of the DFA's time, which every fresh process pays.
-        AhoCorasick::builder()
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
-            .ascii_case_insensitive(true)
-            .build([
-                "token",
-                "pass",
-                "secret",
-                "cred",
-                "key",
-                "raw",
-                "reveal",
-                "unmask",
-                "plaintext",
-                "decrypt",
-            ])
-            .expect("the credential hints are plain literals")
-    });
     Role::CredentialStore.includes(&i.program)
-        || HINTS.is_match(&i.program)
-        || i.args.iter().any(|a| HINTS.is_match(a))
+        || hints_credentials(&i.program)
+        || i.args.iter().any(|a| hints_credentials(a))
+}
+
+/// Parts of words that hint at a credential, in any case.
+const CREDENTIAL_HINTS: [&str; 10] = [
+    "token",
+    "pass",
+    "secret",
+    "cred",
+    "key",
+    "raw",
+    "reveal",
+    "unmask",
+    "plaintext",
+    "decrypt",
+];
+
+/// The first letters of [`CREDENTIAL_HINTS`] (bit `n` for the `n`th letter
+/// of the alphabet): most positions of a word start none of them.
+const HINT_FIRST_LETTERS: u32 = {
+    let mut letters = 0;
+    let mut at = 0;
+    while at < CREDENTIAL_HINTS.len() {
+        letters |= 1 << (CREDENTIAL_HINTS[at].as_bytes()[0] - b'a');
+        at += 1;
+    }
+    letters
+};
+
+fn hints_credentials(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    (0..bytes.len()).any(|at| {
+        let first = bytes[at].to_ascii_lowercase();
+        first.is_ascii_lowercase()
+            && HINT_FIRST_LETTERS & (1 << (first - b'a')) != 0
+            && CREDENTIAL_HINTS.iter().any(|hint| {
+                bytes[at..]
+                    .get(..hint.len())
+                    .is_some_and(|part| part.eq_ignore_ascii_case(hint.as_bytes()))
+            })
+    })
 }
 
 /// Commands whose output is a credential: a verb of printing applied to a
@@ -352,6 +369,49 @@ mod tests {
     use crate::types::{RiskKind, ShellContext};
 
     const CTX: ShellContext<'static> = crate::types::TEST_CONTEXT;
+
+    #[test]
+    fn credential_hints_are_found_as_a_search_for_each_hint_finds_them() {
+        let by_each_hint = |word: &str| {
+            super::CREDENTIAL_HINTS.iter().any(|hint| {
+                word.as_bytes()
+                    .windows(hint.len())
+                    .any(|w| w.eq_ignore_ascii_case(hint.as_bytes()))
+            })
+        };
+        let words = [
+            "",
+            "t",
+            "tok",
+            "TOKEN",
+            "x-Api-Key",
+            "--show-secret",
+            "passwd",
+            "pas",
+            "ke",
+            "unmasked",
+            "PlainText",
+            "decrypt=1",
+            "raw",
+            "dra",
+            "créd",
+            "crédential",
+            "credential",
+            "é",
+            "print-access-token",
+            "get-login-password",
+            "s/foo/bar/g",
+            "/workspace/project",
+            "origin",
+            "--prune",
+            "kEy",
+            "reveaL",
+            "zzzzzzzz",
+        ];
+        for word in words {
+            assert_eq!(super::hints_credentials(word), by_each_hint(word), "{word}");
+        }
+    }
 
     fn has(command: &str, kind: RiskKind) -> bool {
         analyze(command, &CTX).has(kind)
