@@ -39,7 +39,21 @@ const OPERAND_STARTS: usize = 6;
 /// literals (`call system("cmd")`). Each is trimmed of leading white space
 /// and separators, and kept when it starts with a program-like word and
 /// goes on past it, or, inside the text, when it names a shell alone.
-pub(super) fn candidates<'a>(text: &'a str) -> Vec<&'a str> {
+pub(super) fn candidates(text: &str) -> Vec<&str> {
+    if one_plain_word(text) {
+        return Vec::new();
+    }
+    every_candidate(text)
+}
+
+/// Printable ASCII with no space, separator or quote: no command starts
+/// in it, nor after a separator or inside a literal (most arguments).
+fn one_plain_word(text: &str) -> bool {
+    text.bytes()
+        .all(|b| b.is_ascii_graphic() && !b"=!:;|&<>'\"`".contains(&b))
+}
+
+fn every_candidate<'a>(text: &'a str) -> Vec<&'a str> {
     let mut found: Vec<&str> = Vec::new();
     // Inside a text, a shell alone is a command too (`exec=/bin/sh`,
     // `:!sh`); a whole argument that only names one (`apt install zsh`) is not.
@@ -172,6 +186,37 @@ mod tests {
     use super::*;
 
     use crate::word::plain_words as words;
+
+    #[test]
+    fn a_plain_word_has_no_candidates_by_the_full_search_either() {
+        let words = [
+            "test",
+            "--prune",
+            "s/foo/bar/g",
+            "/tmp/out.txt",
+            "+x",
+            "a+b",
+            "-rf",
+            "~/.ssh",
+            "$(id)",
+            "x,y",
+            "%s",
+            "{}",
+            "a\\b",
+            "@file",
+            "rm",
+            "sh",
+            "/bin/sh",
+            "++sh",
+        ];
+        for word in words {
+            assert!(super::one_plain_word(word), "{word}");
+            assert!(super::every_candidate(word).is_empty(), "{word}");
+        }
+        for word in ["a b", "a=b", "x;y", "é", "a\tb", "'x'", ":!sh"] {
+            assert!(!super::one_plain_word(word), "{word}");
+        }
+    }
 
     #[test]
     fn candidates_are_found_after_separators_and_in_literals() {
