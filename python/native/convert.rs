@@ -123,21 +123,27 @@ fn plain_json(value: &Bound<'_, PyAny>, depth: usize) -> Plain {
         }
         return Plain::Json(Value::Object(map));
     }
-    let items: Vec<Bound<'_, PyAny>> = match value.cast::<PyList>() {
-        Ok(list) => list.iter().collect(),
+    match value.cast::<PyList>() {
+        Ok(list) => plain_array(list.iter(), depth),
         Err(_) => value
             .cast::<PyTuple>()
-            .map(|t| t.iter().collect())
-            .unwrap_or_default(),
-    };
+            .map_or(Plain::Other, |tuple| plain_array(tuple.iter(), depth)),
+    }
+}
+
+/// The items of a list or tuple at `depth`, as a JSON array.
+fn plain_array<'py>(
+    items: impl ExactSizeIterator<Item = Bound<'py, PyAny>>,
+    depth: usize,
+) -> Plain {
     let mut array = Vec::with_capacity(items.len());
-    for item in &items {
-        match plain_json(item, depth + 1) {
+    for item in items {
+        match plain_json(&item, depth + 1) {
             Plain::Json(item) => array.push(item),
             other => return other,
         }
     }
-    Plain::Json(Value::Array(array))
+    Plain::Json(serde_json::Value::Array(array))
 }
 
 /// One top-level field of `value`'s JSON form, as Python data (`None` when absent).
