@@ -23,6 +23,7 @@
 //!   scripts, `.envrc`, SSH and git configuration, CI workflows, ...).
 //! - [`packages`]: widely used packages of the public registries, and the
 //!   names made to be mistaken for them.
+//! - [`names`]: an index that rules a name out of a list at a glance.
 //! - [`hosts`]: hosts read as browsers read them and classified (loopback,
 //!   private, metadata, public), and the hosts in URLs and text.
 //!
@@ -32,6 +33,7 @@
 pub mod controls;
 pub mod grammar;
 pub mod hosts;
+pub mod names;
 pub mod packages;
 pub mod persistence;
 pub mod places;

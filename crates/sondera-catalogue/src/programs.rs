@@ -6,6 +6,8 @@
 //! [`starts_shell`]) is derived here, so no analysis keeps a union of its
 //! own.
 
+use crate::names::NameIndex;
+
 /// A job a program does that some analysis reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -79,7 +81,7 @@ impl Role {
     ];
 
     /// The programs with this role, by the name they are run as.
-    pub fn members(self) -> &'static [&'static str] {
+    pub const fn members(self) -> &'static [&'static str] {
         match self {
             Role::Shell => &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"],
             Role::Multicall => &["busybox"],
@@ -189,9 +191,22 @@ impl Role {
 
     /// Whether `program` (a name without directories) has this role.
     pub fn includes(self, program: &str) -> bool {
-        self.members().contains(&program)
+        ROLE_INDEXES[self as usize].may_hold(program) && self.members().contains(&program)
     }
 }
+
+/// Each role's [`NameIndex`], by the role's place in its enum.
+static ROLE_INDEXES: [NameIndex; Role::ALL.len()] = {
+    let mut indexes = [NameIndex::EMPTY; Role::ALL.len()];
+    let mut at = 0;
+    while at < Role::ALL.len() {
+        let role = Role::ALL[at];
+        assert!(role as usize == at, "Role::ALL lists the roles in order");
+        indexes[at] = NameIndex::of(role.members());
+        at += 1;
+    }
+    indexes
+};
 
 const FILE_READERS: &[&str] = &[
     "cat",
@@ -474,6 +489,24 @@ mod tests {
                 assert!(
                     !members[..n].contains(program),
                     "{role:?} lists {program} twice"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_index_lets_every_member_through_and_answers_as_the_list_does() {
+        let names: Vec<&str> = Role::ALL
+            .iter()
+            .flat_map(|r| r.members())
+            .copied()
+            .collect();
+        for role in Role::ALL {
+            for name in names.iter().chain(&["", "rm", "Bash", "git", "x"]) {
+                assert_eq!(
+                    role.includes(name),
+                    role.members().contains(name),
+                    "{role:?} {name}"
                 );
             }
         }

@@ -10,6 +10,7 @@
 use std::sync::LazyLock;
 
 use crate::types::{Invocation, Stdin};
+use sondera_catalogue::names::NameIndex;
 
 /// A language whose code can come on the command line.
 #[derive(Debug)]
@@ -123,7 +124,7 @@ const INTERPRETERS: &[Interpreter] = &[
 pub(super) fn interpreter(program: &str) -> Option<&'static Interpreter> {
     let program = program.strip_suffix(".exe").unwrap_or(program);
     let bare = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-    if !may_name_an_interpreter(bare) {
+    if !NAMES.may_hold(bare) {
         return None;
     }
     INTERPRETERS
@@ -131,32 +132,17 @@ pub(super) fn interpreter(program: &str) -> Option<&'static Interpreter> {
         .find(|i| i.name.eq_ignore_ascii_case(bare))
 }
 
-/// Longest interpreter name the first-letter index covers.
-const INDEXED_LENGTH: usize = 16;
-
-/// For each name length, the first letters of the interpreters' names of
-/// that length (bit `n` for the `n`th letter of the alphabet): most
-/// programs are ruled out by one lookup, before comparing any names.
-static FIRST_LETTERS_BY_LENGTH: [u32; INDEXED_LENGTH + 1] = {
-    let mut index = [0; INDEXED_LENGTH + 1];
+/// The interpreters' names, indexed: most programs are ruled out by one
+/// lookup, before comparing any names.
+static NAMES: NameIndex = {
+    let mut index = NameIndex::EMPTY;
     let mut at = 0;
     while at < INTERPRETERS.len() {
-        let name = INTERPRETERS[at].name.as_bytes();
-        assert!(name.len() <= INDEXED_LENGTH && name[0].is_ascii_lowercase());
-        index[name.len()] |= 1 << (name[0] - b'a');
+        index = index.with(INTERPRETERS[at].name);
         at += 1;
     }
     index
 };
-
-fn may_name_an_interpreter(bare: &str) -> bool {
-    let Some(first) = bare.bytes().next().filter(u8::is_ascii_alphabetic) else {
-        return false;
-    };
-    FIRST_LETTERS_BY_LENGTH
-        .get(bare.len())
-        .is_some_and(|letters| letters & (1 << (first.to_ascii_lowercase() - b'a')) != 0)
-}
 
 impl Interpreter {
     /// Whether this is PowerShell's `-EncodedCommand`, whose code is base64.
@@ -396,7 +382,7 @@ mod tests {
     fn the_first_letter_index_rules_out_no_interpreter() {
         for i in INTERPRETERS {
             for spelling in [i.name.to_string(), i.name.to_ascii_uppercase()] {
-                assert!(may_name_an_interpreter(&spelling), "{spelling}");
+                assert!(NAMES.may_hold(&spelling), "{spelling}");
                 assert_eq!(interpreter(&spelling).map(|found| found.name), Some(i.name));
             }
         }
