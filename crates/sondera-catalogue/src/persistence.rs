@@ -6,8 +6,12 @@
 pub fn persistence_target(path: &str, home: &str) -> Option<&'static str> {
     // A directory named as the destination of a copy (`cp x ~/Library/LaunchAgents/`)
     // persists what lands in it; paths arrive without the trailing slash.
-    let as_dir = format!("{path}/");
-    let path = if DIRECTORIES.iter().any(|d| as_dir.ends_with(d)) {
+    let as_dir;
+    let names_a_directory = DIRECTORIES
+        .iter()
+        .any(|d| d.strip_suffix('/').is_some_and(|d| path.ends_with(d)));
+    let path = if names_a_directory {
+        as_dir = format!("{path}/");
         as_dir.as_str()
     } else {
         path

@@ -3,12 +3,27 @@
 //! Matching is on path components, not substrings, so `.env` is sensitive and
 //! `.env.example` is not, and `~/.ssh/id_ed25519.pub` is a public key.
 
+use std::borrow::Cow;
+
 /// What kind of secret a path holds, if it holds one.
 pub fn sensitive_path(path: &str) -> Option<&'static str> {
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-    let name = *parts.last()?;
-    let parent = parts.len().checked_sub(2).map(|i| parts[i]);
-    let under = |dir: &str| parts[..parts.len() - 1].contains(&dir);
+    // One pass, in place: this runs for every path every analysis meets.
+    let (mut count, mut first, mut parent, mut name) = (0, None, None, None);
+    let mut above = 0u8;
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        count += 1;
+        first = first.or(Some(part));
+        if let Some(directory) = name.replace(part) {
+            above |= directory_bit(directory);
+            parent = Some(directory);
+        }
+    }
+    let name = name?;
+    let under = |dir: &str| {
+        let bit = directory_bit(dir);
+        assert!(bit != 0, "{dir} is missing from SENSITIVE_DIRECTORIES");
+        above & bit != 0
+    };
     if under(".ssh") && is_private_key_name(name) {
         return Some("ssh_private_key");
     }
@@ -18,7 +33,7 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
     if matches!(name, "id_rsa" | "id_dsa" | "id_ecdsa" | "id_ed25519") {
         return Some("ssh_private_key");
     }
-    if parts.first() == Some(&"proc") && name == "environ" {
+    if first == Some("proc") && name == "environ" {
         return Some("process_environment");
     }
     let kind = match (parent, name) {
@@ -51,9 +66,7 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
         (_, ".netrc" | "_netrc" | ".pgpass" | ".git-credentials" | ".pypirc" | ".npmrc") => {
             "credential_file"
         }
-        (Some("etc"), "shadow" | "gshadow" | "master.passwd") if parts.len() == 2 => {
-            "system_passwords"
-        }
+        (Some("etc"), "shadow" | "gshadow" | "master.passwd") if count == 2 => "system_passwords",
         (_, "Cookies" | "cookies.sqlite" | "Login Data" | "logins.json" | "key4.db") => {
             "browser_store"
         }
@@ -80,6 +93,23 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
         _ => return None,
     };
     Some(kind)
+}
+
+/// The directories [`sensitive_path`] asks whether a path lies under.
+const SENSITIVE_DIRECTORIES: [&str; 5] = [
+    ".ssh",
+    ".gnupg",
+    "private-keys-v1.d",
+    "legacy_credentials",
+    ".password-store",
+];
+
+/// `directory`'s bit among [`SENSITIVE_DIRECTORIES`]; 0 for any other.
+fn directory_bit(directory: &str) -> u8 {
+    SENSITIVE_DIRECTORIES
+        .iter()
+        .position(|d| *d == directory)
+        .map_or(0, |k| 1 << k)
 }
 
 /// Compared with letters and digits only, so `api[_-]?key` is `apikey`.
@@ -134,7 +164,13 @@ pub fn names_key_file(pattern: &str) -> bool {
 }
 
 /// `text` lower-cased, letters and digits only.
-pub(crate) fn alphanumeric(text: &str) -> String {
+pub(crate) fn alphanumeric(text: &str) -> Cow<'_, str> {
+    if text
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    {
+        return Cow::Borrowed(text);
+    }
     text.chars()
         .filter(char::is_ascii_alphanumeric)
         .flat_map(|c| c.to_lowercase())
