@@ -202,8 +202,25 @@ impl ShellAnalysis {
 /// `items` in their first order, without repeats, in linear time: a
 /// command may run thousands of simple commands.
 fn distinct<T: Eq + std::hash::Hash + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
-    let mut seen = std::collections::HashSet::new();
-    items.filter(|item| seen.insert(item.clone())).collect()
+    // Most commands have a handful of items: comparing with those kept costs
+    // less than hashing and copying each. Past a few, a set takes over.
+    const COMPARED: usize = 16;
+    let mut kept: Vec<T> = Vec::new();
+    let mut seen: Option<std::collections::HashSet<T>> = None;
+    for item in items {
+        let new = match &mut seen {
+            None if kept.len() < COMPARED => !kept.contains(&item),
+            None => {
+                let set = seen.insert(kept.iter().cloned().collect());
+                set.insert(item.clone())
+            }
+            Some(set) => set.insert(item.clone()),
+        };
+        if new {
+            kept.push(item);
+        }
+    }
+    kept
 }
 
 /// A kind of risk a command carries, by its name in policies.
@@ -323,5 +340,24 @@ pub(super) fn risk(kind: RiskKind, evidence: impl Into<String>) -> Risk {
     Risk {
         kind,
         evidence: evidence.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distinct;
+
+    #[test]
+    fn distinct_keeps_first_occurrences_in_order_below_and_past_the_set() {
+        for length in 0..80usize {
+            for spread in [1, 3, 17, 40, 200] {
+                let items: Vec<String> = (0..length)
+                    .map(|n| ((n * 7 + n / 3) % spread).to_string())
+                    .collect();
+                let mut seen = std::collections::HashSet::new();
+                let reference: Vec<&String> = items.iter().filter(|i| seen.insert(*i)).collect();
+                assert_eq!(distinct(items.iter()), reference, "{length} {spread}");
+            }
+        }
     }
 }
