@@ -215,10 +215,10 @@ pub(crate) fn build(
 ) -> Result<CedarRequest, EvaluationError> {
     let names = inputs.names;
     let trajectory = uid(&names.trajectory, &event.trajectory_id);
-    let mut context = vec![
-        ("execution", execution(event)),
-        ("trajectory", Fact::Trajectory),
-    ];
+    // Room for the most fields a payload adds, so the record never regrows.
+    let mut context = Vec::with_capacity(16);
+    context.push(("execution", execution(event)));
+    context.push(("trajectory", Fact::Trajectory));
     payload_fields(&event.payload, state, inputs, &mut context)?;
     let signals = sondera_guard::content::scanned_text(&event.payload)
         .map(|text| sondera_guard::content::signals(&text, &known_tools(state)));
