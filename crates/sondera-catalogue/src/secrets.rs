@@ -19,15 +19,11 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
         }
     }
     let name = name?;
-    let under = |dir: &str| {
-        let bit = directory_bit(dir);
-        assert!(bit != 0, "{dir} is missing from SENSITIVE_DIRECTORIES");
-        above & bit != 0
-    };
-    if under(".ssh") && is_private_key_name(name) {
+    let under = |directory: u8| above & directory != 0;
+    if under(SSH) && is_private_key_name(name) {
         return Some("ssh_private_key");
     }
-    if under(".gnupg") && (under("private-keys-v1.d") || name == "secring.gpg") {
+    if under(GNUPG) && (under(GNUPG_PRIVATE_KEYS) || name == "secring.gpg") {
         return Some("gpg_private_key");
     }
     if matches!(name, "id_rsa" | "id_dsa" | "id_ecdsa" | "id_ed25519") {
@@ -39,7 +35,7 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
     let kind = match (parent, name) {
         (Some(".aws"), "credentials" | "config") => "cloud_credentials",
         (Some("gcloud"), "credentials.db" | "access_tokens.db") => "cloud_credentials",
-        (_, _) if under("legacy_credentials") => "cloud_credentials",
+        (_, _) if under(LEGACY_CREDENTIALS) => "cloud_credentials",
         (Some(".oci"), "config") => "cloud_credentials",
         (Some("gh"), "hosts.yml") => "credential_file",
         // hub, GitHub's older command line, keeps its OAuth token here.
@@ -51,7 +47,7 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
         (Some("git"), "credentials") => "credential_file",
         (Some("rclone"), "rclone.conf") => "credential_file",
         (_, ".vault-token" | ".htpasswd") => "credential_file",
-        (_, n) if n.ends_with(".kdbx") || under(".password-store") => "password_store",
+        (_, n) if n.ends_with(".kdbx") || under(PASSWORD_STORE) => "password_store",
         (
             _,
             ".bash_history" | ".zsh_history" | ".sh_history" | ".python_history" | ".psql_history"
@@ -95,21 +91,24 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
     Some(kind)
 }
 
-/// The directories [`sensitive_path`] asks whether a path lies under.
-const SENSITIVE_DIRECTORIES: [&str; 5] = [
-    ".ssh",
-    ".gnupg",
-    "private-keys-v1.d",
-    "legacy_credentials",
-    ".password-store",
-];
+/// The directories [`sensitive_path`] asks whether a path lies under, a
+/// bit each, so a path's directories are looked up once.
+const SSH: u8 = 1;
+const GNUPG: u8 = 1 << 1;
+const GNUPG_PRIVATE_KEYS: u8 = 1 << 2;
+const LEGACY_CREDENTIALS: u8 = 1 << 3;
+const PASSWORD_STORE: u8 = 1 << 4;
 
-/// `directory`'s bit among [`SENSITIVE_DIRECTORIES`]; 0 for any other.
+/// `directory`'s bit, 0 for a directory [`sensitive_path`] does not ask about.
 fn directory_bit(directory: &str) -> u8 {
-    SENSITIVE_DIRECTORIES
-        .iter()
-        .position(|d| *d == directory)
-        .map_or(0, |k| 1 << k)
+    match directory {
+        ".ssh" => SSH,
+        ".gnupg" => GNUPG,
+        "private-keys-v1.d" => GNUPG_PRIVATE_KEYS,
+        "legacy_credentials" => LEGACY_CREDENTIALS,
+        ".password-store" => PASSWORD_STORE,
+        _ => 0,
+    }
 }
 
 /// Compared with letters and digits only, so `api[_-]?key` is `apikey`.
@@ -402,6 +401,37 @@ mod tests {
             "/workspace/project/etc/shadow",
             "/workspace/project/certs/ca-cert.pem",
             "/workspace/project/README.md",
+        ] {
+            assert_eq!(sensitive_path(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_file_anywhere_beneath_a_credential_directory_is_read_by_the_directory() {
+        for (path, kind) in [
+            ("/home/dev/.ssh/keys/old/id_work", "ssh_private_key"),
+            (
+                "/home/dev/.gnupg/private-keys-v1.d/ABCD.txt",
+                "gpg_private_key",
+            ),
+            ("/home/dev/.gnupg/secring.gpg", "gpg_private_key"),
+            (
+                "/home/dev/.config/gcloud/legacy_credentials/dev@example.com/adc.json",
+                "cloud_credentials",
+            ),
+            ("/home/dev/.password-store/mail/work.gpg", "password_store"),
+        ] {
+            assert_eq!(sensitive_path(path), Some(kind), "{path}");
+        }
+        // The same names, with the directory only as the file's own name
+        // or not above it, are not.
+        for path in [
+            "/workspace/project/keys/old/id_work",
+            "/workspace/project/private-keys-v1.d/ABCD.txt",
+            "/workspace/project/dev@example.com/adc.json",
+            "/workspace/project/mail/work.gpg",
+            "/workspace/project/.password-store",
+            "/workspace/project/.ssh",
         ] {
             assert_eq!(sensitive_path(path), None, "{path}");
         }
