@@ -7,21 +7,16 @@ use std::borrow::Cow;
 
 /// What kind of secret a path holds, if it holds one.
 pub fn sensitive_path(path: &str) -> Option<&'static str> {
-    // One pass, in place: this runs for every path every analysis meets.
-    let (mut count, mut first, mut parent, mut name) = (0, None, None, None);
-    let mut above = 0u8;
-    for part in path.split('/').filter(|p| !p.is_empty()) {
-        count += 1;
-        first = first.or(Some(part));
-        if let Some(directory) = name.replace(part) {
-            above |= directory_bit(directory);
-            parent = Some(directory);
-        }
-    }
-    let name = name?;
-    let under = |directory: u8| above & directory != 0;
-    if under(SSH) && is_private_key_name(name) {
-        return Some("ssh_private_key");
+    let PathParts {
+        count,
+        first,
+        parent,
+        name,
+        above,
+    } = PathParts::of(path)?;
+    let under = |directory: u16| above & directory != 0;
+    if let Some(kind) = in_credential_directory(above, parent, name) {
+        return Some(kind);
     }
     if under(GNUPG) && (under(GNUPG_PRIVATE_KEYS) || name == "secring.gpg") {
         return Some("gpg_private_key");
@@ -56,8 +51,6 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
         (Some("gcloud"), n) if n.contains("credentials") && n.ends_with(".json") => {
             "cloud_credentials"
         }
-        (Some(".azure"), "accessTokens.json" | "msal_token_cache.json") => "cloud_credentials",
-        (Some(".kube"), "config") => "kube_config",
         (Some(".docker"), "config.json") => "docker_credentials",
         (_, ".netrc" | "_netrc" | ".pgpass" | ".git-credentials" | ".pypirc" | ".npmrc") => {
             "credential_file"
@@ -91,24 +84,120 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
     Some(kind)
 }
 
+/// A path read in one pass, in place: this runs for every path every
+/// analysis meets.
+struct PathParts<'a> {
+    count: usize,
+    first: Option<&'a str>,
+    parent: Option<&'a str>,
+    name: &'a str,
+    /// The bits of the directories above the name.
+    above: u16,
+}
+
+impl<'a> PathParts<'a> {
+    fn of(path: &'a str) -> Option<Self> {
+        let (mut count, mut first, mut parent, mut name) = (0, None, None, None);
+        let mut above = 0;
+        for part in path.split('/').filter(|p| !p.is_empty()) {
+            count += 1;
+            first = first.or(Some(part));
+            if let Some(directory) = name.replace(part) {
+                above |= directory_bit(directory);
+                parent = Some(directory);
+            }
+        }
+        Some(Self {
+            count,
+            first,
+            parent,
+            name: name?,
+            above,
+        })
+    }
+}
+
 /// The directories [`sensitive_path`] asks whether a path lies under, a
 /// bit each, so a path's directories are looked up once.
-const SSH: u8 = 1;
-const GNUPG: u8 = 1 << 1;
-const GNUPG_PRIVATE_KEYS: u8 = 1 << 2;
-const LEGACY_CREDENTIALS: u8 = 1 << 3;
-const PASSWORD_STORE: u8 = 1 << 4;
+const SSH: u16 = 1;
+const GNUPG: u16 = 1 << 1;
+const GNUPG_PRIVATE_KEYS: u16 = 1 << 2;
+const LEGACY_CREDENTIALS: u16 = 1 << 3;
+const PASSWORD_STORE: u16 = 1 << 4;
+const AWS: u16 = 1 << 5;
+const AZURE: u16 = 1 << 6;
+const KUBE: u16 = 1 << 7;
+const DOCKER: u16 = 1 << 8;
+const GCLOUD: u16 = 1 << 9;
+/// A cache: kubectl's discovery caches hold no credentials, the AWS
+/// command line's and SSO's hold session tokens.
+const CACHE: u16 = 1 << 10;
+/// Included SSH client configuration (`~/.ssh/config.d/`).
+const CONFIG_INCLUDES: u16 = 1 << 11;
+
+/// Directories that as a whole hold credentials: archiving or searching
+/// one reaches them all.
+const CREDENTIAL_DIRECTORIES: u16 = SSH | GNUPG | AWS | AZURE | KUBE | DOCKER | GCLOUD;
 
 /// `directory`'s bit, 0 for a directory [`sensitive_path`] does not ask about.
-fn directory_bit(directory: &str) -> u8 {
+fn directory_bit(directory: &str) -> u16 {
     match directory {
         ".ssh" => SSH,
         ".gnupg" => GNUPG,
         "private-keys-v1.d" => GNUPG_PRIVATE_KEYS,
         "legacy_credentials" => LEGACY_CREDENTIALS,
         ".password-store" => PASSWORD_STORE,
+        ".aws" => AWS,
+        ".azure" => AZURE,
+        ".kube" => KUBE,
+        ".docker" => DOCKER,
+        "gcloud" => GCLOUD,
+        "cache" | "http-cache" => CACHE,
+        "config.d" | "conf.d" => CONFIG_INCLUDES,
         _ => 0,
     }
+}
+
+/// What a file inside a credential directory holds, by the directory's
+/// rule rather than by the file's name: a private key can be called
+/// anything (`~/.ssh/deploy_key`), a kubeconfig too, and the token caches
+/// name their files by hashes. Each rule names what such a directory keeps
+/// that is not secret.
+fn in_credential_directory(above: u16, parent: Option<&str>, name: &str) -> Option<&'static str> {
+    let under = |directory: u16| above & directory != 0;
+    if under(SSH) && !under(CONFIG_INCLUDES) && !is_public_ssh_file(name) {
+        return Some("ssh_private_key");
+    }
+    if under(AWS) && parent == Some("cache") {
+        return Some("cloud_credentials");
+    }
+    if under(AZURE) && names_a_credential(name) {
+        return Some("cloud_credentials");
+    }
+    // Every file kubectl is pointed at with --kubeconfig or $KUBECONFIG
+    // is kept here; its own caches and tools' state files are not.
+    if under(KUBE) && !under(CACHE) && !matches!(name, "kubectx" | "kubens" | "kuberc") {
+        return Some("kube_config");
+    }
+    None
+}
+
+/// Files of `~/.ssh` that hold no private key: public keys and
+/// certificates, the client's configuration and the lists of known hosts
+/// and authorised keys.
+fn is_public_ssh_file(name: &str) -> bool {
+    name.ends_with(".pub")
+        || name.starts_with("known_hosts")
+        || name.starts_with("authorized_keys")
+        || matches!(name, "config" | "rc")
+}
+
+/// Whether a file's name says it holds tokens or secrets, in any case.
+fn names_a_credential(name: &str) -> bool {
+    let name = alphanumeric(name);
+    ["token", "secret", "credential", "principal", "password"]
+        .iter()
+        .any(|word| name.contains(word))
 }
 
 /// Compared with letters and digits only, so `api[_-]?key` is `apikey`.
@@ -206,10 +295,19 @@ pub const USUAL_LOCATIONS: &[&str] = &[
     "/etc/shadow",
 ];
 
-/// The kind of credential a glob pattern (absolute, as
-/// the shell analysis makes it from a word) can match at one of the
-/// [`USUAL_LOCATIONS`], if any.
+/// The kind of credential a glob pattern (absolute, as the shell analysis
+/// makes it from a word) can match inside a credential directory or at one
+/// of the [`USUAL_LOCATIONS`], if any.
 pub fn glob_reaches_secret(pattern: &str, home: &str, working_dir: &str) -> Option<&'static str> {
+    // A credential directory's rule holds for every name in it, so a glob
+    // only in the last part is judged by where it looks (`~/.aws/sso/cache/*`).
+    if let Some((directory, _)) = pattern.rsplit_once('/')
+        && !directory.contains(['*', '?', '['])
+        && let Some(parts) = PathParts::of(pattern)
+        && let Some(kind) = in_credential_directory(parts.above, parts.parent, parts.name)
+    {
+        return Some(kind);
+    }
     let matcher = glob_regex(pattern)?;
     USUAL_LOCATIONS.iter().find_map(|location| {
         let path = if let Some(rest) = location.strip_prefix("~/") {
@@ -269,20 +367,10 @@ fn glob_regex(pattern: &str) -> Option<regex::Regex> {
 }
 
 /// Whether `path` is, or ends in, a directory that holds credentials
-/// (`.ssh`, `.aws`, `.gnupg`, a browser or keychain profile).
+/// (`.ssh`, `.aws`, `.gnupg`, `.kube`, `.docker`, `.azure`, `gcloud`).
 pub fn credential_directory(path: &str) -> bool {
     let name = path.rsplit('/').find(|p| !p.is_empty()).unwrap_or_default();
-    matches!(
-        name,
-        ".ssh" | ".aws" | ".gnupg" | ".kube" | ".docker" | "gcloud" | ".azure"
-    )
-}
-
-fn is_private_key_name(name: &str) -> bool {
-    name.starts_with("id_") && !name.ends_with(".pub")
-        || name.ends_with(".pem")
-        || name.ends_with(".key")
-        || name == "identity"
+    directory_bit(name) & CREDENTIAL_DIRECTORIES != 0
 }
 
 fn is_dotenv(name: &str) -> bool {
@@ -439,8 +527,85 @@ mod tests {
 
     #[test]
     fn credential_directories() {
-        assert!(credential_directory("/home/dev/.aws"));
-        assert!(credential_directory("/home/dev/.ssh/"));
-        assert!(!credential_directory("/home/dev/projects"));
+        for path in [
+            "/home/dev/.aws",
+            "/home/dev/.ssh/",
+            "/home/dev/.gnupg",
+            "/home/dev/.kube",
+            "/home/dev/.docker",
+            "/home/dev/.azure",
+            "/home/dev/.config/gcloud",
+        ] {
+            assert!(credential_directory(path), "{path}");
+        }
+        for path in [
+            "/home/dev/projects",
+            "/home/dev/.ssh/config.d",
+            "/home/dev/.cache",
+        ] {
+            assert!(!credential_directory(path), "{path}");
+        }
+    }
+
+    /// A credential directory's rule, not the file's name, says what it
+    /// holds: keys and kubeconfigs are named anything, token caches by hashes.
+    #[test]
+    fn a_credential_directory_keeps_secrets_under_any_name() {
+        for (path, kind) in [
+            ("/home/dev/.ssh/deploy_key", "ssh_private_key"),
+            ("/home/dev/.ssh/github", "ssh_private_key"),
+            ("/home/dev/.ssh/keys/prod", "ssh_private_key"),
+            ("/home/dev/.ssh/bastion.priv", "ssh_private_key"),
+            ("/home/dev/.aws/sso/cache/5f1a2b.json", "cloud_credentials"),
+            ("/home/dev/.aws/cli/cache/0a1b2c.json", "cloud_credentials"),
+            (
+                "/home/dev/.azure/service_principal_entries.json",
+                "cloud_credentials",
+            ),
+            ("/home/dev/.azure/msal_token_cache.bin", "cloud_credentials"),
+            ("/home/dev/.azure/accessTokens.json", "cloud_credentials"),
+            ("/home/dev/.kube/config-prod", "kube_config"),
+            ("/home/dev/.kube/configs/staging.yaml", "kube_config"),
+        ] {
+            assert_eq!(sensitive_path(path), Some(kind), "{path}");
+        }
+        for path in [
+            "/home/dev/.ssh/deploy_key.pub",
+            "/home/dev/.ssh/github-cert.pub",
+            "/home/dev/.ssh/known_hosts.old",
+            "/home/dev/.ssh/authorized_keys2",
+            "/home/dev/.ssh/config.d/work",
+            "/home/dev/.aws/cli/alias",
+            "/home/dev/.azure/config",
+            "/home/dev/.azure/azureProfile.json",
+            "/home/dev/.kube/cache/discovery/10.0.0.1_6443/servergroups.json",
+            "/home/dev/.kube/http-cache/0a1b",
+            "/home/dev/.kube/kubectx",
+        ] {
+            assert_eq!(sensitive_path(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_glob_inside_a_credential_directory_is_judged_by_the_directory() {
+        for (pattern, kind) in [
+            ("/home/dev/.aws/sso/cache/*.json", "cloud_credentials"),
+            ("/home/dev/.ssh/*", "ssh_private_key"),
+            ("/home/dev/.ssh/keys/?rod", "ssh_private_key"),
+            ("/home/dev/.kube/*.yaml", "kube_config"),
+        ] {
+            assert_eq!(
+                glob_reaches_secret(pattern, "/home/dev", "/w"),
+                Some(kind),
+                "{pattern}"
+            );
+        }
+        for pattern in ["/home/dev/.ssh/*.pub", "/home/dev/.kube/cache/*"] {
+            assert_eq!(
+                glob_reaches_secret(pattern, "/home/dev", "/w"),
+                None,
+                "{pattern}"
+            );
+        }
     }
 }

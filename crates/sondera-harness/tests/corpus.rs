@@ -97,7 +97,7 @@ fn assert_balanced(outcomes: &[CaseOutcome], name: &str, least: usize) {
     );
 }
 
-/// Issue 28's mechanisms, each with the set written before it was built:
+/// Mechanisms, each with the set written before it was built:
 /// effects from a command's grammar, credentials in a command's output,
 /// static values and set-up idioms (`grammar.jsonl`), files whose content
 /// a tool runs later (`runs.jsonl`), instructions in data aimed at the
@@ -129,6 +129,10 @@ async fn mechanism_corpora_pass() {
         (
             "indirect.jsonl",
             include_str!("../../../tests/corpus/indirect.jsonl"),
+        ),
+        (
+            "credential_dirs.jsonl",
+            include_str!("../../../tests/corpus/credential_dirs.jsonl"),
         ),
     ] {
         let outcomes = run(name, text).await;

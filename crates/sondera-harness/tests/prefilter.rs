@@ -113,6 +113,10 @@ fn judge_corpora(extra: &str) -> Tally {
             include_str!("../../../tests/corpus/indirect.jsonl"),
         ),
         (
+            "credential_dirs.jsonl",
+            include_str!("../../../tests/corpus/credential_dirs.jsonl"),
+        ),
+        (
             "runners.jsonl",
             include_str!("../../../tests/corpus/runners.jsonl"),
         ),
