@@ -9,6 +9,7 @@
 //! are classified by what they are known to mean (`localhost`,
 //! `metadata.google.internal`, `*.internal`); nothing is resolved.
 
+use std::borrow::Cow;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// What kind of destination a host is.
@@ -398,9 +399,146 @@ pub fn official_registry(source: &str) -> bool {
     )
 }
 
+/// Whether `host` is one of the service's a credential variable is named
+/// for: `GITHUB_TOKEN` belongs at `api.github.com` and
+/// `raw.githubusercontent.com`, `OPENAI_API_KEY` at `api.openai.com` (and
+/// Azure's `*.openai.azure.com`), and at nowhere else. `None` when the name
+/// names no service (`API_KEY`, `TOKEN`, `ADMIN_PASSWORD`): where such a
+/// value belongs cannot be told from the name.
+///
+/// The service is the name's first word; it must appear in the host's
+/// registrable label (`github` of `api.github.com`), not in a subdomain
+/// anybody can make (`github.evil.example`).
+pub fn credential_service_host(variable: &str, host: &Host) -> Option<bool> {
+    let service = credential_service(variable)?;
+    if host.ip_literal {
+        return Some(false);
+    }
+    let labels: Vec<&str> = host.name.split('.').collect();
+    let registrable = registrable_label(&labels);
+    Some(
+        registrable.contains(&*service)
+            // Azure's resources live under names Azure assigns per service.
+            || registrable == "azure" && labels.contains(&&*service),
+    )
+}
+
+/// The service a credential variable's name starts with, as its hosts
+/// spell it (`GH_TOKEN`: `github`).
+fn credential_service(variable: &str) -> Option<Cow<'static, str>> {
+    const GENERIC: &[&str] = &[
+        "api",
+        "access",
+        "secret",
+        "private",
+        "auth",
+        "token",
+        "client",
+        "app",
+        "service",
+        "bearer",
+        "my",
+        "db",
+        "database",
+        "encryption",
+        "signing",
+        "master",
+        "admin",
+        "root",
+        "user",
+        "session",
+        "refresh",
+        "personal",
+        "test",
+        "prod",
+        "dev",
+        "staging",
+        "local",
+        "default",
+        "key",
+        "password",
+        "pass",
+        "passwd",
+        "pat",
+        "oauth",
+        "webhook",
+        "bot",
+        "deploy",
+        "ci",
+        "registry",
+        "cloud",
+        "server",
+        "web",
+        "backend",
+        "frontend",
+    ];
+    let first = variable
+        .split('_')
+        .find(|w| !w.is_empty())?
+        .to_ascii_lowercase();
+    let spelled = match first.as_str() {
+        "gh" => "github",
+        "hf" => "huggingface",
+        "aws" => "amazonaws",
+        "az" => "azure",
+        "gcp" | "gcloud" => "googleapis",
+        "dockerhub" => "docker",
+        word if word.len() < 3 || GENERIC.contains(&word) => return None,
+        _ => return Some(Cow::Owned(first)),
+    };
+    Some(Cow::Borrowed(spelled))
+}
+
+/// The label a host's owner registered: the one before the public suffix
+/// (`github` of `api.github.com`, `bbc` of `www.bbc.co.uk`).
+fn registrable_label<'a>(labels: &[&'a str]) -> &'a str {
+    match labels {
+        [.., owner, second, country]
+            if country.len() == 2
+                && matches!(*second, "co" | "com" | "org" | "net" | "ac" | "gov" | "edu") =>
+        {
+            owner
+        }
+        [.., owner, _suffix] => owner,
+        [only] => only,
+        [] => "",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_credential_variable_belongs_at_its_services_hosts() {
+        for (variable, host, belongs) in [
+            ("GITHUB_TOKEN", "api.github.com", Some(true)),
+            ("GH_TOKEN", "raw.githubusercontent.com", Some(true)),
+            ("NPM_TOKEN", "registry.npmjs.org", Some(true)),
+            ("HF_TOKEN", "huggingface.co", Some(true)),
+            (
+                "AWS_SECRET_ACCESS_KEY",
+                "bucket.s3.amazonaws.com",
+                Some(true),
+            ),
+            ("OPENAI_API_KEY", "res.openai.azure.com", Some(true)),
+            ("DATADOG_API_KEY", "api.datadoghq.com", Some(true)),
+            ("ACME_TOKEN", "api.acme.co.uk", Some(true)),
+            ("GITHUB_TOKEN", "github.evil.example", Some(false)),
+            ("OPENAI_API_KEY", "api.anthropic.com", Some(false)),
+            ("OPENAI_API_KEY", "res.evil.azure.com", Some(false)),
+            ("SLACK_TOKEN", "203.0.113.9", Some(false)),
+            ("API_KEY", "evil.example", None),
+            ("ADMIN_PASSWORD", "evil.example", None),
+            ("X_TOKEN", "evil.example", None),
+        ] {
+            assert_eq!(
+                credential_service_host(variable, &Host::parse(host)),
+                belongs,
+                "{variable} at {host}"
+            );
+        }
+    }
 
     #[test]
     fn metadata_addresses_are_recognised_however_they_are_written() {

@@ -105,8 +105,10 @@ fn assert_balanced(outcomes: &[CaseOutcome], name: &str, least: usize) {
 /// after reading, with or without a target (`alignment.jsonl`), and what
 /// runs indirectly: scripts written then run, in-place edits of files that
 /// run, look-alike package names, commands inline code spells out
-/// (`indirect.jsonl`). Each holds attacks and everyday look-alikes of
-/// every family it covers.
+/// (`indirect.jsonl`); credentials known by the directory that keeps them,
+/// whatever their name (`credential_dirs.jsonl`); and credential variables
+/// sent to hosts not of their service (`secret_variables.jsonl`). Each
+/// holds attacks and everyday look-alikes of every family it covers.
 #[tokio::test]
 async fn mechanism_corpora_pass() {
     for (name, text) in [
@@ -133,6 +135,10 @@ async fn mechanism_corpora_pass() {
         (
             "credential_dirs.jsonl",
             include_str!("../../../tests/corpus/credential_dirs.jsonl"),
+        ),
+        (
+            "secret_variables.jsonl",
+            include_str!("../../../tests/corpus/secret_variables.jsonl"),
         ),
     ] {
         let outcomes = run(name, text).await;

@@ -117,6 +117,10 @@ fn judge_corpora(extra: &str) -> Tally {
             include_str!("../../../tests/corpus/credential_dirs.jsonl"),
         ),
         (
+            "secret_variables.jsonl",
+            include_str!("../../../tests/corpus/secret_variables.jsonl"),
+        ),
+        (
             "runners.jsonl",
             include_str!("../../../tests/corpus/runners.jsonl"),
         ),

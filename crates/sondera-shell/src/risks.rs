@@ -950,7 +950,7 @@ const GIT_VALUED_OPTIONS: &[&str] = &[
 
 /// The subcommand of a `git` invocation and the arguments after it, past
 /// global options such as `-C DIR` and `-c KEY=VALUE`.
-fn git_subcommand(i: &Invocation) -> Option<(&str, &[String])> {
+pub(crate) fn git_subcommand(i: &Invocation) -> Option<(&str, &[String])> {
     if i.program != "git" {
         return None;
     }

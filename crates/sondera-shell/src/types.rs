@@ -66,6 +66,8 @@ pub struct Invocation {
     pub(crate) piped_operands: Vec<Word>,
     /// What it reads on its standard input.
     pub stdin: Stdin,
+    /// Names of the variables a here-string on its standard input expands.
+    pub(crate) stdin_variables: Vec<String>,
     /// The stage piped into it was given a URL: what it reads is most
     /// likely what was fetched from there.
     pub piped_from_url: bool,

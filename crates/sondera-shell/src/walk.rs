@@ -669,6 +669,7 @@ impl Walker {
             IoRedirect::HereString(_, w) => {
                 let value = self.word(&w.value, depth);
                 invocation.stdin = Stdin::Text(value.text);
+                invocation.stdin_variables = value.variables;
             }
             IoRedirect::OutputAndError(w, _) => {
                 let path = self.word(&w.value, depth);
