@@ -812,7 +812,7 @@ fn cloud_upload_sources(i: &Invocation) -> Vec<Word> {
 /// A refspec (`HEAD:main`) of `git push`, `fetch` or `pull`: the operands
 /// after the repository name branches, not a host and its path.
 fn is_git_refspec(i: &Invocation, arg: &str) -> bool {
-    crate::risks::git_subcommand(i).is_some_and(|(command, rest)| {
+    i.git_subcommand().is_some_and(|(command, rest)| {
         matches!(command, "push" | "fetch" | "pull")
             && rest
                 .iter()

@@ -938,37 +938,8 @@ fn privilege(i: &Invocation, out: &mut Vec<Risk>) {
     }
 }
 
-/// Global options of `git` that take a value in the next argument.
-const GIT_VALUED_OPTIONS: &[&str] = &[
-    "-C",
-    "-c",
-    "--git-dir",
-    "--work-tree",
-    "--namespace",
-    "--config-env",
-];
-
-/// The subcommand of a `git` invocation and the arguments after it, past
-/// global options such as `-C DIR` and `-c KEY=VALUE`.
-pub(crate) fn git_subcommand(i: &Invocation) -> Option<(&str, &[String])> {
-    if i.program != "git" {
-        return None;
-    }
-    let mut at = 0;
-    while let Some(arg) = i.args.get(at) {
-        if GIT_VALUED_OPTIONS.contains(&arg.as_str()) {
-            at += 2;
-        } else if arg.starts_with('-') {
-            at += 1;
-        } else {
-            return Some((arg.as_str(), &i.args[at + 1..]));
-        }
-    }
-    None
-}
-
 fn git(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
-    if let Some(("add" | "commit", rest)) = git_subcommand(i) {
+    if let Some(("add" | "commit", rest)) = i.git_subcommand() {
         // Staging a credential file puts it in history, and on every remote.
         let staged = i
             .arg_words
@@ -984,7 +955,7 @@ fn git(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             }
         }
     }
-    match git_subcommand(i) {
+    match i.git_subcommand() {
         Some(("push", rest)) => remote_history(rest, out),
         Some(("config", rest)) => git_config_runs(rest, ctx, out),
         _ => {}
@@ -1080,7 +1051,7 @@ fn remote_history(rest: &[String], out: &mut Vec<Risk>) {
 fn pushes_to_new_remotes(invocations: &[Invocation], out: &mut Vec<Risk>) {
     let mut added: Vec<&str> = Vec::new();
     for i in invocations {
-        match git_subcommand(i) {
+        match i.git_subcommand() {
             Some(("remote", args)) => {
                 let mut operands = args.iter().filter(|a| !a.starts_with('-'));
                 if matches!(operands.next().map(String::as_str), Some("add" | "set-url"))

@@ -104,7 +104,36 @@ impl Invocation {
     pub(crate) fn operands(&self) -> impl Iterator<Item = &String> {
         operands_of(&self.program, &self.args)
     }
+
+    /// The subcommand of a `git` invocation and the arguments after it, past
+    /// global options such as `-C DIR` and `-c KEY=VALUE`.
+    pub(crate) fn git_subcommand(&self) -> Option<(&str, &[String])> {
+        if self.program != "git" {
+            return None;
+        }
+        let mut at = 0;
+        while let Some(arg) = self.args.get(at) {
+            if GIT_VALUED_OPTIONS.contains(&arg.as_str()) {
+                at += 2;
+            } else if arg.starts_with('-') {
+                at += 1;
+            } else {
+                return Some((arg.as_str(), &self.args[at + 1..]));
+            }
+        }
+        None
+    }
 }
+
+/// Global options of `git` that take a value in the next argument.
+const GIT_VALUED_OPTIONS: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+];
 
 fn operands_of<'a, T: AsRef<str>>(program: &str, args: &'a [T]) -> impl Iterator<Item = &'a T> {
     let valued = options_with_values(program);
