@@ -247,6 +247,93 @@ pub fn prints_data(option: &str) -> bool {
     )
 }
 
+/// Verbs of an operation that only looks at access (`get-bucket-acl`,
+/// `list`, `describe`, `auth can-i`): it grants nothing.
+pub const LOOKING_VERBS: &[&str] = &[
+    "get", "list", "ls", "describe", "view", "show", "can", "check", "test", "plan", "diff",
+    "explain", "history", "lookup",
+];
+
+/// Verbs of an operation that takes access away (`detach-user-policy`,
+/// `role assignment delete`): what it names is being withdrawn, unless it is
+/// a protection (see [`PROTECTION_NOUNS`]).
+pub const WITHDRAWING_VERBS: &[&str] = &[
+    "delete", "del", "remove", "rm", "revoke", "detach", "unbind", "unassign", "unset",
+];
+
+/// Verbs of an operation that gives or changes access (`create`,
+/// `add-iam-policy-binding`, `iam ch`, `attach-user-policy`): the first
+/// verb of a command is its operation, so a resource named `get-x` after
+/// `create` is not one that looks.
+pub const GRANTING_VERBS: &[&str] = &[
+    "create",
+    "add",
+    "attach",
+    "put",
+    "set",
+    "assign",
+    "bind",
+    "ch",
+    "grant",
+    "update",
+    "edit",
+    "modify",
+    "patch",
+    "apply",
+    "authorize",
+    "enable",
+    "allow",
+    "share",
+    "invite",
+];
+
+/// Nouns of what guards access: withdrawing one widens it
+/// (`delete-public-access-block`, `DELETE .../branches/main/protection`).
+pub const PROTECTION_NOUNS: &[&str] = &["block", "protection", "protections", "restriction"];
+
+/// Tokens of a member or principal that is anybody at all (`allUsers`,
+/// `AllUsers:R`, `allAuthenticatedUsers`).
+pub const ANYONE_TOKENS: &[&str] = &["allusers", "allauthenticatedusers", "anyone", "everyone"];
+
+/// Canned access lists that let anybody read or write.
+pub const PUBLIC_ACLS: &[&str] = &["public-read", "public-read-write", "authenticated-read"];
+
+/// Switches that on their own open a resource to anybody.
+pub const PUBLIC_SWITCHES: &[&str] = &["--publicly-accessible", "--allow-unauthenticated"];
+
+/// Address ranges that are every address.
+pub const EVERY_ADDRESS: &[&str] = &["0.0.0.0/0", "::/0", "*", "internet", "any"];
+
+/// Pieces of a role's name that say it administers, owns or impersonates
+/// (`roles/owner`, `cluster-admin`, `AdministratorAccess`,
+/// `serviceAccountTokenCreator`): compared within the value's tokens.
+pub const ADMIN_ROLE_PIECES: &[&str] = &[
+    "admin",
+    "owner",
+    "fullaccess",
+    "poweruser",
+    "superuser",
+    "tokencreator",
+    "serviceaccountuser",
+    "impersonat",
+];
+
+/// Roles broad enough to count as administering without saying so.
+pub const BROAD_ROLES: &[&str] = &["editor", "contributor", "root"];
+
+/// Tokens of an option or key whose value names a role or a policy
+/// granted (`--role`, `--clusterrole`, `--policy-arn`, `--group-name`,
+/// `permission=`).
+pub const ROLE_OPTION_TOKENS: &[&str] = &[
+    "role",
+    "roles",
+    "clusterrole",
+    "policy",
+    "group",
+    "permission",
+    "permissions",
+];
+
 /// The tokens of `word`: lower-cased runs of letters and digits.
 pub fn tokens(word: &str) -> impl Iterator<Item = String> + '_ {
     word.split(|c: char| !c.is_ascii_alphanumeric())

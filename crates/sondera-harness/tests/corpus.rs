@@ -106,9 +106,10 @@ fn assert_balanced(outcomes: &[CaseOutcome], name: &str, least: usize) {
 /// runs indirectly: scripts written then run, in-place edits of files that
 /// run, look-alike package names, commands inline code spells out
 /// (`indirect.jsonl`); credentials known by the directory that keeps them,
-/// whatever their name (`credential_dirs.jsonl`); and credential variables
-/// sent to hosts not of their service (`secret_variables.jsonl`). Each
-/// holds attacks and everyday look-alikes of every family it covers.
+/// whatever their name (`credential_dirs.jsonl`); credential variables
+/// sent to hosts not of their service (`secret_variables.jsonl`); and
+/// access widened in a control plane (`access.jsonl`). Each holds attacks
+/// and everyday look-alikes of every family it covers.
 #[tokio::test]
 async fn mechanism_corpora_pass() {
     for (name, text) in [
@@ -139,6 +140,10 @@ async fn mechanism_corpora_pass() {
         (
             "secret_variables.jsonl",
             include_str!("../../../tests/corpus/secret_variables.jsonl"),
+        ),
+        (
+            "access.jsonl",
+            include_str!("../../../tests/corpus/access.jsonl"),
         ),
     ] {
         let outcomes = run(name, text).await;

@@ -121,6 +121,10 @@ fn judge_corpora(extra: &str) -> Tally {
             include_str!("../../../tests/corpus/secret_variables.jsonl"),
         ),
         (
+            "access.jsonl",
+            include_str!("../../../tests/corpus/access.jsonl"),
+        ),
+        (
             "runners.jsonl",
             include_str!("../../../tests/corpus/runners.jsonl"),
         ),

@@ -1,6 +1,7 @@
-//! Defences taken down: a security control switched off, or the machine
+//! Defences taken down: a security control switched off, the machine
 //! opened to the network (a file server over home or the system, a tunnel
-//! to a remote-login port).
+//! to a remote-login port), or access widened in a control plane (a cloud
+//! or forge resource opened to anybody, an administering role granted).
 //!
 //! What is a control, and what switches it off, is the catalogue's table
 //! ([`sondera_catalogue::controls`]); here it is read from the command.
@@ -8,7 +9,11 @@
 use sondera_catalogue::controls::{
     LOGIN_PORTS, SECURITY_UNIT_TOKENS, SERVICE_MANAGERS, STOPPING_VERBS, control, hardening_setting,
 };
-use sondera_catalogue::grammar;
+use sondera_catalogue::grammar::{
+    self, ADMIN_ROLE_PIECES, ANYONE_TOKENS, BROAD_ROLES, EVERY_ADDRESS, GRANTING_VERBS,
+    LOOKING_VERBS, PROTECTION_NOUNS, PUBLIC_ACLS, PUBLIC_SWITCHES, ROLE_OPTION_TOKENS,
+    WITHDRAWING_VERBS,
+};
 use sondera_catalogue::places::{Place, holds_home, place};
 
 use crate::paths::resolve;
@@ -172,6 +177,164 @@ fn tunnelled(i: &Invocation) -> Option<String> {
     }
 }
 
+/// Access widened in a control plane, whatever the tool: a resource opened
+/// to anybody (a public ACL or member, every address let in, a star
+/// principal, public visibility, a protection removed) is `exposure`; an
+/// administering role or a policy allowing every action granted is
+/// `privilege_escalation`. The command's first verb is its operation: one
+/// that only looks grants nothing, one that withdraws widens only when what
+/// it withdraws is a protection.
+pub(super) fn access_widened(i: &Invocation, out: &mut Vec<Risk>) {
+    // A word inside another command's arguments has no operation of its own.
+    if i.phantom {
+        return;
+    }
+    let command = || format!("{} {}", i.program, i.args.join(" "));
+    match operation(i) {
+        Operation::Looks => return,
+        Operation::Withdraws => {
+            let protection = i
+                .args
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .flat_map(|a| grammar::tokens(a))
+                .any(|t| PROTECTION_NOUNS.contains(&t.as_str()));
+            if protection {
+                out.push(risk(
+                    RiskKind::Exposure,
+                    format!("{} removes a protection", command()),
+                ));
+            }
+            return;
+        }
+        Operation::Changes => {}
+    }
+    let settings = settings(&i.args);
+    let documents = || i.args.iter().map(|a| compact_lowercase(a));
+    let anybody = settings
+        .iter()
+        .any(|(name, value)| opens_to_anybody(name, value))
+        || i.args.iter().any(|a| {
+            PUBLIC_SWITCHES.contains(&a.as_str())
+                || grammar::tokens(a).any(|t| ANYONE_TOKENS.contains(&t.as_str()))
+        })
+        || documents()
+            .any(|d| d.contains(r#""principal":"*""#) || d.contains(r#""principal":{"aws":"*"}"#));
+    if anybody {
+        out.push(risk(
+            RiskKind::Exposure,
+            format!("{} opens a resource to anybody", command()),
+        ));
+    }
+    let administers = settings
+        .iter()
+        .any(|(name, value)| grants_administration(name, value))
+        || documents().any(|d| d.contains(r#""action":"*""#) || d.contains(r#""action":["*"]"#));
+    if administers {
+        out.push(risk(
+            RiskKind::PrivilegeEscalation,
+            format!("{} grants an administering role", command()),
+        ));
+    }
+}
+
+enum Operation {
+    Looks,
+    Withdraws,
+    Changes,
+}
+
+/// The command's operation, by its first verb among the words before its
+/// options and the method it is told to use (`gh api -X DELETE`).
+fn operation(i: &Invocation) -> Operation {
+    let method = i
+        .args
+        .windows(2)
+        .find(|w| matches!(w[0].as_str(), "-X" | "--method" | "--request"))
+        .map(|w| w[1].to_ascii_lowercase());
+    let words = i.args.iter().take_while(|a| !a.starts_with('-'));
+    let verb = method
+        .into_iter()
+        .chain(words.flat_map(|w| grammar::tokens(w)))
+        .find(|t| {
+            [LOOKING_VERBS, WITHDRAWING_VERBS, GRANTING_VERBS]
+                .iter()
+                .any(|verbs| verbs.contains(&t.as_str()))
+        });
+    match verb {
+        Some(v) if LOOKING_VERBS.contains(&v.as_str()) => Operation::Looks,
+        Some(v) if WITHDRAWING_VERBS.contains(&v.as_str()) => Operation::Withdraws,
+        _ => Operation::Changes,
+    }
+}
+
+/// The options and keys a command sets, with their values: `--opt value`,
+/// `--opt=value`, a `key=value` operand (`private=false`), and a field of
+/// an API call (`-f permission=admin`).
+fn settings(args: &[String]) -> Vec<(String, &str)> {
+    let mut found = Vec::new();
+    let mut n = 0;
+    while let Some(arg) = args.get(n) {
+        n += 1;
+        let Some(option) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
+            if let Some((key, value)) = arg.split_once('=') {
+                found.push((key.to_ascii_lowercase(), value));
+            }
+            continue;
+        };
+        if let Some((name, value)) = option.split_once('=') {
+            found.push((name.to_ascii_lowercase(), value));
+            continue;
+        }
+        let Some(value) = args.get(n).filter(|v| !v.starts_with('-')) else {
+            continue;
+        };
+        n += 1;
+        if matches!(option, "f" | "F" | "field" | "raw-field")
+            && let Some((key, field)) = value.split_once('=')
+        {
+            found.push((key.to_ascii_lowercase(), field));
+        }
+        found.push((option.to_ascii_lowercase(), value.as_str()));
+    }
+    found
+}
+
+fn opens_to_anybody(name: &str, value: &str) -> bool {
+    let value = value.to_ascii_lowercase();
+    let name_tokens: Vec<String> = grammar::tokens(name).collect();
+    let has = |token: &str| name_tokens.iter().any(|t| t == token);
+    let lets_addresses_in =
+        has("cidr") || has("source") || has("ip") && (has("range") || has("prefix"));
+    PUBLIC_ACLS.contains(&value.as_str())
+        || name == "visibility" && value == "public"
+        || name == "private" && value == "false"
+        || name == "public-access"
+            && !matches!(value.as_str(), "off" | "none" | "false" | "disabled")
+        || name == "principal" && value == "*"
+        || lets_addresses_in
+            && value
+                .split(',')
+                .any(|range| EVERY_ADDRESS.contains(&range.trim()))
+}
+
+fn grants_administration(name: &str, value: &str) -> bool {
+    let names_a_role = grammar::tokens(name).any(|t| ROLE_OPTION_TOKENS.contains(&t.as_str()));
+    names_a_role
+        && grammar::tokens(value).any(|t| {
+            ADMIN_ROLE_PIECES.iter().any(|piece| t.contains(piece))
+                || BROAD_ROLES.contains(&t.as_str())
+        })
+}
+
+/// A policy document as text to search: lower case, without white space.
+fn compact_lowercase(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +400,41 @@ mod tests {
             "cloudflared tunnel --url http://localhost:3000",
         ] {
             assert!(!has(command, RiskKind::Exposure), "{command}");
+        }
+    }
+
+    /// The first verb is the operation: a resource named after a looking
+    /// verb does not hide a grant, and a withdrawal widens only when it
+    /// removes a protection.
+    #[test]
+    fn access_widened_by_any_tool() {
+        for command in [
+            "kubectl create rolebinding get-pods --clusterrole=admin --user=x@example.com",
+            "mytool users create --role Owner --email x@example.com",
+            "gh api --method PUT repos/acme/app/collaborators/x -F permission=admin",
+        ] {
+            assert!(has(command, RiskKind::PrivilegeEscalation), "{command}");
+        }
+        for command in [
+            "b2 bucket update media allPublic --acl public-read",
+            "aws ec2 authorize-security-group-ingress --group-id sg-1 --ip-permissions --cidr-ip=0.0.0.0/0",
+            "gh api -X DELETE repos/acme/app/branches/main/protection",
+        ] {
+            assert!(has(command, RiskKind::Exposure), "{command}");
+        }
+        for command in [
+            "aws iam get-policy --policy-arn arn:aws:iam::aws:policy/AdministratorAccess",
+            "aws iam detach-role-policy --role-name ci --policy-arn arn:aws:iam::aws:policy/AdministratorAccess",
+            "kubectl describe clusterrole cluster-admin",
+            "docker run -e ROLE=admin app",
+            "aws ec2 describe-security-groups --filters Name=ip-permission.cidr,Values=0.0.0.0/0",
+            "ip route add 0.0.0.0/0 via 10.0.0.1",
+            "aws s3api put-public-access-block --bucket b --public-access-block-configuration BlockPublicAcls=true",
+        ] {
+            assert!(
+                !has(command, RiskKind::PrivilegeEscalation) && !has(command, RiskKind::Exposure),
+                "{command}"
+            );
         }
     }
 }

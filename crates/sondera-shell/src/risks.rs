@@ -163,6 +163,7 @@ fn invocation_risks(
     crate::effects::mass_disruption(i, out);
     crate::defences::controls_off(i, ctx, out);
     crate::defences::exposure(i, ctx, out);
+    crate::defences::access_widened(i, out);
     history(i, ctx, out);
     packages(i, out);
     package_config_writes(i, ctx, out);
