@@ -183,7 +183,8 @@ fn tunnelled(i: &Invocation) -> Option<String> {
 /// administering role or a policy allowing every action granted is
 /// `privilege_escalation`. The command's first verb is its operation: one
 /// that only looks grants nothing, one that withdraws widens only when what
-/// it withdraws is a protection.
+/// it withdraws is a protection. Every command passes here, so the words
+/// are compared in place, in any case, without copies.
 pub(super) fn access_widened(i: &Invocation, out: &mut Vec<Risk>) {
     // A word inside another command's arguments has no operation of its own.
     if i.phantom {
@@ -197,8 +198,8 @@ pub(super) fn access_widened(i: &Invocation, out: &mut Vec<Risk>) {
                 .args
                 .iter()
                 .filter(|a| !a.starts_with('-'))
-                .flat_map(|a| grammar::tokens(a))
-                .any(|t| PROTECTION_NOUNS.contains(&t.as_str()));
+                .flat_map(|a| pieces(a))
+                .any(|t| is_one_of(t, PROTECTION_NOUNS));
             if protection {
                 out.push(risk(
                     RiskKind::Exposure,
@@ -210,13 +211,17 @@ pub(super) fn access_widened(i: &Invocation, out: &mut Vec<Risk>) {
         Operation::Changes => {}
     }
     let settings = settings(&i.args);
-    let documents = || i.args.iter().map(|a| compact_lowercase(a));
+    let documents = || {
+        i.args
+            .iter()
+            .filter(|a| a.contains('{'))
+            .map(|a| compact_lowercase(a))
+    };
     let anybody = settings
         .iter()
         .any(|(name, value)| opens_to_anybody(name, value))
         || i.args.iter().any(|a| {
-            PUBLIC_SWITCHES.contains(&a.as_str())
-                || grammar::tokens(a).any(|t| ANYONE_TOKENS.contains(&t.as_str()))
+            PUBLIC_SWITCHES.contains(&a.as_str()) || pieces(a).any(|t| is_one_of(t, ANYONE_TOKENS))
         })
         || documents()
             .any(|d| d.contains(r#""principal":"*""#) || d.contains(r#""principal":{"aws":"*"}"#));
@@ -251,19 +256,19 @@ fn operation(i: &Invocation) -> Operation {
         .args
         .windows(2)
         .find(|w| matches!(w[0].as_str(), "-X" | "--method" | "--request"))
-        .map(|w| w[1].to_ascii_lowercase());
+        .map(|w| w[1].as_str());
     let words = i.args.iter().take_while(|a| !a.starts_with('-'));
     let verb = method
         .into_iter()
-        .chain(words.flat_map(|w| grammar::tokens(w)))
+        .chain(words.flat_map(|w| pieces(w)))
         .find(|t| {
-            [LOOKING_VERBS, WITHDRAWING_VERBS, GRANTING_VERBS]
-                .iter()
-                .any(|verbs| verbs.contains(&t.as_str()))
+            is_one_of(t, LOOKING_VERBS)
+                || is_one_of(t, WITHDRAWING_VERBS)
+                || is_one_of(t, GRANTING_VERBS)
         });
     match verb {
-        Some(v) if LOOKING_VERBS.contains(&v.as_str()) => Operation::Looks,
-        Some(v) if WITHDRAWING_VERBS.contains(&v.as_str()) => Operation::Withdraws,
+        Some(v) if is_one_of(v, LOOKING_VERBS) => Operation::Looks,
+        Some(v) if is_one_of(v, WITHDRAWING_VERBS) => Operation::Withdraws,
         _ => Operation::Changes,
     }
 }
@@ -271,19 +276,19 @@ fn operation(i: &Invocation) -> Operation {
 /// The options and keys a command sets, with their values: `--opt value`,
 /// `--opt=value`, a `key=value` operand (`private=false`), and a field of
 /// an API call (`-f permission=admin`).
-fn settings(args: &[String]) -> Vec<(String, &str)> {
+fn settings(args: &[String]) -> Vec<(&str, &str)> {
     let mut found = Vec::new();
     let mut n = 0;
     while let Some(arg) = args.get(n) {
         n += 1;
         let Some(option) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
-            if let Some((key, value)) = arg.split_once('=') {
-                found.push((key.to_ascii_lowercase(), value));
+            if let Some(setting) = arg.split_once('=') {
+                found.push(setting);
             }
             continue;
         };
-        if let Some((name, value)) = option.split_once('=') {
-            found.push((name.to_ascii_lowercase(), value));
+        if let Some(setting) = option.split_once('=') {
+            found.push(setting);
             continue;
         }
         let Some(value) = args.get(n).filter(|v| !v.starts_with('-')) else {
@@ -291,40 +296,57 @@ fn settings(args: &[String]) -> Vec<(String, &str)> {
         };
         n += 1;
         if matches!(option, "f" | "F" | "field" | "raw-field")
-            && let Some((key, field)) = value.split_once('=')
+            && let Some(field) = value.split_once('=')
         {
-            found.push((key.to_ascii_lowercase(), field));
+            found.push(field);
         }
-        found.push((option.to_ascii_lowercase(), value.as_str()));
+        found.push((option, value.as_str()));
     }
     found
 }
 
 fn opens_to_anybody(name: &str, value: &str) -> bool {
-    let value = value.to_ascii_lowercase();
-    let name_tokens: Vec<String> = grammar::tokens(name).collect();
-    let has = |token: &str| name_tokens.iter().any(|t| t == token);
+    let has = |token: &str| pieces(name).any(|t| t.eq_ignore_ascii_case(token));
     let lets_addresses_in =
         has("cidr") || has("source") || has("ip") && (has("range") || has("prefix"));
-    PUBLIC_ACLS.contains(&value.as_str())
-        || name == "visibility" && value == "public"
-        || name == "private" && value == "false"
-        || name == "public-access"
-            && !matches!(value.as_str(), "off" | "none" | "false" | "disabled")
+    let closed = ["off", "none", "false", "disabled"];
+    is_one_of(value, PUBLIC_ACLS)
+        || name == "visibility" && value.eq_ignore_ascii_case("public")
+        || name == "private" && value.eq_ignore_ascii_case("false")
+        || name == "public-access" && !is_one_of(value, &closed)
         || name == "principal" && value == "*"
         || lets_addresses_in
             && value
                 .split(',')
-                .any(|range| EVERY_ADDRESS.contains(&range.trim()))
+                .any(|range| is_one_of(range.trim(), EVERY_ADDRESS))
 }
 
 fn grants_administration(name: &str, value: &str) -> bool {
-    let names_a_role = grammar::tokens(name).any(|t| ROLE_OPTION_TOKENS.contains(&t.as_str()));
-    names_a_role
-        && grammar::tokens(value).any(|t| {
-            ADMIN_ROLE_PIECES.iter().any(|piece| t.contains(piece))
-                || BROAD_ROLES.contains(&t.as_str())
+    pieces(name).any(|t| is_one_of(t, ROLE_OPTION_TOKENS))
+        && pieces(value).any(|t| {
+            ADMIN_ROLE_PIECES
+                .iter()
+                .any(|piece| contains_ignoring_case(t, piece))
+                || is_one_of(t, BROAD_ROLES)
         })
+}
+
+/// The runs of letters and digits of `word`, as written (the catalogue's
+/// tokens, before lower-casing).
+fn pieces(word: &str) -> impl Iterator<Item = &str> {
+    word.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|t| !t.is_empty())
+}
+
+/// Whether `word` is one of the catalogue's lower-case `words`, in any case.
+fn is_one_of(word: &str, words: &[&str]) -> bool {
+    words.iter().any(|w| w.eq_ignore_ascii_case(word))
+}
+
+fn contains_ignoring_case(text: &str, lower: &str) -> bool {
+    text.as_bytes()
+        .windows(lower.len())
+        .any(|w| w.eq_ignore_ascii_case(lower.as_bytes()))
 }
 
 /// A policy document as text to search: lower case, without white space.
