@@ -190,56 +190,56 @@ pub(super) fn access_widened(i: &Invocation, out: &mut Vec<Risk>) {
     if i.phantom {
         return;
     }
+    let (mut anybody, mut administers) = settings_widen(&i.args);
+    let mut protection = false;
+    for arg in &i.args {
+        // Every marker word is five letters or more.
+        if arg.len() < 5 {
+            continue;
+        }
+        if arg.starts_with('-') {
+            anybody |= PUBLIC_SWITCHES.contains(&arg.as_str());
+        } else {
+            protection |= pieces(arg).any(|t| is_one_of(t, PROTECTION_NOUNS));
+        }
+        anybody |= pieces(arg).any(|t| is_one_of(t, ANYONE_TOKENS));
+        if arg.contains('{') {
+            let document = compact_lowercase(arg);
+            anybody |= document.contains(r#""principal":"*""#)
+                || document.contains(r#""principal":{"aws":"*"}"#);
+            administers |=
+                document.contains(r#""action":"*""#) || document.contains(r#""action":["*"]"#);
+        }
+    }
+    // Most commands carry no marker: their operation is not asked.
+    if !anybody && !administers && !protection {
+        return;
+    }
     let command = || format!("{} {}", i.program, i.args.join(" "));
     match operation(i) {
-        Operation::Looks => return,
+        Operation::Looks => {}
         Operation::Withdraws => {
-            let protection = i
-                .args
-                .iter()
-                .filter(|a| !a.starts_with('-'))
-                .flat_map(|a| pieces(a))
-                .any(|t| is_one_of(t, PROTECTION_NOUNS));
             if protection {
                 out.push(risk(
                     RiskKind::Exposure,
                     format!("{} removes a protection", command()),
                 ));
             }
-            return;
         }
-        Operation::Changes => {}
-    }
-    let settings = settings(&i.args);
-    let documents = || {
-        i.args
-            .iter()
-            .filter(|a| a.contains('{'))
-            .map(|a| compact_lowercase(a))
-    };
-    let anybody = settings
-        .iter()
-        .any(|(name, value)| opens_to_anybody(name, value))
-        || i.args.iter().any(|a| {
-            PUBLIC_SWITCHES.contains(&a.as_str()) || pieces(a).any(|t| is_one_of(t, ANYONE_TOKENS))
-        })
-        || documents()
-            .any(|d| d.contains(r#""principal":"*""#) || d.contains(r#""principal":{"aws":"*"}"#));
-    if anybody {
-        out.push(risk(
-            RiskKind::Exposure,
-            format!("{} opens a resource to anybody", command()),
-        ));
-    }
-    let administers = settings
-        .iter()
-        .any(|(name, value)| grants_administration(name, value))
-        || documents().any(|d| d.contains(r#""action":"*""#) || d.contains(r#""action":["*"]"#));
-    if administers {
-        out.push(risk(
-            RiskKind::PrivilegeEscalation,
-            format!("{} grants an administering role", command()),
-        ));
+        Operation::Changes => {
+            if anybody {
+                out.push(risk(
+                    RiskKind::Exposure,
+                    format!("{} opens a resource to anybody", command()),
+                ));
+            }
+            if administers {
+                out.push(risk(
+                    RiskKind::PrivilegeEscalation,
+                    format!("{} grants an administering role", command()),
+                ));
+            }
+        }
     }
 }
 
@@ -273,36 +273,41 @@ fn operation(i: &Invocation) -> Operation {
     }
 }
 
-/// The options and keys a command sets, with their values: `--opt value`,
-/// `--opt=value`, a `key=value` operand (`private=false`), and a field of
-/// an API call (`-f permission=admin`).
-fn settings(args: &[String]) -> Vec<(&str, &str)> {
-    let mut found = Vec::new();
+/// Whether an option or key the command sets opens a resource to anybody,
+/// and whether one grants an administering role: `--opt value`,
+/// `--opt=value`, a `key=value` operand (`private=false`), a field of an
+/// API call (`-f permission=admin`).
+fn settings_widen(args: &[String]) -> (bool, bool) {
+    let (mut anybody, mut administers) = (false, false);
+    let mut judge = |name: &str, value: &str| {
+        anybody |= opens_to_anybody(name, value);
+        administers |= grants_administration(name, value);
+    };
     let mut n = 0;
     while let Some(arg) = args.get(n) {
         n += 1;
         let Some(option) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
-            if let Some(setting) = arg.split_once('=') {
-                found.push(setting);
+            if let Some((key, value)) = arg.split_once('=') {
+                judge(key, value);
             }
             continue;
         };
-        if let Some(setting) = option.split_once('=') {
-            found.push(setting);
+        if let Some((name, value)) = option.split_once('=') {
+            judge(name, value);
             continue;
         }
         let Some(value) = args.get(n).filter(|v| !v.starts_with('-')) else {
             continue;
         };
         n += 1;
+        judge(option, value);
         if matches!(option, "f" | "F" | "field" | "raw-field")
-            && let Some(field) = value.split_once('=')
+            && let Some((key, field)) = value.split_once('=')
         {
-            found.push(field);
+            judge(key, field);
         }
-        found.push((option, value.as_str()));
     }
-    found
+    (anybody, administers)
 }
 
 fn opens_to_anybody(name: &str, value: &str) -> bool {
