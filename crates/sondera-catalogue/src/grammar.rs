@@ -334,6 +334,43 @@ pub const ROLE_OPTION_TOKENS: &[&str] = &[
     "permissions",
 ];
 
+/// Pieces of a setting's name that say it chooses where packages or code
+/// come from (`registry`, `GOPROXY`, `PIP_INDEX_URL`, `url.X.insteadOf`,
+/// `mirror.https://rubygems.org`, `channels`, `repo.packagist`).
+pub const SOURCE_PIECES: &[&str] = &[
+    "registry",
+    "registries",
+    "index",
+    "proxy",
+    "mirror",
+    "channel",
+    "repo",
+    "source",
+    "insteadof",
+    "packagist",
+];
+
+/// Pieces of a setting's name that say it verifies what is fetched
+/// (`http.sslVerify`, `strict-ssl`, `NODE_TLS_REJECT_UNAUTHORIZED`,
+/// `PYTHONHTTPSVERIFY`, `CURL_CA_BUNDLE`): set off, false or empty, the
+/// check is gone.
+pub const VERIFYING_PIECES: &[&str] = &["ssl", "tls", "verify", "reject", "cabundle", "sumdb"];
+
+/// Pieces of a setting's name that say it skips verification for what it
+/// names (`trusted-host`, `GOINSECURE`, `GONOSUMDB`, `GIT_SSL_NO_VERIFY`):
+/// set to anything, the check is gone there.
+pub const SKIPPING_PIECES: &[&str] = &[
+    "trusted",
+    "insecure",
+    "nosumdb",
+    "nosumcheck",
+    "noverify",
+    "skipverify",
+];
+
+/// Values that switch a setting off.
+pub const OFF_VALUES: &[&str] = &["false", "0", "no", "off", "none", ""];
+
 /// The tokens of `word`: lower-cased runs of letters and digits.
 pub fn tokens(word: &str) -> impl Iterator<Item = String> + '_ {
     word.split(|c: char| !c.is_ascii_alphanumeric())

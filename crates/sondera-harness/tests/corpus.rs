@@ -107,9 +107,10 @@ fn assert_balanced(outcomes: &[CaseOutcome], name: &str, least: usize) {
 /// run, look-alike package names, commands inline code spells out
 /// (`indirect.jsonl`); credentials known by the directory that keeps them,
 /// whatever their name (`credential_dirs.jsonl`); credential variables
-/// sent to hosts not of their service (`secret_variables.jsonl`); and
-/// access widened in a control plane (`access.jsonl`). Each holds attacks
-/// and everyday look-alikes of every family it covers.
+/// sent to hosts not of their service (`secret_variables.jsonl`); access
+/// widened in a control plane (`access.jsonl`); and package sources
+/// redirected or unverified by settings (`sources.jsonl`). Each holds
+/// attacks and everyday look-alikes of every family it covers.
 #[tokio::test]
 async fn mechanism_corpora_pass() {
     for (name, text) in [
@@ -144,6 +145,10 @@ async fn mechanism_corpora_pass() {
         (
             "access.jsonl",
             include_str!("../../../tests/corpus/access.jsonl"),
+        ),
+        (
+            "sources.jsonl",
+            include_str!("../../../tests/corpus/sources.jsonl"),
         ),
     ] {
         let outcomes = run(name, text).await;

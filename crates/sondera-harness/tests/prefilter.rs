@@ -125,6 +125,10 @@ fn judge_corpora(extra: &str) -> Tally {
             include_str!("../../../tests/corpus/access.jsonl"),
         ),
         (
+            "sources.jsonl",
+            include_str!("../../../tests/corpus/sources.jsonl"),
+        ),
+        (
             "runners.jsonl",
             include_str!("../../../tests/corpus/runners.jsonl"),
         ),

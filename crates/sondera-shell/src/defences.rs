@@ -190,7 +190,11 @@ pub(super) fn access_widened(i: &Invocation, out: &mut Vec<Risk>) {
     if i.phantom {
         return;
     }
-    let (mut anybody, mut administers) = settings_widen(&i.args);
+    let (mut anybody, mut administers) = (false, false);
+    i.for_each_setting(|name, value| {
+        anybody |= opens_to_anybody(name, value);
+        administers |= grants_administration(name, value);
+    });
     let mut protection = false;
     for arg in &i.args {
         // Every marker word is five letters or more.
@@ -271,43 +275,6 @@ fn operation(i: &Invocation) -> Operation {
         Some(v) if is_one_of(v, WITHDRAWING_VERBS) => Operation::Withdraws,
         _ => Operation::Changes,
     }
-}
-
-/// Whether an option or key the command sets opens a resource to anybody,
-/// and whether one grants an administering role: `--opt value`,
-/// `--opt=value`, a `key=value` operand (`private=false`), a field of an
-/// API call (`-f permission=admin`).
-fn settings_widen(args: &[String]) -> (bool, bool) {
-    let (mut anybody, mut administers) = (false, false);
-    let mut judge = |name: &str, value: &str| {
-        anybody |= opens_to_anybody(name, value);
-        administers |= grants_administration(name, value);
-    };
-    let mut n = 0;
-    while let Some(arg) = args.get(n) {
-        n += 1;
-        let Some(option) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
-            if let Some((key, value)) = arg.split_once('=') {
-                judge(key, value);
-            }
-            continue;
-        };
-        if let Some((name, value)) = option.split_once('=') {
-            judge(name, value);
-            continue;
-        }
-        let Some(value) = args.get(n).filter(|v| !v.starts_with('-')) else {
-            continue;
-        };
-        n += 1;
-        judge(option, value);
-        if matches!(option, "f" | "F" | "field" | "raw-field")
-            && let Some((key, field)) = value.split_once('=')
-        {
-            judge(key, field);
-        }
-    }
-    (anybody, administers)
 }
 
 fn opens_to_anybody(name: &str, value: &str) -> bool {

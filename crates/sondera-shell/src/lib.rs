@@ -36,6 +36,7 @@ mod later;
 mod paths;
 mod risks;
 mod simple;
+mod sources;
 mod spawns;
 mod sql;
 mod statics;

@@ -164,6 +164,7 @@ fn invocation_risks(
     crate::defences::controls_off(i, ctx, out);
     crate::defences::exposure(i, ctx, out);
     crate::defences::access_widened(i, out);
+    crate::sources::assess(i, out);
     history(i, ctx, out);
     packages(i, out);
     package_config_writes(i, ctx, out);
@@ -264,12 +265,6 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
     let from_elsewhere = manager
         && installs
         && (args.iter().any(|a| remote(a) && elsewhere(a)) || index_values.iter().any(elsewhere));
-    let registry_change = manager
-        && args.contains(&"config")
-        && args.iter().any(|a| matches!(*a, "set" | "add" | "edit"))
-        && args
-            .iter()
-            .any(|a| a.contains("registry") || a.contains("index-url") || a.contains("index_url"));
     let gem_source = i.program == "gem"
         && args.first() == Some(&"sources")
         && args.iter().any(|a| matches!(*a, "-a" | "--add"));
@@ -278,7 +273,7 @@ fn packages(i: &Invocation, out: &mut Vec<Risk>) {
         "add-apt-repository" | "apt-add-repository"
     ) || (i.program == "apt-key" && args.contains(&"add"))
         || (i.program == "rpm" && args.contains(&"--import"));
-    if from_elsewhere || registry_change || gem_source || new_repository {
+    if from_elsewhere || gem_source || new_repository {
         out.push(risk(
             RiskKind::UntrustedPackageSource,
             format!("{} {}", i.program, i.args.join(" ")),

@@ -105,6 +105,38 @@ impl Invocation {
         operands_of(&self.program, &self.args)
     }
 
+    /// Calls `f` with each option or key the command sets and its value:
+    /// `--opt value`, `--opt=value`, `-Dkey=value`, a `key=value` operand
+    /// (`private=false`, `export NAME=value`), and a field of an API call
+    /// (`-f permission=admin`).
+    pub(crate) fn for_each_setting(&self, mut f: impl FnMut(&str, &str)) {
+        let args = &self.args;
+        let mut n = 0;
+        while let Some(arg) = args.get(n) {
+            n += 1;
+            let Some(option) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
+                if let Some((key, value)) = arg.split_once('=') {
+                    f(key, value);
+                }
+                continue;
+            };
+            if let Some((name, value)) = option.split_once('=') {
+                f(name, value);
+                continue;
+            }
+            let Some(value) = args.get(n).filter(|v| !v.starts_with('-')) else {
+                continue;
+            };
+            n += 1;
+            f(option, value);
+            if matches!(option, "f" | "F" | "field" | "raw-field")
+                && let Some((key, field)) = value.split_once('=')
+            {
+                f(key, field);
+            }
+        }
+    }
+
     /// The subcommand of a `git` invocation and the arguments after it, past
     /// global options such as `-C DIR` and `-c KEY=VALUE`.
     pub(crate) fn git_subcommand(&self) -> Option<(&str, &[String])> {

