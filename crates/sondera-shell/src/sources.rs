@@ -18,6 +18,7 @@ pub(super) fn assess(i: &Invocation, out: &mut Vec<Risk>) {
     }
     let mut unverified: Option<String> = None;
     let mut judge = |name: &str, value: &str| {
+        let (name, value) = handed_on(name, value);
         if unverified.is_none() && switches_verification_off(name, Some(value)) {
             unverified = Some(format!("{name}={value}"));
         }
@@ -45,6 +46,16 @@ pub(super) fn assess(i: &Invocation, out: &mut Vec<Risk>) {
             RiskKind::UntrustedPackageSource,
             format!("{} takes packages or code from {host}", command()),
         ));
+    }
+}
+
+/// The setting an option hands on, when its value is one (`go env -w
+/// GOPROXY=URL`, `git -c http.sslVerify=false`, `docker run -e
+/// PIP_INDEX_URL=URL`); otherwise the option itself.
+fn handed_on<'a>(name: &'a str, value: &'a str) -> (&'a str, &'a str) {
+    match value.split_once('=') {
+        Some((inner, rest)) if !inner.contains("://") => (inner, rest),
+        _ => (name, value),
     }
 }
 
@@ -112,12 +123,7 @@ fn redirected_to(i: &Invocation) -> Option<String> {
     };
     let mut set = None;
     i.for_each_setting(|name, value| {
-        // A variable handed on by an option (`go env -w GOPROXY=URL`,
-        // `docker run -e PIP_INDEX_URL=URL`) is a setting too.
-        let (name, value) = match value.split_once('=') {
-            Some((inner, rest)) if !inner.contains("://") => (inner, rest),
-            _ => (name, value),
-        };
+        let (name, value) = handed_on(name, value);
         if set.is_none() && names_a_source(name) {
             set = hosts_in(value).find(unofficial);
         }

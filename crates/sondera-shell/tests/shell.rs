@@ -1018,6 +1018,7 @@ fn package_sources_redirected_or_unverified() {
         "export NODE_TLS_REJECT_UNAUTHORIZED=0",
         "GIT_SSL_NO_VERIFY=1 git clone https://git.example.org/acme/app.git",
         "conda config --set ssl_verify false",
+        "git -c http.sslVerify=false clone https://git.example.org/acme/app.git",
     ] {
         assert_risk(command, UntrustedPackageSource);
     }
