@@ -152,8 +152,9 @@ fn hosts_in(word: &str) -> impl Iterator<Item = String> + '_ {
     word.split([',', '=', ' ']).filter_map(|piece| {
         if let Some(at) = piece.find("://") {
             let start = piece[..at]
-                .rfind(|c: char| !c.is_ascii_alphanumeric() && c != '+')
-                .map_or(0, |n| n + 1);
+                .char_indices()
+                .rfind(|&(_, c)| !c.is_ascii_alphanumeric() && c != '+')
+                .map_or(0, |(n, c)| n + c.len_utf8());
             return url_host(&piece[start..]);
         }
         // An scp-like address: `git@git.example.org:acme/app.git`.

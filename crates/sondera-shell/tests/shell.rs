@@ -1031,6 +1031,7 @@ fn package_sources_redirected_or_unverified() {
         "curl -d channel=C1 -d text=done https://slack.com/api/chat.postMessage",
         "git commit --no-verify -m wip",
         "go env -w GOFLAGS=-mod=mod",
+        "npm config set registry «ü»https://registry.npmjs.org/",
     ] {
         assert!(
             !analyze(command, &CTX).has(UntrustedPackageSource),
