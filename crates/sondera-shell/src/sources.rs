@@ -80,7 +80,10 @@ fn config_pairs(i: &Invocation) -> impl Iterator<Item = (&str, &str)> {
 /// fetched unverified: a verifying setting set off or empty, or a skipping
 /// one set to anything.
 fn switches_verification_off(name: &str, value: Option<&str>) -> bool {
-    let key = squeezed(name);
+    squeezed(name, |key| switches_off(key, value))
+}
+
+fn switches_off(key: &str, value: Option<&str>) -> bool {
     let off = |value: &str| {
         OFF_VALUES
             .iter()
@@ -99,13 +102,26 @@ fn switches_verification_off(name: &str, value: Option<&str>) -> bool {
             .any(|flag| flag.eq_ignore_ascii_case("-insecure"))
 }
 
-/// A name's letters and digits, lower-cased (`http.sslVerify`:
-/// `httpsslverify`, `NODE_TLS_REJECT_UNAUTHORIZED`: `nodetlsrejectunauthorized`).
-fn squeezed(name: &str) -> String {
-    name.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
+/// `f` of a name's letters and digits, lower-cased (`http.sslVerify`:
+/// `httpsslverify`, `NODE_TLS_REJECT_UNAUTHORIZED`:
+/// `nodetlsrejectunauthorized`). Every option of every command is read
+/// so: names that fit are squeezed on the stack.
+fn squeezed<R>(name: &str, f: impl FnOnce(&str) -> R) -> R {
+    let mut buffer = [0u8; 64];
+    let mut len = 0;
+    for byte in name.bytes().filter(u8::is_ascii_alphanumeric) {
+        let Some(slot) = buffer.get_mut(len) else {
+            let long: String = name
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect();
+            return f(&long);
+        };
+        *slot = byte.to_ascii_lowercase();
+        len += 1;
+    }
+    f(std::str::from_utf8(&buffer[..len]).unwrap_or_default())
 }
 
 /// The host a command points a source at, when that is no registry's own:
@@ -118,8 +134,9 @@ fn squeezed(name: &str) -> String {
 fn redirected_to(i: &Invocation) -> Option<String> {
     let unofficial = |host: &String| !official_registry(&format!("https://{host}/"));
     let names_a_source = |name: &str| {
-        let key = squeezed(name);
-        SOURCE_PIECES.iter().any(|piece| key.contains(piece))
+        squeezed(name, |key| {
+            SOURCE_PIECES.iter().any(|piece| key.contains(piece))
+        })
     };
     let mut set = None;
     i.for_each_setting(|name, value| {
