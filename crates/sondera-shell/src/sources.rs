@@ -16,22 +16,29 @@ pub(super) fn assess(i: &Invocation, out: &mut Vec<Risk>) {
     if i.phantom {
         return;
     }
-    let mut unverified: Option<String> = None;
-    let mut judge = |name: &str, value: &str| {
+    let unofficial = |host: &String| !official_registry(&format!("https://{host}/"));
+    let (mut unverified, mut redirected): (Option<String>, Option<String>) = (None, None);
+    // One pass over what the command sets: every command has settings.
+    let mut judge = |name: &str, value: &str, settles_source: bool| {
         let (name, value) = handed_on(name, value);
-        if unverified.is_none() && switches_verification_off(name, Some(value)) {
-            unverified = Some(format!("{name}={value}"));
-        }
+        squeezed(name, |key| {
+            if unverified.is_none() && switches_off(key, Some(value)) {
+                unverified = Some(format!("{name}={value}"));
+            }
+            if settles_source && redirected.is_none() && has_piece(key, SOURCE_PIECES) {
+                redirected = hosts_in(value).find(unofficial);
+            }
+        });
     };
-    i.for_each_setting(&mut judge);
+    i.for_each_setting(|name, value| judge(name, value, true));
     for (name, value) in config_pairs(i) {
-        judge(name, value);
+        judge(name, value, false);
     }
     if unverified.is_none() {
         unverified = i
             .assignments
             .iter()
-            .find(|name| switches_verification_off(name, None))
+            .find(|name| squeezed(name, |key| switches_off(key, None)))
             .cloned();
     }
     let command = || format!("{} {}", i.program, i.args.join(" "));
@@ -41,12 +48,23 @@ pub(super) fn assess(i: &Invocation, out: &mut Vec<Risk>) {
             format!("{} fetches without verification ({setting})", command()),
         ));
     }
-    if let Some(host) = redirected_to(i) {
+    if let Some(host) = redirected.or_else(|| configured_source(i)) {
         out.push(risk(
             RiskKind::UntrustedPackageSource,
             format!("{} takes packages or code from {host}", command()),
         ));
     }
+}
+
+/// Whether the squeezed name `key` holds one of `pieces`.
+fn has_piece(key: &str, pieces: &[&str]) -> bool {
+    pieces.iter().any(|piece| {
+        key.len() >= piece.len()
+            && key
+                .as_bytes()
+                .windows(piece.len())
+                .any(|w| w == piece.as_bytes())
+    })
 }
 
 /// The setting an option hands on, when its value is one (`go env -w
@@ -76,26 +94,22 @@ fn config_pairs(i: &Invocation) -> impl Iterator<Item = (&str, &str)> {
     (0..words.len().saturating_sub(1)).map(move |n| (words[n], words[n + 1]))
 }
 
-/// Whether setting `name` (to `value`, when it is known) leaves what is
-/// fetched unverified: a verifying setting set off or empty, or a skipping
-/// one set to anything.
-fn switches_verification_off(name: &str, value: Option<&str>) -> bool {
-    squeezed(name, |key| switches_off(key, value))
-}
-
+/// Whether setting the squeezed name `key` (to `value`, when it is known)
+/// leaves what is fetched unverified: a verifying setting set off or empty,
+/// or a skipping one set to anything.
 fn switches_off(key: &str, value: Option<&str>) -> bool {
     let off = |value: &str| {
         OFF_VALUES
             .iter()
             .any(|v| v.eq_ignore_ascii_case(value.trim()))
     };
-    if SKIPPING_PIECES.iter().any(|piece| key.contains(piece)) {
+    if has_piece(key, SKIPPING_PIECES) {
         return value.is_none_or(|value| !off(value));
     }
     let Some(value) = value else {
         return false;
     };
-    let verifying = key == "ca" || VERIFYING_PIECES.iter().any(|piece| key.contains(piece));
+    let verifying = key == "ca" || has_piece(key, VERIFYING_PIECES);
     verifying && off(value)
         || value
             .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
@@ -124,42 +138,32 @@ fn squeezed<R>(name: &str, f: impl FnOnce(&str) -> R) -> R {
     f(std::str::from_utf8(&buffer[..len]).unwrap_or_default())
 }
 
-/// The host a command points a source at, when that is no registry's own:
-/// a setting that names a source set to one (`GOPROXY=URL`,
-/// `--index-url URL`, `-Dmaven.repo.remote=URL`), or a command that
-/// configures or adds a source and mentions one (`git config
-/// url.URL.insteadOf`, `conda config --add channels URL`, `helm repo add
-/// NAME URL`). Two places of one host (`url."git@github.com:".insteadOf
+/// The host a command that configures or adds a source points it at,
+/// when that is no registry's own (`git config url.URL.insteadOf`, `conda
+/// config --add channels URL`, `helm repo add NAME URL`); a setting naming
+/// a source (`GOPROXY=URL`, `--index-url URL`) is read with the others. Two
+/// places of one host (`url."git@github.com:".insteadOf
 /// https://github.com/`) rewrite the way to it, not where it is.
-fn redirected_to(i: &Invocation) -> Option<String> {
-    let unofficial = |host: &String| !official_registry(&format!("https://{host}/"));
-    let names_a_source = |name: &str| {
-        squeezed(name, |key| {
-            SOURCE_PIECES.iter().any(|piece| key.contains(piece))
-        })
-    };
-    let mut set = None;
-    i.for_each_setting(|name, value| {
-        let (name, value) = handed_on(name, value);
-        if set.is_none() && names_a_source(name) {
-            set = hosts_in(value).find(unofficial);
-        }
-    });
-    if set.is_some() {
-        return set;
-    }
+fn configured_source(i: &Invocation) -> Option<String> {
     let configures = i
         .args
         .iter()
         .any(|a| matches!(a.as_str(), "config" | "add" | "--add" | "-a" | "sources"));
-    if !configures || !i.args.iter().any(|a| names_a_source(a)) {
+    if !configures
+        || !i
+            .args
+            .iter()
+            .any(|a| squeezed(a, |key| has_piece(key, SOURCE_PIECES)))
+    {
         return None;
     }
     let hosts: Vec<String> = i.args.iter().flat_map(|a| hosts_in(a)).collect();
     if hosts.len() > 1 && hosts.iter().all(|h| *h == hosts[0]) {
         return None;
     }
-    hosts.into_iter().find(unofficial)
+    hosts
+        .into_iter()
+        .find(|host| !official_registry(&format!("https://{host}/")))
 }
 
 /// Hosts of the URLs in a word, including one inside a setting's name
