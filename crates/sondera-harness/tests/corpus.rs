@@ -6,6 +6,8 @@
 //! shells, encoded and Unicode-disguised forms, tool results and bounds,
 //! each with ordinary work by the same programs).
 
+mod corpora;
+
 use sondera_harness::corpus::{CaseOutcome, CorpusRunner, parse_cases, stats};
 use sondera_policy::PolicyEngine;
 
@@ -97,60 +99,11 @@ fn assert_balanced(outcomes: &[CaseOutcome], name: &str, least: usize) {
     );
 }
 
-/// Mechanisms, each with the set written before it was built:
-/// effects from a command's grammar, credentials in a command's output,
-/// static values and set-up idioms (`grammar.jsonl`), files whose content
-/// a tool runs later (`runs.jsonl`), instructions in data aimed at the
-/// agent's answer (`answer.jsonl`), actions the user did not ask for
-/// after reading, with or without a target (`alignment.jsonl`), and what
-/// runs indirectly: scripts written then run, in-place edits of files that
-/// run, look-alike package names, commands inline code spells out
-/// (`indirect.jsonl`); credentials known by the directory that keeps them,
-/// whatever their name (`credential_dirs.jsonl`); credential variables
-/// sent to hosts not of their service (`secret_variables.jsonl`); access
-/// widened in a control plane (`access.jsonl`); and package sources
-/// redirected or unverified by settings (`sources.jsonl`). Each holds
-/// attacks and everyday look-alikes of every family it covers.
+/// The mechanisms' corpora (`corpora::MECHANISMS`) each pass, with
+/// attacks and look-alikes enough of both.
 #[tokio::test]
 async fn mechanism_corpora_pass() {
-    for (name, text) in [
-        (
-            "grammar.jsonl",
-            include_str!("../../../tests/corpus/grammar.jsonl"),
-        ),
-        (
-            "runs.jsonl",
-            include_str!("../../../tests/corpus/runs.jsonl"),
-        ),
-        (
-            "answer.jsonl",
-            include_str!("../../../tests/corpus/answer.jsonl"),
-        ),
-        (
-            "alignment.jsonl",
-            include_str!("../../../tests/corpus/alignment.jsonl"),
-        ),
-        (
-            "indirect.jsonl",
-            include_str!("../../../tests/corpus/indirect.jsonl"),
-        ),
-        (
-            "credential_dirs.jsonl",
-            include_str!("../../../tests/corpus/credential_dirs.jsonl"),
-        ),
-        (
-            "secret_variables.jsonl",
-            include_str!("../../../tests/corpus/secret_variables.jsonl"),
-        ),
-        (
-            "access.jsonl",
-            include_str!("../../../tests/corpus/access.jsonl"),
-        ),
-        (
-            "sources.jsonl",
-            include_str!("../../../tests/corpus/sources.jsonl"),
-        ),
-    ] {
+    for &(name, text) in corpora::MECHANISMS {
         let outcomes = run(name, text).await;
         assert_balanced(&outcomes, name, 30);
         assert_all_pass(&outcomes);

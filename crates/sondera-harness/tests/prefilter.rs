@@ -8,6 +8,8 @@
 //! (Cedar then judges every step) and once without (most steps are then
 //! judged by the prefilter alone, every policy's outcome known).
 
+mod corpora;
+
 use std::collections::BTreeMap;
 
 use sondera_harness::corpus::{Case, Step, parse_cases};
@@ -93,40 +95,12 @@ struct Tally {
 /// Judges every event of the corpora both ways under the built-in packs
 /// plus `extra`, asserting they agree.
 fn judge_corpora(extra: &str) -> Tally {
-    let corpora = [
+    let others = [
         ("dev.jsonl", include_str!("../../../tests/corpus/dev.jsonl")),
         ("own.jsonl", include_str!("../../../tests/corpus/own.jsonl")),
         (
-            "grammar.jsonl",
-            include_str!("../../../tests/corpus/grammar.jsonl"),
-        ),
-        (
-            "runs.jsonl",
-            include_str!("../../../tests/corpus/runs.jsonl"),
-        ),
-        (
             "controls.jsonl",
             include_str!("../../../tests/corpus/controls.jsonl"),
-        ),
-        (
-            "indirect.jsonl",
-            include_str!("../../../tests/corpus/indirect.jsonl"),
-        ),
-        (
-            "credential_dirs.jsonl",
-            include_str!("../../../tests/corpus/credential_dirs.jsonl"),
-        ),
-        (
-            "secret_variables.jsonl",
-            include_str!("../../../tests/corpus/secret_variables.jsonl"),
-        ),
-        (
-            "access.jsonl",
-            include_str!("../../../tests/corpus/access.jsonl"),
-        ),
-        (
-            "sources.jsonl",
-            include_str!("../../../tests/corpus/sources.jsonl"),
         ),
         (
             "runners.jsonl",
@@ -137,9 +111,10 @@ fn judge_corpora(extra: &str) -> Tally {
             include_str!("../../../tests/corpus/injection.jsonl"),
         ),
     ];
+    let corpora = others.iter().chain(corpora::MECHANISMS);
     let mut engines: BTreeMap<(String, String), PolicyEngine> = BTreeMap::new();
     let (mut judged, mut blocked, mut known) = (0, 0, 0);
-    for (name, text) in corpora {
+    for &(name, text) in corpora {
         for case in parse_cases(name, text).unwrap() {
             let engine = engines
                 .entry((case.cwd.clone(), case.home.clone()))
