@@ -41,6 +41,18 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
         (Some(".composer"), "auth.json") => "credential_file",
         (Some("git"), "credentials") => "credential_file",
         (Some("rclone"), "rclone.conf") => "credential_file",
+        // Developer tools that keep a token or password in their own file.
+        (_, ".s3cfg" | ".boto") => "cloud_credentials",
+        (Some("doctl"), "config.yaml") => "cloud_credentials",
+        (_, ".my.cnf" | ".mylogin.cnf" | ".databrickscfg" | ".terraformrc" | "terraform.rc") => {
+            "credential_file"
+        }
+        (Some(".m2"), "settings.xml" | "settings-security.xml") => "credential_file",
+        (Some(".gradle"), "gradle.properties") => "credential_file",
+        (Some(".snowsql"), "config") => "credential_file",
+        (Some(".fly"), "config.yml") => "credential_file",
+        (Some("composer"), "auth.json") => "credential_file",
+        (Some("age"), "keys.txt") => "private_key_file",
         (_, ".vault-token" | ".htpasswd") => "credential_file",
         (_, n) if n.ends_with(".kdbx") || under(PASSWORD_STORE) => "password_store",
         (
@@ -469,6 +481,10 @@ mod tests {
                 "browser_store",
             ),
             ("/workspace/project/server.key", "private_key_file"),
+            ("/home/dev/.s3cfg", "cloud_credentials"),
+            ("/home/dev/.m2/settings.xml", "credential_file"),
+            ("/home/dev/.gradle/gradle.properties", "credential_file"),
+            ("/home/dev/.config/sops/age/keys.txt", "private_key_file"),
         ] {
             assert_eq!(sensitive_path(path), Some(kind), "{path}");
         }
@@ -489,6 +505,9 @@ mod tests {
             "/workspace/project/etc/shadow",
             "/workspace/project/certs/ca-cert.pem",
             "/workspace/project/README.md",
+            "/workspace/project/gradle.properties",
+            "/workspace/project/settings.xml",
+            "/home/dev/.m2/repository/org/slf4j/slf4j-api/2.0.9/slf4j-api-2.0.9.pom",
         ] {
             assert_eq!(sensitive_path(path), None, "{path}");
         }
