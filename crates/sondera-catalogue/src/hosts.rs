@@ -399,33 +399,29 @@ pub fn official_registry(source: &str) -> bool {
     )
 }
 
-/// Whether `host` is one of the service's a credential variable is named
-/// for: `GITHUB_TOKEN` belongs at `api.github.com` and
-/// `raw.githubusercontent.com`, `OPENAI_API_KEY` at `api.openai.com` (and
-/// Azure's `*.openai.azure.com`), and at nowhere else. `None` when the name
-/// names no service (`API_KEY`, `TOKEN`, `ADMIN_PASSWORD`): where such a
-/// value belongs cannot be told from the name.
-///
-/// The service is the name's first word; it must appear in the host's
-/// registrable label (`github` of `api.github.com`), not in a subdomain
-/// anybody can make (`github.evil.example`).
-pub fn credential_service_host(variable: &str, host: &Host) -> Option<bool> {
-    let service = credential_service(variable)?;
+/// Whether `host` is one of `service`'s (as [`credential_service`] names
+/// it): `github` is served at `api.github.com` and
+/// `raw.githubusercontent.com`, `openai` at `api.openai.com` and Azure's
+/// `*.openai.azure.com`, and nowhere else. The service must appear in the
+/// host's registrable label (`github` of `api.github.com`), not in a
+/// subdomain anybody can make (`github.evil.example`); an address serves
+/// no named service.
+pub fn serves(host: &Host, service: &str) -> bool {
     if host.ip_literal {
-        return Some(false);
+        return false;
     }
     let labels: Vec<&str> = host.name.split('.').collect();
     let registrable = registrable_label(&labels);
-    Some(
-        registrable.contains(&*service)
-            // Azure's resources live under names Azure assigns per service.
-            || registrable == "azure" && labels.contains(&&*service),
-    )
+    registrable.contains(service)
+        // Azure's resources live under names Azure assigns per service.
+        || registrable == "azure" && labels.contains(&service)
 }
 
 /// The service a credential variable's name starts with, as its hosts
-/// spell it (`GH_TOKEN`: `github`).
-fn credential_service(variable: &str) -> Option<Cow<'static, str>> {
+/// spell it (`GH_TOKEN`: `github`); `None` when the name names no service
+/// in particular (`API_KEY`, `TOKEN`, `ADMIN_PASSWORD`), whose value could
+/// belong anywhere.
+pub fn credential_service(variable: &str) -> Option<Cow<'static, str>> {
     const GENERIC: &[&str] = &[
         "api",
         "access",
@@ -532,11 +528,9 @@ mod tests {
             ("ADMIN_PASSWORD", "evil.example", None),
             ("X_TOKEN", "evil.example", None),
         ] {
-            assert_eq!(
-                credential_service_host(variable, &Host::parse(host)),
-                belongs,
-                "{variable} at {host}"
-            );
+            let served =
+                credential_service(variable).map(|service| serves(&Host::parse(host), &service));
+            assert_eq!(served, belongs, "{variable} at {host}");
         }
     }
 

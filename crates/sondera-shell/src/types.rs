@@ -366,6 +366,9 @@ pub enum RiskKind {
     EnvDump,
     /// A DNS lookup of a name built at run time.
     DnsExfil,
+    /// A credential variable named for no service in particular
+    /// (`$API_KEY`) sent to a public host: where it belongs cannot be told.
+    CredentialSent,
     /// Reaches a cloud metadata endpoint (169.254.169.254, metadata.google.internal).
     MetadataEndpoint,
     /// Installs packages from a URL, a git repository or another index, or
