@@ -373,9 +373,14 @@ pub const OFF_VALUES: &[&str] = &["false", "0", "no", "off", "none", ""];
 
 /// The tokens of `word`: lower-cased runs of letters and digits.
 pub fn tokens(word: &str) -> impl Iterator<Item = String> + '_ {
+    pieces(word).map(str::to_ascii_lowercase)
+}
+
+/// The runs of letters and digits of `word` as written: its tokens before
+/// lower-casing, for comparing in any case without copies.
+pub fn pieces(word: &str) -> impl Iterator<Item = &str> {
     word.split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|t| !t.is_empty())
-        .map(str::to_ascii_lowercase)
 }
 
 /// Whether the tokens of one word name a credential value: its head (last

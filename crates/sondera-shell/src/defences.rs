@@ -12,7 +12,7 @@ use sondera_catalogue::controls::{
 use sondera_catalogue::grammar::{
     self, ADMIN_ROLE_PIECES, ANYONE_TOKENS, BROAD_ROLES, EVERY_ADDRESS, GRANTING_VERBS,
     LOOKING_VERBS, PROTECTION_NOUNS, PUBLIC_ACLS, PUBLIC_SWITCHES, ROLE_OPTION_TOKENS,
-    WITHDRAWING_VERBS,
+    WITHDRAWING_VERBS, pieces,
 };
 use sondera_catalogue::places::{Place, holds_home, place};
 
@@ -185,6 +185,9 @@ fn tunnelled(i: &Invocation) -> Option<String> {
 /// that only looks grants nothing, one that withdraws widens only when what
 /// it withdraws is a protection. Every command passes here, so the words
 /// are compared in place, in any case, without copies.
+/// The length of the shortest word that marks access widened by itself.
+const SHORTEST_MARKER: usize = 5;
+
 pub(super) fn access_widened(i: &Invocation, out: &mut Vec<Risk>) {
     // A word inside another command's arguments has no operation of its own.
     if i.phantom {
@@ -197,8 +200,8 @@ pub(super) fn access_widened(i: &Invocation, out: &mut Vec<Risk>) {
     });
     let mut protection = false;
     for arg in &i.args {
-        // Every marker word is five letters or more.
-        if arg.len() < 5 {
+        // Every marker word is five letters or more (a test holds it).
+        if arg.len() < SHORTEST_MARKER {
             continue;
         }
         if arg.starts_with('-') {
@@ -301,13 +304,6 @@ fn grants_administration(name: &str, value: &str) -> bool {
                 .any(|piece| contains_ignoring_case(t, piece))
                 || is_one_of(t, BROAD_ROLES)
         })
-}
-
-/// The runs of letters and digits of `word`, as written (the catalogue's
-/// tokens, before lower-casing).
-fn pieces(word: &str) -> impl Iterator<Item = &str> {
-    word.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|t| !t.is_empty())
 }
 
 /// Whether `word` is one of the catalogue's lower-case `words`, in any case.
@@ -429,6 +425,17 @@ mod tests {
                 !has(command, RiskKind::PrivilegeEscalation) && !has(command, RiskKind::Exposure),
                 "{command}"
             );
+        }
+    }
+
+    #[test]
+    fn no_marker_is_shorter_than_the_words_read_for_markers() {
+        let markers = PUBLIC_SWITCHES
+            .iter()
+            .chain(ANYONE_TOKENS)
+            .chain(PROTECTION_NOUNS);
+        for marker in markers {
+            assert!(marker.len() >= SHORTEST_MARKER, "{marker}");
         }
     }
 }
