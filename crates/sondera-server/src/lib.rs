@@ -64,7 +64,7 @@ pub use limits::Limits;
 pub use live::{Backlog, LiveCursor, LiveEvent, LiveItem, Resume, StreamFilter, Subscription};
 pub use metrics::{LatencySummary, Metrics};
 pub use policies::PolicyBuilder;
-pub use reload::{PolicyLoader, Reconfigure, ReloadOutcome};
+pub use reload::{PolicyLoader, Reconfiguration, Reconfigure, ReloadOutcome};
 pub use request_id::{REQUEST_ID, RequestIdLayer};
 pub use serve::{Server, ServerBuilder, ServerError, TlsFiles};
 pub use sondera_harness::Adjudicator;

@@ -16,9 +16,18 @@ use crate::governance::Governance;
 pub type PolicyLoader = Arc<dyn Fn() -> Result<PolicyEngine, PolicyLoadErrors> + Send + Sync>;
 
 /// Reads the server's configuration again on SIGHUP, before policies and
-/// tokens reload (so they load with what it set); answers the limits from
-/// then on, or `None` to keep the running ones.
-pub type Reconfigure = Arc<dyn Fn() -> Option<crate::limits::Limits> + Send + Sync>;
+/// tokens reload (so they load with what it set); answers what to put in
+/// force, or `None` to keep the running configuration.
+pub type Reconfigure = Arc<dyn Fn() -> Option<Reconfiguration> + Send + Sync>;
+
+/// What a configuration read again on SIGHUP puts in force.
+pub struct Reconfiguration {
+    /// The limits to hold requests to from now on.
+    pub limits: crate::limits::Limits,
+    /// Called once the limits, policies and tokens are all in force, so
+    /// that what it reports as in force already is.
+    pub in_force: Box<dyn FnOnce() + Send>,
+}
 
 /// What a reload did.
 #[derive(Debug)]
@@ -119,11 +128,16 @@ pub(crate) async fn watch(
         tokio::select! {
             _ = hup => {
                 tracing::info!("SIGHUP: reloading the configuration, policies and tokens");
-                if let Some(limits) = reconfigure.as_ref().and_then(|r| r()) {
-                    governance.set_limits(limits);
-                }
+                let reconfigured = reconfigure.as_ref().and_then(|r| r());
+                let in_force = reconfigured.map(|next| {
+                    governance.set_limits(next.limits);
+                    next.in_force
+                });
                 reload(&governance, &loader);
                 access.reload();
+                if let Some(report) = in_force {
+                    report();
+                }
             }
             Some(()) = changes.recv() => {
                 // An editor's save or a checkout is several events: wait

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{CommandFactory as _, FromArgMatches as _};
 use parking_lot::{Mutex, RwLock};
-use sondera_server::{Limits, Reconfigure};
+use sondera_server::{Limits, Reconfiguration, Reconfigure};
 
 use super::ServeArgs;
 use crate::config::{self, Effective, Layered};
@@ -63,13 +63,14 @@ pub(crate) struct Running {
 }
 
 impl Running {
-    /// The server's hook: reload and answer the limits to hold requests to.
+    /// The server's hook: reload, and answer the limits to hold requests to
+    /// and the report of what changed, logged once it is in force.
     pub(crate) fn reconfigure(self: &Arc<Self>) -> Reconfigure {
         let running = self.clone();
         Arc::new(move || running.reload())
     }
 
-    fn reload(&self) -> Option<Limits> {
+    fn reload(&self) -> Option<Reconfiguration> {
         let command = crate::Cli::command();
         let parsed = match self.layered.reparse(&command) {
             Ok(parsed) => parsed,
@@ -87,8 +88,7 @@ impl Running {
             }
         };
         let settings = config::effective(&command, serve, &parsed.layered);
-        report_changes(&self.settings.lock(), &settings);
-        *self.settings.lock() = settings;
+        let before = std::mem::replace(&mut *self.settings.lock(), settings.clone());
         self.apply(&args);
         let mut limits = self.limits.lock();
         *limits = Limits {
@@ -98,7 +98,10 @@ impl Running {
             max_approval_timeout: Duration::from_secs(args.max_approval_timeout),
             ..limits.clone()
         };
-        Some(limits.clone())
+        Some(Reconfiguration {
+            limits: limits.clone(),
+            in_force: Box::new(move || report_changes(&before, &settings)),
+        })
     }
 
     /// Points the loaders at `args`; a setting that does not load is
