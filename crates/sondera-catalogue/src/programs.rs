@@ -263,7 +263,6 @@ const FILE_READERS: &[&str] = &[
     "bat",
     "install",
     "ssh-keygen",
-    "ssh-add",
     "sftp",
 ];
 
@@ -280,7 +279,6 @@ const FILE_NAMERS: &[&str] = &[
     "[[",
     "ssh",
     "ssh-add",
-    "ssh-keygen",
     "ssh-copy-id",
     "mkdir",
     "rm",
@@ -479,6 +477,16 @@ pub fn basename(path: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_program_reads_the_files_it_names_or_does_not() {
+        for program in FILE_READERS {
+            assert!(
+                !FILE_NAMERS.contains(program),
+                "{program} is listed as reading and as only naming files"
+            );
+        }
+    }
 
     #[test]
     fn every_role_has_members_and_no_repeats() {
