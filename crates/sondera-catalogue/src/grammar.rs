@@ -261,6 +261,47 @@ pub const WITHDRAWING_VERBS: &[&str] = &[
     "delete", "del", "remove", "rm", "revoke", "detach", "unbind", "unassign", "unset",
 ];
 
+/// Nouns of a grant of access (`role assignment`, `iam-policy-binding`, a
+/// group's `member`): deleting one withdraws access and destroys nothing.
+pub const GRANT_NOUNS: &[&str] = &[
+    "assignment",
+    "assignments",
+    "binding",
+    "bindings",
+    "member",
+    "members",
+    "membership",
+    "memberships",
+    "grant",
+    "grants",
+];
+
+/// Kinds of cluster object that a controller makes again or that end on
+/// their own (`kubectl delete pod NAME` restarts one): removing them by
+/// name or label loses nothing.
+pub const EPHEMERAL_KINDS: &[&str] = &["pod", "pods", "po", "job", "jobs", "event", "events", "ev"];
+
+/// Whether `option` makes its command read a credential from standard
+/// input (`--password-stdin`, `--token-stdin`, `gh auth login
+/// --with-token`), so what is piped to it is handed on, not shown.
+pub fn reads_credential_from_stdin(option: &str) -> bool {
+    if !option.starts_with("--") {
+        return false;
+    }
+    let mut stdin = false;
+    let mut credential = false;
+    let mut with = false;
+    for token in tokens(option) {
+        match token.as_str() {
+            "stdin" => stdin = true,
+            "password" | "passwd" | "token" | "secret" | "key" => credential = true,
+            "with" => with = true,
+            _ => {}
+        }
+    }
+    credential && (stdin || with)
+}
+
 /// Verbs of an operation that gives or changes access (`create`,
 /// `add-iam-policy-binding`, `iam ch`, `attach-user-policy`): the first
 /// verb of a command is its operation, so a resource named `get-x` after

@@ -9,7 +9,6 @@
 //! are classified by what they are known to mean (`localhost`,
 //! `metadata.google.internal`, `*.internal`); nothing is resolved.
 
-use std::borrow::Cow;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// What kind of destination a host is.
@@ -387,6 +386,8 @@ pub fn official_registry(source: &str) -> bool {
     matches!(
         host.as_str(),
         "pypi.org"
+            | "upload.pypi.org"
+            | "test.pypi.org"
             | "pypi.python.org"
             | "files.pythonhosted.org"
             | "registry.npmjs.org"
@@ -399,90 +400,335 @@ pub fn official_registry(source: &str) -> bool {
     )
 }
 
-/// Whether `host` is one of `service`'s (as [`credential_service`] names
-/// it): `github` is served at `api.github.com` and
-/// `raw.githubusercontent.com`, `openai` at `api.openai.com` and Azure's
-/// `*.openai.azure.com`, and nowhere else. The service must appear in the
-/// host's registrable label (`github` of `api.github.com`), not in a
-/// subdomain anybody can make (`github.evil.example`); an address serves
-/// no named service.
-pub fn serves(host: &Host, service: &str) -> bool {
-    if host.ip_literal {
-        return false;
-    }
-    let labels: Vec<&str> = host.name.split('.').collect();
-    let registrable = registrable_label(&labels);
-    registrable.contains(service)
-        // Azure's resources live under names Azure assigns per service.
-        || registrable == "azure" && labels.contains(&service)
+/// Where a credential sent to a host goes, judged by the service its
+/// variable is named for ([`credential_fit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CredentialFit {
+    /// A host of the credential's service: `$GITHUB_TOKEN` to
+    /// `api.github.com`, `$JENKINS_TOKEN` to `jenkins.acme.example`.
+    Belongs,
+    /// A host that may be the service's under another name, or may not:
+    /// a self-hostable service's credential to a host that does not name
+    /// it, or a hosted service's named only in a label anybody can make
+    /// (`github.acme.example` is an Enterprise server or a look-alike).
+    Unsure,
+    /// Not the service's: a hosted service's credential to a host that
+    /// does not name it, or to a bare address.
+    Foreign,
 }
 
-/// The service a credential variable's name starts with, as its hosts
-/// spell it (`GH_TOKEN`: `github`); `None` when the name names no service
-/// in particular (`API_KEY`, `TOKEN`, `ADMIN_PASSWORD`), whose value could
-/// belong anywhere.
-pub fn credential_service(variable: &str) -> Option<Cow<'static, str>> {
-    const GENERIC: &[&str] = &[
-        "api",
-        "access",
-        "secret",
-        "private",
-        "auth",
-        "token",
-        "client",
-        "app",
-        "service",
-        "bearer",
-        "my",
-        "db",
-        "database",
-        "encryption",
-        "signing",
-        "master",
-        "admin",
-        "root",
-        "user",
-        "session",
-        "refresh",
-        "personal",
-        "test",
-        "prod",
-        "dev",
-        "staging",
-        "local",
-        "default",
-        "key",
-        "password",
-        "pass",
-        "passwd",
-        "pat",
-        "oauth",
-        "webhook",
-        "bot",
-        "deploy",
-        "ci",
-        "registry",
-        "cloud",
-        "server",
-        "web",
-        "backend",
-        "frontend",
-    ];
+/// A service credential variables are named for, and how hosts name it.
+struct Service {
+    /// The first word of the variable's name, lower-cased.
+    word: &'static str,
+    /// What a host of the service has in one of its labels.
+    spellings: &'static [&'static str],
+    /// Reached at its own domains only, so a host that names it anywhere
+    /// else is not it. A self-hostable service (Jenkins, GitLab, Jira) runs
+    /// at whatever names its owners give it.
+    hosted: bool,
+}
+
+/// Services whose hosts spell them otherwise than their variables do, and
+/// those that are hosted only. Any other first word of a variable's name
+/// names a self-hostable service spelled as the word.
+const SERVICES: &[Service] = &[
+    Service {
+        word: "gh",
+        spellings: &["github"],
+        hosted: true,
+    },
+    Service {
+        word: "github",
+        spellings: &["github"],
+        hosted: true,
+    },
+    Service {
+        word: "hf",
+        spellings: &["huggingface"],
+        hosted: true,
+    },
+    Service {
+        word: "huggingface",
+        spellings: &["huggingface"],
+        hosted: true,
+    },
+    Service {
+        word: "aws",
+        spellings: &["amazonaws"],
+        hosted: true,
+    },
+    Service {
+        word: "az",
+        spellings: &["azure"],
+        hosted: true,
+    },
+    Service {
+        word: "azure",
+        spellings: &["azure", "microsoftonline", "windows"],
+        hosted: true,
+    },
+    Service {
+        word: "gcp",
+        spellings: &["googleapis"],
+        hosted: true,
+    },
+    Service {
+        word: "gcloud",
+        spellings: &["googleapis"],
+        hosted: true,
+    },
+    Service {
+        word: "google",
+        spellings: &["google", "googleapis"],
+        hosted: true,
+    },
+    Service {
+        word: "openai",
+        spellings: &["openai"],
+        hosted: true,
+    },
+    Service {
+        word: "anthropic",
+        spellings: &["anthropic"],
+        hosted: true,
+    },
+    Service {
+        word: "stripe",
+        spellings: &["stripe"],
+        hosted: true,
+    },
+    Service {
+        word: "slack",
+        spellings: &["slack"],
+        hosted: true,
+    },
+    Service {
+        word: "twilio",
+        spellings: &["twilio"],
+        hosted: true,
+    },
+    Service {
+        word: "sendgrid",
+        spellings: &["sendgrid"],
+        hosted: true,
+    },
+    Service {
+        word: "mailgun",
+        spellings: &["mailgun"],
+        hosted: true,
+    },
+    Service {
+        word: "cf",
+        spellings: &["cloudflare"],
+        hosted: true,
+    },
+    Service {
+        word: "cloudflare",
+        spellings: &["cloudflare"],
+        hosted: true,
+    },
+    Service {
+        word: "vercel",
+        spellings: &["vercel"],
+        hosted: true,
+    },
+    Service {
+        word: "netlify",
+        spellings: &["netlify"],
+        hosted: true,
+    },
+    Service {
+        word: "heroku",
+        spellings: &["heroku"],
+        hosted: true,
+    },
+    Service {
+        word: "dd",
+        spellings: &["datadoghq"],
+        hosted: true,
+    },
+    Service {
+        word: "datadog",
+        spellings: &["datadoghq", "datadog"],
+        hosted: true,
+    },
+    Service {
+        word: "do",
+        spellings: &["digitalocean"],
+        hosted: true,
+    },
+    Service {
+        word: "digitalocean",
+        spellings: &["digitalocean"],
+        hosted: true,
+    },
+    Service {
+        word: "npm",
+        spellings: &["npmjs", "npm"],
+        hosted: true,
+    },
+    Service {
+        word: "pypi",
+        spellings: &["pypi"],
+        hosted: true,
+    },
+    Service {
+        word: "twine",
+        spellings: &["pypi"],
+        hosted: true,
+    },
+    Service {
+        word: "dockerhub",
+        spellings: &["docker"],
+        hosted: true,
+    },
+    Service {
+        word: "linear",
+        spellings: &["linear"],
+        hosted: true,
+    },
+    Service {
+        word: "notion",
+        spellings: &["notion"],
+        hosted: true,
+    },
+    Service {
+        word: "discord",
+        spellings: &["discord"],
+        hosted: true,
+    },
+    Service {
+        word: "telegram",
+        spellings: &["telegram"],
+        hosted: true,
+    },
+    Service {
+        word: "circleci",
+        spellings: &["circleci"],
+        hosted: true,
+    },
+    Service {
+        word: "snyk",
+        spellings: &["snyk"],
+        hosted: true,
+    },
+    Service {
+        word: "jira",
+        spellings: &["jira", "atlassian"],
+        hosted: false,
+    },
+    Service {
+        word: "confluence",
+        spellings: &["confluence", "atlassian"],
+        hosted: false,
+    },
+    Service {
+        word: "artifactory",
+        spellings: &["artifactory", "jfrog"],
+        hosted: false,
+    },
+    Service {
+        word: "jfrog",
+        spellings: &["jfrog", "artifactory"],
+        hosted: false,
+    },
+    Service {
+        word: "tfe",
+        spellings: &["terraform"],
+        hosted: false,
+    },
+];
+
+/// First words of variable names that name no service in particular.
+const GENERIC: &[&str] = &[
+    "api",
+    "access",
+    "secret",
+    "private",
+    "auth",
+    "token",
+    "client",
+    "app",
+    "service",
+    "bearer",
+    "my",
+    "db",
+    "database",
+    "encryption",
+    "signing",
+    "master",
+    "admin",
+    "root",
+    "user",
+    "session",
+    "refresh",
+    "personal",
+    "test",
+    "prod",
+    "dev",
+    "staging",
+    "local",
+    "default",
+    "key",
+    "password",
+    "pass",
+    "passwd",
+    "pat",
+    "oauth",
+    "webhook",
+    "bot",
+    "deploy",
+    "ci",
+    "registry",
+    "cloud",
+    "server",
+    "web",
+    "backend",
+    "frontend",
+];
+
+/// Where the credential in `variable` goes when sent to `host`; `None`
+/// when the name names no service in particular (`API_KEY`, `TOKEN`,
+/// `ADMIN_PASSWORD`), whose value could belong anywhere.
+///
+/// The service is the first word of the name. A hosted service's hosts
+/// have a spelling of it in their registrable label (`github` of
+/// `api.github.com`); a self-hostable one's in any label.
+pub fn credential_fit(variable: &str, host: &Host) -> Option<CredentialFit> {
     let first = variable
         .split('_')
         .find(|w| !w.is_empty())?
         .to_ascii_lowercase();
-    let spelled = match first.as_str() {
-        "gh" => "github",
-        "hf" => "huggingface",
-        "aws" => "amazonaws",
-        "az" => "azure",
-        "gcp" | "gcloud" => "googleapis",
-        "dockerhub" => "docker",
-        word if word.len() < 3 || GENERIC.contains(&word) => return None,
-        _ => return Some(Cow::Owned(first)),
+    let known = SERVICES.iter().find(|s| s.word == first);
+    if known.is_none() && (first.len() < 3 || GENERIC.contains(&first.as_str())) {
+        return None;
+    }
+    let (spellings, hosted) = match known {
+        Some(service) => (service.spellings, service.hosted),
+        None => (&[][..], false),
     };
-    Some(Cow::Borrowed(spelled))
+    let spelled = |label: &str| {
+        spellings.iter().any(|s| label.contains(s)) || known.is_none() && label.contains(&*first)
+    };
+    if host.ip_literal {
+        return Some(if hosted {
+            CredentialFit::Foreign
+        } else {
+            CredentialFit::Unsure
+        });
+    }
+    let labels: Vec<&str> = host.name.split('.').collect();
+    let registrable = registrable_label(&labels);
+    let own = spelled(registrable)
+        // Azure's resources live under names Azure assigns per service.
+        || registrable == "azure" && labels.contains(&first.as_str());
+    let named = labels.iter().any(|label| spelled(label));
+    Some(match (own, named, hosted) {
+        (true, _, _) | (false, true, false) => CredentialFit::Belongs,
+        (false, true, true) | (false, false, false) => CredentialFit::Unsure,
+        (false, false, true) => CredentialFit::Foreign,
+    })
 }
 
 /// The label a host's owner registered: the one before the public suffix
@@ -507,30 +753,55 @@ mod tests {
 
     #[test]
     fn a_credential_variable_belongs_at_its_services_hosts() {
-        for (variable, host, belongs) in [
-            ("GITHUB_TOKEN", "api.github.com", Some(true)),
-            ("GH_TOKEN", "raw.githubusercontent.com", Some(true)),
-            ("NPM_TOKEN", "registry.npmjs.org", Some(true)),
-            ("HF_TOKEN", "huggingface.co", Some(true)),
+        use CredentialFit::{Belongs, Foreign, Unsure};
+        for (variable, host, fit) in [
+            ("GITHUB_TOKEN", "api.github.com", Some(Belongs)),
+            ("GH_TOKEN", "raw.githubusercontent.com", Some(Belongs)),
+            ("NPM_TOKEN", "registry.npmjs.org", Some(Belongs)),
+            ("HF_TOKEN", "huggingface.co", Some(Belongs)),
             (
                 "AWS_SECRET_ACCESS_KEY",
                 "bucket.s3.amazonaws.com",
-                Some(true),
+                Some(Belongs),
             ),
-            ("OPENAI_API_KEY", "res.openai.azure.com", Some(true)),
-            ("DATADOG_API_KEY", "api.datadoghq.com", Some(true)),
-            ("ACME_TOKEN", "api.acme.co.uk", Some(true)),
-            ("GITHUB_TOKEN", "github.evil.example", Some(false)),
-            ("OPENAI_API_KEY", "api.anthropic.com", Some(false)),
-            ("OPENAI_API_KEY", "res.evil.azure.com", Some(false)),
-            ("SLACK_TOKEN", "203.0.113.9", Some(false)),
+            ("OPENAI_API_KEY", "res.openai.azure.com", Some(Belongs)),
+            ("DATADOG_API_KEY", "api.datadoghq.com", Some(Belongs)),
+            ("DD_API_KEY", "api.datadoghq.com", Some(Belongs)),
+            ("TWINE_PASSWORD", "upload.pypi.org", Some(Belongs)),
+            ("JIRA_TOKEN", "acme.atlassian.net", Some(Belongs)),
+            ("JIRA_TOKEN", "jira.acme.example", Some(Belongs)),
+            ("JENKINS_TOKEN", "jenkins.acme-corp.com", Some(Belongs)),
+            ("ACME_TOKEN", "api.acme.co.uk", Some(Belongs)),
+            ("GITHUB_TOKEN", "github.evil.example", Some(Unsure)),
+            ("NPM_TOKEN", "npm.acme.example", Some(Unsure)),
+            ("JENKINS_TOKEN", "collector.evil.example", Some(Unsure)),
+            ("NEXUS_PASSWORD", "203.0.113.50", Some(Unsure)),
+            ("OPENAI_API_KEY", "api.anthropic.com", Some(Foreign)),
+            ("OPENAI_API_KEY", "res.evil.azure.com", Some(Foreign)),
+            ("SLACK_TOKEN", "203.0.113.9", Some(Foreign)),
+            ("TWINE_PASSWORD", "uploads.evil.example", Some(Foreign)),
             ("API_KEY", "evil.example", None),
             ("ADMIN_PASSWORD", "evil.example", None),
             ("X_TOKEN", "evil.example", None),
         ] {
-            let served =
-                credential_service(variable).map(|service| serves(&Host::parse(host), &service));
-            assert_eq!(served, belongs, "{variable} at {host}");
+            assert_eq!(
+                credential_fit(variable, &Host::parse(host)),
+                fit,
+                "{variable} at {host}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_service_is_spelled_and_listed_once() {
+        for (n, service) in SERVICES.iter().enumerate() {
+            assert!(!service.spellings.is_empty(), "{}", service.word);
+            assert!(!GENERIC.contains(&service.word), "{}", service.word);
+            assert!(
+                SERVICES[n + 1..].iter().all(|s| s.word != service.word),
+                "{} is listed twice",
+                service.word
+            );
         }
     }
 

@@ -279,11 +279,12 @@ fn hints_credentials(word: &str) -> bool {
 /// aws_secret_access_key`), a credential store asked for an entry, a
 /// credential helper asked to fill one, or an option that lifts redaction.
 pub(super) fn credential_output(i: &Invocation, out: &mut Vec<Risk>) {
-    // Captured (`TOKEN=$(gh auth token)`), the credential is handed on,
-    // not shown; where it is handed is the egress analysis's to judge.
+    // Handed on (`TOKEN=$(gh auth token)`, `| docker login
+    // --password-stdin`), the credential is not shown; where it is handed
+    // is the egress analysis's to judge.
     // What printers and searchers print is judged by the files they read.
     if i.phantom
-        || i.captured
+        || i.output_handed_on
         || Role::Printer.includes(&i.program)
         || Role::Searcher.includes(&i.program)
         || !mentions_credentials(i)
@@ -349,8 +350,10 @@ pub(super) fn credential_output(i: &Invocation, out: &mut Vec<Risk>) {
         store && emits
     } else if secret_only {
         // A secret by name is listed as often as shown: only a verb other
-        // than `get`, or an option printing its data, shows it.
-        g.all().any(|t| EMIT_VERBS.contains(&t) && t != "get")
+        // than `get`, an option printing its data, or a store asked for
+        // it (`vault kv get secret/x`) shows it.
+        g.all()
+            .any(|t| EMIT_VERBS.contains(&t) && (t != "get" || store))
             || i.args.iter().any(|a| grammar::prints_data(a))
     } else {
         emits || last_word_names_one || store

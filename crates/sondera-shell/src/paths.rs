@@ -32,7 +32,9 @@ pub fn resolve(word: &Word, context: &ShellContext<'_>) -> ResolvedPath {
     // Past an expansion the path is unknown: keep what precedes it.
     let dynamic_at = rest.match_indices('$').map(|(at, _)| at).find(|&at| {
         let after = &rest[at..];
-        after.starts_with("${...}") || after.starts_with("$(...") || after.starts_with("$HOME")
+        after.starts_with(crate::word::EXPANSION)
+            || after.starts_with("$(...")
+            || after.starts_with("$HOME")
     });
     let glob_at = rest.find(['*', '?', '[']);
     let cut = [dynamic_at, glob_at].into_iter().flatten().min();

@@ -2,6 +2,7 @@
 //! the evidence that established it.
 
 use sondera_catalogue::Role;
+use sondera_catalogue::grammar::EPHEMERAL_KINDS;
 use sondera_catalogue::packages::Registry;
 use sondera_catalogue::places::is_null_device;
 use sondera_catalogue::programs::{fetches, names_files};
@@ -1145,12 +1146,12 @@ fn known_infra(i: &Invocation) -> Option<bool> {
     let sub = |name: &str| args.contains(&name);
     Some(match i.program.as_str() {
         "terraform" | "tofu" | "terragrunt" => sub("destroy") || (sub("apply") && sub("-destroy")),
-        "kubectl" | "oc" => sub("delete") || sub("drain"),
+        "kubectl" | "oc" => sub("drain") || sub("delete") && !restarts_ephemeral(&args),
         "helm" => sub("uninstall") || sub("delete"),
         "aws" => args.iter().any(|a| {
             a.starts_with("delete") || a.starts_with("terminate") || *a == "rb" || *a == "rm"
         }),
-        "gcloud" | "az" | "doctl" => sub("delete"),
+        "gcloud" | "az" | "doctl" => sub("delete") && !withdraws_a_grant(&args),
         "dropdb" | "dropuser" => true,
         "redis-cli" => sub("FLUSHALL") || sub("FLUSHDB") || sub("flushall") || sub("flushdb"),
         // Mass removal of containers and volumes; removing one named
@@ -1164,6 +1165,42 @@ fn known_infra(i: &Invocation) -> Option<bool> {
         }
         _ => return None,
     })
+}
+
+/// `kubectl delete KIND ...` of kinds a controller makes again (`pod`,
+/// `job/x`, `pod,job`), not widened to every object of them.
+fn restarts_ephemeral(args: &[&str]) -> bool {
+    let widened = args
+        .iter()
+        .any(|a| matches!(*a, "--all" | "-A" | "--all-namespaces"));
+    // Options of `delete` that take the next word as their value.
+    const VALUED: &[&str] = &["-n", "--namespace", "-l", "--selector", "--context", "-o"];
+    let mut after = args.iter().skip_while(|a| **a != "delete").skip(1);
+    let mut kind = None;
+    while let Some(arg) = after.next() {
+        if VALUED.contains(arg) {
+            after.next();
+        } else if !arg.starts_with('-') {
+            kind = Some(*arg);
+            break;
+        }
+    }
+    !widened
+        && kind.is_some_and(|kind| {
+            let kinds = kind.split('/').next().unwrap_or(kind);
+            kinds
+                .split(',')
+                .all(|k| EPHEMERAL_KINDS.contains(&k.to_ascii_lowercase().as_str()))
+        })
+}
+
+/// A cloud command whose words before its options name a grant of access
+/// (`az role assignment delete`): withdrawing access destroys nothing.
+fn withdraws_a_grant(args: &[&str]) -> bool {
+    args.iter()
+        .take_while(|a| !a.starts_with('-'))
+        .flat_map(|a| sondera_catalogue::grammar::tokens(a))
+        .any(|t| sondera_catalogue::grammar::GRANT_NOUNS.contains(&t.as_str()))
 }
 
 fn history(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {

@@ -118,7 +118,7 @@ mod tests {
 
     fn reference(name: &str) -> Word {
         Word {
-            text: "${...}".into(),
+            text: crate::word::EXPANSION.into(),
             dynamic: true,
             variables: vec![name.into()],
             reference: Some(name.into()),

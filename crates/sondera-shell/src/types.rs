@@ -85,9 +85,11 @@ pub struct Invocation {
     /// Found inside another command's arguments: it may not be a command at
     /// all, so only what a known program certainly does counts.
     pub phantom: bool,
-    /// It runs inside a command substitution (`$(...)`): what it prints
-    /// becomes a word of another command, not output anyone sees.
-    pub captured: bool,
+    /// What it prints is handed to another command, not shown: it runs
+    /// inside a command substitution (`$(...)`), or its output is piped to
+    /// a command that reads a credential from its standard input (`|
+    /// docker login --password-stdin`).
+    pub output_handed_on: bool,
     /// A redirection duplicates a descriptor beyond 0, 1 and 2 (`<&196`,
     /// `>&$REPLY`): one opened elsewhere in the command, often a socket.
     pub extra_descriptors: bool,
@@ -369,6 +371,12 @@ pub enum RiskKind {
     /// A credential variable named for no service in particular
     /// (`$API_KEY`) sent to a public host: where it belongs cannot be told.
     CredentialSent,
+    /// A credential variable named for a service sent to a public host
+    /// that may not be that service's: a self-hostable service's to a host
+    /// that does not name it (`$JENKINS_TOKEN` to `files.example`), a
+    /// hosted service's to a look-alike (`$GITHUB_TOKEN` to
+    /// `github.files.example`).
+    CredentialMisdirected,
     /// Reaches a cloud metadata endpoint (169.254.169.254, metadata.google.internal).
     MetadataEndpoint,
     /// Installs packages from a URL, a git repository or another index, or

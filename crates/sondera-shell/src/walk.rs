@@ -10,6 +10,7 @@ use brush_parser::ast::{
 use brush_parser::{Parser, ParserOptions};
 
 use sondera_catalogue::Role;
+use sondera_catalogue::grammar;
 use sondera_catalogue::programs::{basename, names_files, prints_own_setup, runs_no_arguments};
 
 use crate::interpreters::{self, InlineCode, InlineRun};
@@ -153,7 +154,7 @@ impl Walker {
     }
 
     fn push(&mut self, mut invocation: Invocation) {
-        invocation.captured |= self.capturing;
+        invocation.output_handed_on |= self.capturing;
         if self.group.is_some() {
             self.embedded_count += 1;
             if self.embedded_count > MAX_EMBEDDED {
@@ -283,6 +284,7 @@ impl Walker {
     fn pipeline(&mut self, pipeline: &Pipeline, depth: usize) {
         let mut upstream: Option<(Vec<String>, Vec<Word>, bool)> = None;
         let mut printed: Option<String> = None;
+        let mut previous_stage = 0..0;
         for command in &pipeline.seq {
             let before = self.active().len();
             let (stdin, piped, from_url) = match upstream.take() {
@@ -313,12 +315,23 @@ impl Walker {
                 .find(|i| interpreters::runs_stdin_script(i))
                 .map(|i| i.program.clone());
             let next_printed = printed_text(&here);
+            let takes_credential = here.iter().any(|i| {
+                i.args
+                    .iter()
+                    .any(|a| grammar::reads_credential_from_stdin(a))
+            });
             // Whatever the program, one given a URL most likely prints
             // what it fetched (`GET URL | sh`, `lwp-request URL | sh`).
             let names_url = here
                 .iter()
                 .any(|i| i.args.iter().any(|a| a.contains("://")));
             upstream = Some((programs, listed, names_url));
+            if takes_credential {
+                for i in &mut self.active()[previous_stage.clone()] {
+                    i.output_handed_on |= i.depth == depth;
+                }
+            }
+            previous_stage = before..self.active().len();
             match (printed.take(), interpreter) {
                 (Some(text), _) if runs_printed => self.source(&text, depth + 1),
                 (Some(text), Some(program)) => {

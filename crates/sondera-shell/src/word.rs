@@ -9,6 +9,10 @@ impl AsRef<str> for Word {
     }
 }
 
+/// What a word's text has in place of a parameter expansion that cannot be
+/// known statically.
+pub const EXPANSION: &str = "${...}";
+
 /// A word as the shell would pass it, as far as that can be known without
 /// running anything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -185,7 +189,7 @@ fn append(out: &mut Word, piece: &WordPieceWithSource, first: bool) {
                 out.dynamic |= !out.home_relative;
                 out.text.push_str("$HOME");
             } else {
-                out.text.push_str("${...}");
+                out.text.push_str(EXPANSION);
                 out.dynamic = true;
                 out.variables
                     .extend(variable_name(expr).map(str::to_string));
