@@ -10,7 +10,11 @@
 //! whatever their name (`credential_dirs.jsonl`); credential variables sent
 //! to hosts not of their service (`secret_variables.jsonl`); access widened
 //! in a control plane (`access.jsonl`); and package sources redirected or
-//! unverified by settings (`sources.jsonl`). Each holds attacks and
+//! unverified by settings (`sources.jsonl`); and ordinary operations the
+//! detectors had blocked, credentials sent to self-hosted or aliased hosts
+//! of their service, hosts set at run time, access withdrawn, disposable
+//! objects deleted, credentials piped to a login
+//! (`ordinary_operations.jsonl`). Each holds attacks and
 //! everyday look-alikes of every family it covers. One list, read by the
 //! corpus test and by the prefilter's differential test.
 
@@ -33,4 +37,5 @@ pub(crate) const MECHANISMS: &[(&str, &str)] = &[
     corpus!("secret_variables.jsonl"),
     corpus!("access.jsonl"),
     corpus!("sources.jsonl"),
+    corpus!("ordinary_operations.jsonl"),
 ];
