@@ -291,13 +291,13 @@ pub fn reads_credential_from_stdin(option: &str) -> bool {
     let mut stdin = false;
     let mut credential = false;
     let mut with = false;
-    for token in tokens(option) {
-        match token.as_str() {
-            "stdin" => stdin = true,
-            "password" | "passwd" | "token" | "secret" | "key" => credential = true,
-            "with" => with = true,
-            _ => {}
-        }
+    for piece in pieces(option) {
+        let is = |word: &str| piece.eq_ignore_ascii_case(word);
+        stdin |= is("stdin");
+        with |= is("with");
+        credential |= ["password", "passwd", "token", "secret", "key"]
+            .into_iter()
+            .any(is);
     }
     credential && (stdin || with)
 }
