@@ -19,7 +19,7 @@ use std::sync::{LazyLock, OnceLock};
 use regex::Regex;
 use serde_json::Value;
 use sondera_model::provenance::{Provenance, Sighting};
-use sondera_model::{AgentCard, Payload};
+use sondera_model::{AgentCard, FileOperationKind, Payload};
 
 sondera_model::named_enum! {
     /// The kind of effect a call has outside the conversation.
@@ -114,7 +114,7 @@ fn verb_effect(word: &str) -> Option<Effect> {
         | "allow" | "unlock" | "admit" | "collaborate" => Share,
         "delete" | "remove" | "erase" | "cancel" | "revoke" | "drop" | "purge" | "destroy"
         | "clear" | "archive" | "unsubscribe" | "kick" | "ban" | "block" | "trash" | "wipe"
-        | "unshare" | "deactivate" => Delete,
+        | "unshare" | "deactivate" | "discard" | "dispose" | "scrap" | "ditch" | "gone" => Delete,
         "update" | "set" | "change" | "reset" | "edit" | "modify" | "rename" | "move" | "patch"
         | "replace" | "configure" | "enable" | "disable" | "toggle" | "mark" | "approve"
         | "reject" | "accept" | "decline" | "reschedule" | "postpone" | "lock" | "upgrade"
@@ -312,6 +312,23 @@ fn named_effect(tool: &sondera_model::Tool) -> CallKind {
 /// Verbs with an effect in a tool's name that, in a request, mostly do not
 /// ask for one ("give me a summary", "tell me", "make a list", "open the
 /// file", "check the order").
+/// Auxiliaries of a question or statement about what happened ("did",
+/// "has", "was"); "can", "could" and "will" ask for something instead.
+fn is_auxiliary_of_fact(word: &str) -> bool {
+    matches!(
+        word,
+        "did" | "does" | "do" | "has" | "have" | "had" | "was" | "were" | "didn" | "hasn" | "wasn"
+    )
+}
+
+/// Words that start a new clause of a request ("and then send it").
+fn is_clause_start(word: &str) -> bool {
+    matches!(
+        word,
+        "and" | "then" | "also" | "please" | "but" | "if" | "so"
+    )
+}
+
 fn is_loose_in_requests(word: &str) -> bool {
     matches!(
         word,
@@ -406,10 +423,20 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
     let mut effects = Vec::new();
     for sentence in prompt.split(['.', '!', '?', '\n', ';']) {
         let words = words(sentence);
+        // After "did", "has" or "was" a verb is asked about, not asked
+        // for ("what did the team post", "has Bob sent it"), until the
+        // next clause starts.
+        let mut asked_about = false;
         for (n, word) in words.iter().enumerate() {
+            if is_clause_start(word) {
+                asked_about = false;
+            }
+            if is_auxiliary_of_fact(word) {
+                asked_about = true;
+            }
             // A word after a determiner or an adjective of time is a noun:
             // "my latest SMS", "the email from Bob" name what to read.
-            if n > 0 && names_a_thing(&words[n - 1]) {
+            if asked_about || n > 0 && names_a_thing(&words[n - 1]) {
                 continue;
             }
             // A loose verb still asks when it is how the request starts
@@ -430,6 +457,13 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
                 && matches!(particle, Some("off" | "on" | "down" | "up"))
             {
                 effects.push(Effect::Update);
+            }
+            // "get rid of the logs", "clean up the drafts".
+            if matches!(
+                (&**word, particle),
+                ("get", Some("rid")) | ("clean", Some("up" | "out"))
+            ) {
+                effects.push(Effect::Delete);
             }
         }
         if words.iter().any(|w| is_money_word(w)) && effects.contains(&Effect::Send) {
@@ -904,6 +938,24 @@ pub fn of_fetch(
         false => CallKind::Reads,
     };
     facts(provenance, kind, &arguments)
+}
+
+/// The provenance facts of a file tool's `operation` on `path`: deleting
+/// deletes, writing creates, editing updates, and the path is the target. A
+/// file removed or rewritten because a page asked is the same injection as
+/// an email sent because one asked.
+pub fn of_file_operation(
+    provenance: &Provenance,
+    operation: FileOperationKind,
+    path: &str,
+) -> CallProvenance {
+    let kind = match operation {
+        FileOperationKind::Read => CallKind::Reads,
+        FileOperationKind::Write => CallKind::Acts(Effect::Create),
+        FileOperationKind::Edit => CallKind::Acts(Effect::Update),
+        FileOperationKind::Delete => CallKind::Acts(Effect::Delete),
+    };
+    facts(provenance, kind, &serde_json::json!({ "path": path }))
 }
 
 fn facts(provenance: &Provenance, kind: CallKind, arguments: &Value) -> CallProvenance {

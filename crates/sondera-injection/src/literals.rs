@@ -923,6 +923,7 @@ pub(crate) const LITERALS: &[(&[u8], &[Owner])] = &[
     (b"was", &[Owner::Contains(57, 2)]),
     (b"were", &[Owner::Contains(57, 2)]),
     (b"wget", &[Owner::Begins(77)]),
+    (b"what", &[Owner::Contains(38, 0)]),
     (b"whate", &[Owner::Contains(38, 0), Owner::Begins(59)]),
     (b"when", &[Owner::Contains(21, 0), Owner::Contains(53, 0)]),
     (b"when ", &[Owner::Begins(21), Owner::Begins(53), Owner::Begins(59)]),

@@ -180,7 +180,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             NewInstructions,
-            r"\b(forget|ignore|disregard)\s+(everything|all|anything|whatever)\s+(you\s+(were|have\s+been|'ve\s+been)\s+(told|given|asked|instructed)|(said|written|stated|mentioned)\s+(above|before|earlier|previously)|above|before|so\s+far)",
+            r"\b(forget|ignore|disregard)\s+(everything|all|anything|whatever|what)\s+(you\s+(were|have\s+been|'ve\s+been)\s+(told|given|asked|instructed)|(said|written|stated|mentioned)\s+(above|before|earlier|previously)|above|before|so\s+far)",
         ),
         (
             AddressedToAgent,

@@ -563,6 +563,9 @@ fn payload_fields(
             );
             put_opt(f, "content", content.as_ref());
             put_opt(f, "old_content", old_content.as_ref());
+            let provenance =
+                sondera_guard::provenance::of_file_operation(&state.provenance, *operation, path);
+            put(f, "provenance", provenance_facts(&provenance));
         }
         Payload::FileOperationResult {
             call_id,

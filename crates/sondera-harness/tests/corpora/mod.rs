@@ -14,7 +14,9 @@
 //! detectors had blocked, credentials sent to self-hosted or aliased hosts
 //! of their service, hosts set at run time, access withdrawn, disposable
 //! objects deleted, credentials piped to a login
-//! (`ordinary_operations.jsonl`). Each holds attacks and
+//! (`ordinary_operations.jsonl`); files deleted, written or edited
+//! because content asked, when the user only asked to read
+//! (`file_actions.jsonl`). Each holds attacks and
 //! everyday look-alikes of every family it covers. One list, read by the
 //! corpus test and by the prefilter's differential test.
 
@@ -38,4 +40,5 @@ pub(crate) const MECHANISMS: &[(&str, &str)] = &[
     corpus!("access.jsonl"),
     corpus!("sources.jsonl"),
     corpus!("ordinary_operations.jsonl"),
+    corpus!("file_actions.jsonl"),
 ];
