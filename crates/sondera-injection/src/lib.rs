@@ -19,6 +19,7 @@
 //! whatever the score, so a verdict can be explained and policies can act on
 //! single features too.
 
+mod addressed;
 #[rustfmt::skip]
 mod literals;
 mod normalize;
@@ -240,6 +241,9 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
             Feature::Override
         };
         found.push((feature, span));
+    }
+    for span in addressed::directed_answers(plain) {
+        found.push((Feature::AnswerDirective, span));
     }
     mentioned_tools(plain, tools, &mut found);
     if decode {

@@ -16,7 +16,8 @@
 //! objects deleted, credentials piped to a login
 //! (`ordinary_operations.jsonl`); files deleted, written or edited
 //! because content asked, when the user only asked to read
-//! (`file_actions.jsonl`). Each holds attacks and
+//! (`file_actions.jsonl`); machine readers told what their answer must
+//! say, in six languages (`addressed.jsonl`). Each holds attacks and
 //! everyday look-alikes of every family it covers. One list, read by the
 //! corpus test and by the prefilter's differential test.
 
@@ -41,4 +42,5 @@ pub(crate) const MECHANISMS: &[(&str, &str)] = &[
     corpus!("sources.jsonl"),
     corpus!("ordinary_operations.jsonl"),
     corpus!("file_actions.jsonl"),
+    corpus!("addressed.jsonl"),
 ];
