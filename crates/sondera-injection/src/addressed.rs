@@ -265,7 +265,6 @@ const GOVERNED_WITHIN: usize = 3;
 const VOCATIVE_WITHIN: usize = 2;
 
 struct Word {
-    span: Range<usize>,
     class: u8,
     /// A clause starts at this word: the sentence's first, or after a
     /// colon, comma, dash or semicolon.
@@ -375,10 +374,9 @@ fn read_words(text: &str, range: Range<usize>, words: &mut Vec<Word>) {
     let mut opens = true;
     let mut start = None;
     let slice = &text[range.clone()];
-    let mut close = |words: &mut Vec<Word>, from: usize, to: usize, opens: &mut bool| {
+    let close = |words: &mut Vec<Word>, from: usize, to: usize, opens: &mut bool| {
         let word = &slice[from..to];
         words.push(Word {
-            span: range.start + from..range.start + to,
             class: class(word),
             opens_clause: std::mem::take(opens),
             before_address_mark: false,
