@@ -321,11 +321,22 @@ fn is_auxiliary_of_fact(word: &str) -> bool {
     )
 }
 
-/// Words that start a new clause of a request ("and then send it").
+/// Words that start a new clause of a request ("and then send it"), or
+/// turn one back into asking ("I was hoping you could send it").
 fn is_clause_start(word: &str) -> bool {
     matches!(
         word,
-        "and" | "then" | "also" | "please" | "but" | "if" | "so"
+        "and"
+            | "then"
+            | "also"
+            | "please"
+            | "but"
+            | "if"
+            | "so"
+            | "could"
+            | "can"
+            | "would"
+            | "will"
     )
 }
 

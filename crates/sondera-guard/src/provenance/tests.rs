@@ -129,6 +129,11 @@ fn verbs_asked_about_are_not_asked_for() {
         requested_effects("Check what Bob did post and then forward it to Ann"),
         [Effect::Send]
     );
+    assert_eq!(
+        requested_effects("I was hoping you could delete the old logs"),
+        [Effect::Delete]
+    );
+    assert_eq!(requested_effects("Do not delete anything"), []);
     for delete in [
         "Get rid of data/old.csv",
         "I want docs/roadmap.md gone",
