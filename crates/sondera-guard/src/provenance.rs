@@ -952,21 +952,27 @@ pub fn of_fetch(
 }
 
 /// The provenance facts of a file tool's `operation` on `path`: deleting
-/// deletes, writing creates, editing updates, and the path is the target. A
-/// file removed or rewritten because a page asked is the same injection as
-/// an email sent because one asked.
+/// deletes, writing creates, editing updates, and a deleted path is the
+/// target. A file removed or rewritten because a page asked is the same
+/// injection as an email sent because one asked.
 pub fn of_file_operation(
     provenance: &Provenance,
     operation: FileOperationKind,
     path: &str,
 ) -> CallProvenance {
-    let kind = match operation {
-        FileOperationKind::Read => CallKind::Reads,
-        FileOperationKind::Write => CallKind::Acts(Effect::Create),
-        FileOperationKind::Edit => CallKind::Acts(Effect::Update),
-        FileOperationKind::Delete => CallKind::Acts(Effect::Delete),
-    };
-    facts(provenance, kind, &serde_json::json!({ "path": path }))
+    // Only a deletion is judged by where its path came from; a read has no
+    // effect and a write or edit is judged by what preceded it, so neither
+    // pays for tracing its path.
+    match operation {
+        FileOperationKind::Read => facts(provenance, CallKind::Reads, &Value::Null),
+        FileOperationKind::Write => facts(provenance, CallKind::Acts(Effect::Create), &Value::Null),
+        FileOperationKind::Edit => facts(provenance, CallKind::Acts(Effect::Update), &Value::Null),
+        FileOperationKind::Delete => facts(
+            provenance,
+            CallKind::Acts(Effect::Delete),
+            &serde_json::json!({ "path": path }),
+        ),
+    }
 }
 
 fn facts(provenance: &Provenance, kind: CallKind, arguments: &Value) -> CallProvenance {
