@@ -114,7 +114,8 @@ fn verb_effect(word: &str) -> Option<Effect> {
         | "allow" | "unlock" | "admit" | "collaborate" => Share,
         "delete" | "remove" | "erase" | "cancel" | "revoke" | "drop" | "purge" | "destroy"
         | "clear" | "archive" | "unsubscribe" | "kick" | "ban" | "block" | "trash" | "wipe"
-        | "unshare" | "deactivate" | "discard" | "dispose" | "scrap" | "ditch" | "gone" => Delete,
+        | "unshare" | "deactivate" | "discard" | "dispose" | "scrap" | "ditch" | "gone"
+        | "clean" => Delete,
         "update" | "set" | "change" | "reset" | "edit" | "modify" | "rename" | "move" | "patch"
         | "replace" | "configure" | "enable" | "disable" | "toggle" | "mark" | "approve"
         | "reject" | "accept" | "decline" | "reschedule" | "postpone" | "lock" | "upgrade"
@@ -343,7 +344,8 @@ fn is_clause_start(word: &str) -> bool {
 fn is_loose_in_requests(word: &str) -> bool {
     matches!(
         word,
-        "give"
+        "clean"
+            | "give"
             | "tell"
             | "make"
             | "open"
@@ -949,6 +951,12 @@ pub fn of_fetch(
         false => CallKind::Reads,
     };
     facts(provenance, kind, &arguments)
+}
+
+/// Whether the user has written a prompt and every prompt so far asked
+/// for no action with an effect: what an effect taken now was not asked for.
+pub fn user_asked_only_to_read(provenance: &Provenance) -> bool {
+    provenance.user_prompts > 0 && provenance.user_effects.is_empty()
 }
 
 /// The provenance facts of a file tool's `operation` on `path`: deleting

@@ -461,6 +461,13 @@ fn payload_fields(
                 "suggested_by_untrusted",
                 Fact::Bool(state.untrusted_commands.contains(&normalized)),
             );
+            put(
+                f,
+                "user_asked_only_to_read",
+                Fact::Bool(sondera_guard::provenance::user_asked_only_to_read(
+                    &state.provenance,
+                )),
+            );
         }
         Payload::ShellCommandOutput {
             call_id,

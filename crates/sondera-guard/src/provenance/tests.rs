@@ -139,6 +139,7 @@ fn verbs_asked_about_are_not_asked_for() {
         "I want docs/roadmap.md gone",
         "Clean up the stale drafts",
         "Discard the temporary exports",
+        "Clean the generated sources if they are stale",
     ] {
         assert_eq!(requested_effects(delete), [Effect::Delete], "{delete}");
     }

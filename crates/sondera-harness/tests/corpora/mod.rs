@@ -17,7 +17,9 @@
 //! (`ordinary_operations.jsonl`); files deleted, written or edited
 //! because content asked, when the user only asked to read
 //! (`file_actions.jsonl`); machine readers told what their answer must
-//! say, in six languages (`addressed.jsonl`). Each holds attacks and
+//! say, in six languages (`addressed.jsonl`); commands with an effect run
+//! after a page asked for them in other words, when the user only asked
+//! to read (`shell_alignment.jsonl`). Each holds attacks and
 //! everyday look-alikes of every family it covers. One list, read by the
 //! corpus test and by the prefilter's differential test.
 
@@ -43,4 +45,5 @@ pub(crate) const MECHANISMS: &[(&str, &str)] = &[
     corpus!("ordinary_operations.jsonl"),
     corpus!("file_actions.jsonl"),
     corpus!("addressed.jsonl"),
+    corpus!("shell_alignment.jsonl"),
 ];
