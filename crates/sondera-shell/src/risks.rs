@@ -1203,6 +1203,88 @@ fn withdraws_a_grant(args: &[&str]) -> bool {
         .any(|t| sondera_catalogue::grammar::GRANT_NOUNS.contains(&t.as_str()))
 }
 
+/// `journalctl --vacuum-*` that keeps next to nothing: less than an hour,
+/// less than a mebibyte or fewer than two files (`--vacuum-time=1s`).
+/// Keeping two weeks (`--vacuum-time=14d`) is retention, not erasure; a
+/// value that cannot be read keeps nothing.
+fn empties_the_journal(args: &[String]) -> bool {
+    const HOUR: f64 = 3600.0;
+    const MEBIBYTE: f64 = 1024.0 * 1024.0;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let Some(setting) = arg.strip_prefix("--vacuum-") else {
+            continue;
+        };
+        let (what, value) = match setting.split_once('=') {
+            Some((what, value)) => (what, value.to_string()),
+            None => (setting, args.next().cloned().unwrap_or_default()),
+        };
+        let kept = match what {
+            "time" => time_span_seconds(&value).map(|s| s < HOUR),
+            "size" => byte_size(&value).map(|b| b < MEBIBYTE),
+            "files" => value.parse::<u64>().ok().map(|n| n < 2),
+            _ => None,
+        };
+        if kept.unwrap_or(true) {
+            return true;
+        }
+    }
+    false
+}
+
+/// A systemd time span in seconds (`14d`, `2weeks`, `90min`, `1h 30min`).
+fn time_span_seconds(value: &str) -> Option<f64> {
+    sum_of_units(value, |unit| {
+        Some(match unit {
+            "" | "s" | "sec" | "second" | "seconds" => 1.0,
+            "m" | "min" | "minute" | "minutes" => 60.0,
+            "h" | "hr" | "hour" | "hours" => 3600.0,
+            "d" | "day" | "days" => 86_400.0,
+            "w" | "week" | "weeks" => 604_800.0,
+            "M" | "month" | "months" => 2_629_800.0,
+            "y" | "year" | "years" => 31_557_600.0,
+            _ => return None,
+        })
+    })
+}
+
+/// A size in bytes with systemd's base-1024 suffixes (`500M`, `2G`).
+fn byte_size(value: &str) -> Option<f64> {
+    sum_of_units(value, |unit| {
+        Some(match unit {
+            "" | "B" => 1.0,
+            "K" => 1024.0,
+            "M" => 1024.0 * 1024.0,
+            "G" => 1024.0 * 1024.0 * 1024.0,
+            "T" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+            _ => return None,
+        })
+    })
+}
+
+/// Numbers followed by units, summed by what each unit is worth; `None`
+/// when a unit is unknown or there is no number.
+fn sum_of_units(value: &str, worth: impl Fn(&str) -> Option<f64>) -> Option<f64> {
+    let mut total = 0.0;
+    let mut rest = value.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..digits].parse().ok()?;
+        rest = rest[digits..].trim_start();
+        let unit_end = rest
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        total += number * worth(&rest[..unit_end])?;
+        rest = rest[unit_end..].trim_start();
+    }
+    Some(total)
+}
+
 fn history(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     let touches_history = |w: &crate::word::Word| {
         let path = resolve(w, ctx).path;
@@ -1222,7 +1304,7 @@ fn history(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             }))
         || i.assignments.iter().any(|a| a == "HISTFILE")
         || (p == "ln" && i.operand_words().last().is_some_and(touches_history))
-        || (p == "journalctl" && i.args.iter().any(|a| a.starts_with("--vacuum")))
+        || (p == "journalctl" && empties_the_journal(&i.args))
         || i.writes.iter().any(touches_history);
     if clears {
         out.push(risk(

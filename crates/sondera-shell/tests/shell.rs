@@ -1173,3 +1173,33 @@ fn credentials_piped_to_a_login_are_handed_on() {
         assert_risk(command, SecretRead);
     }
 }
+
+/// Vacuuming the journal down to a retention period is maintenance;
+/// down to next to nothing, or to a value that cannot be read, it erases.
+#[test]
+fn journal_retention_is_not_erasure() {
+    for command in [
+        "journalctl --vacuum-time=14d",
+        "journalctl --vacuum-size=500M",
+        "sudo journalctl --vacuum-time 2weeks",
+        "journalctl --vacuum-files=5",
+        "journalctl --vacuum-time='1h 30min'",
+    ] {
+        let analysis = analyze(command, &CTX);
+        assert!(
+            !analysis.has(HistoryTampering),
+            "{command:?}: {:?}",
+            analysis.risks
+        );
+    }
+    for command in [
+        "journalctl --vacuum-time=1s",
+        "journalctl --vacuum-size=1K",
+        "journalctl --vacuum-files=1",
+        "journalctl --rotate && journalctl --vacuum-time=10min",
+        "journalctl --vacuum-time=$KEEP",
+        "journalctl --vacuum-time=forever",
+    ] {
+        assert_risk(command, HistoryTampering);
+    }
+}
