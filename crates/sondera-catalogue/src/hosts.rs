@@ -401,8 +401,9 @@ pub fn official_registry(source: &str) -> bool {
 }
 
 /// Where a credential sent to a host goes, judged by the service its
-/// variable is named for ([`credential_fit`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// variable is named for ([`CredentialService::fit`]); ordered from the
+/// most fitting to the least.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CredentialFit {
     /// A host of the credential's service: `$GITHUB_TOKEN` to
     /// `api.github.com`, `$JENKINS_TOKEN` to `jenkins.acme.example`.
@@ -418,6 +419,7 @@ pub enum CredentialFit {
 }
 
 /// A service credential variables are named for, and how hosts name it.
+#[derive(Debug)]
 struct Service {
     /// The first word of the variable's name, lower-cased.
     word: &'static str,
@@ -688,47 +690,58 @@ const GENERIC: &[&str] = &[
     "frontend",
 ];
 
-/// Where the credential in `variable` goes when sent to `host`; `None`
-/// when the name names no service in particular (`API_KEY`, `TOKEN`,
-/// `ADMIN_PASSWORD`), whose value could belong anywhere.
-///
-/// The service is the first word of the name. A hosted service's hosts
-/// have a spelling of it in their registrable label (`github` of
-/// `api.github.com`); a self-hostable one's in any label.
-pub fn credential_fit(variable: &str, host: &Host) -> Option<CredentialFit> {
-    let first = variable
+/// The service a credential variable is named for: the first word of its
+/// name, as its hosts spell it.
+#[derive(Debug, Clone)]
+pub struct CredentialService {
+    word: String,
+    known: Option<&'static Service>,
+}
+
+/// The service `variable` is named for; `None` when the name names no
+/// service in particular (`API_KEY`, `TOKEN`, `ADMIN_PASSWORD`), whose
+/// value could belong anywhere.
+pub fn credential_service(variable: &str) -> Option<CredentialService> {
+    let word = variable
         .split('_')
         .find(|w| !w.is_empty())?
         .to_ascii_lowercase();
-    let known = SERVICES.iter().find(|s| s.word == first);
-    if known.is_none() && (first.len() < 3 || GENERIC.contains(&first.as_str())) {
+    let known = SERVICES.iter().find(|s| s.word == word);
+    if known.is_none() && (word.len() < 3 || GENERIC.contains(&word.as_str())) {
         return None;
     }
-    let (spellings, hosted) = match known {
-        Some(service) => (service.spellings, service.hosted),
-        None => (&[][..], false),
-    };
-    let spelled = |label: &str| {
-        spellings.iter().any(|s| label.contains(s)) || known.is_none() && label.contains(&*first)
-    };
-    if host.ip_literal {
-        return Some(if hosted {
-            CredentialFit::Foreign
-        } else {
-            CredentialFit::Unsure
-        });
+    Some(CredentialService { word, known })
+}
+
+impl CredentialService {
+    /// Where its credential goes when sent to `host`. A hosted service's
+    /// hosts have a spelling of it in their registrable label (`github` of
+    /// `api.github.com`); a self-hostable one's in any label.
+    pub fn fit(&self, host: &Host) -> CredentialFit {
+        let hosted = self.known.is_some_and(|s| s.hosted);
+        let spelled = |label: &str| match self.known {
+            Some(service) => service.spellings.iter().any(|s| label.contains(s)),
+            None => label.contains(self.word.as_str()),
+        };
+        if host.ip_literal {
+            return if hosted {
+                CredentialFit::Foreign
+            } else {
+                CredentialFit::Unsure
+            };
+        }
+        let labels: Vec<&str> = host.name.split('.').collect();
+        let registrable = registrable_label(&labels);
+        let own = spelled(registrable)
+            // Azure's resources live under names Azure assigns per service.
+            || registrable == "azure" && labels.contains(&self.word.as_str());
+        let named = labels.iter().any(|label| spelled(label));
+        match (own, named, hosted) {
+            (true, _, _) | (false, true, false) => CredentialFit::Belongs,
+            (false, true, true) | (false, false, false) => CredentialFit::Unsure,
+            (false, false, true) => CredentialFit::Foreign,
+        }
     }
-    let labels: Vec<&str> = host.name.split('.').collect();
-    let registrable = registrable_label(&labels);
-    let own = spelled(registrable)
-        // Azure's resources live under names Azure assigns per service.
-        || registrable == "azure" && labels.contains(&first.as_str());
-    let named = labels.iter().any(|label| spelled(label));
-    Some(match (own, named, hosted) {
-        (true, _, _) | (false, true, false) => CredentialFit::Belongs,
-        (false, true, true) | (false, false, false) => CredentialFit::Unsure,
-        (false, false, true) => CredentialFit::Foreign,
-    })
 }
 
 /// The label a host's owner registered: the one before the public suffix
@@ -785,7 +798,7 @@ mod tests {
             ("X_TOKEN", "evil.example", None),
         ] {
             assert_eq!(
-                credential_fit(variable, &Host::parse(host)),
+                credential_service(variable).map(|s| s.fit(&Host::parse(host))),
                 fit,
                 "{variable} at {host}"
             );

@@ -10,7 +10,8 @@ use crate::paths::resolve;
 use crate::types::{Invocation, Risk, RiskKind, ShellContext, Stdin, risk};
 use crate::word::Word;
 use sondera_catalogue::hosts::{
-    CredentialFit, Host, HostClass, authority_host, credential_fit, plausible_host, url_host,
+    CredentialFit, CredentialService, Host, HostClass, authority_host, credential_service,
+    plausible_host, url_host,
 };
 use sondera_catalogue::secrets::{credential_directory, names_key_file, sensitive_path};
 
@@ -207,22 +208,24 @@ fn secrets_sent(i: &Invocation, reached: &[(String, Host)], out: &mut Vec<Risk>)
     names.dedup();
     public.sort_unstable_by(|a, b| a.name.cmp(&b.name));
     public.dedup_by(|a, b| a.name == b.name);
+    let (named, generic): (Vec<_>, Vec<_>) = names
+        .iter()
+        .map(|name| (*name, credential_service(name)))
+        .partition(|(_, service)| service.is_some());
+    let named: Vec<(&str, CredentialService)> = named
+        .into_iter()
+        .filter_map(|(name, service)| Some((name, service?)))
+        .collect();
     let p = &i.program;
-    let pairs = names.len() * public.len();
-    let worst = if pairs > PAIRS_JUDGED {
+    let worst = if named.len() * public.len() > PAIRS_JUDGED {
         let what = format!(
             "{} credential variables to {} hosts",
-            names.len(),
+            named.len(),
             public.len()
         );
         Some((CredentialFit::Foreign, what))
     } else {
-        worst_fit(&names, &public)
-    };
-    let generic = || {
-        names
-            .iter()
-            .find(|name| credential_fit(name, public[0]).is_none())
+        worst_fit(&named, &public)
     };
     match worst {
         Some((CredentialFit::Foreign, what)) => {
@@ -236,7 +239,7 @@ fn secrets_sent(i: &Invocation, reached: &[(String, Host)], out: &mut Vec<Risk>)
             ));
         }
         _ => {
-            if let Some(name) = generic() {
+            if let Some((name, _)) = generic.first() {
                 let to = &public[0].name;
                 out.push(risk(
                     RiskKind::CredentialSent,
@@ -247,34 +250,26 @@ fn secrets_sent(i: &Invocation, reached: &[(String, Host)], out: &mut Vec<Risk>)
     }
 }
 
-/// The least fitting destination of a credential named for a service in
-/// `names` among `hosts`, and what was sent where; `None` when no name
-/// names a service.
-fn worst_fit(names: &[&str], hosts: &[&Host]) -> Option<(CredentialFit, String)> {
-    let severity = |fit: CredentialFit| match fit {
-        CredentialFit::Belongs => 0,
-        CredentialFit::Unsure => 1,
-        CredentialFit::Foreign => 2,
+/// The least fitting destination of the `named` credentials among `hosts`,
+/// and what was sent where; `None` when there are none.
+fn worst_fit(
+    named: &[(&str, CredentialService)],
+    hosts: &[&Host],
+) -> Option<(CredentialFit, String)> {
+    let (fit, name, host) = named
+        .iter()
+        .flat_map(|(name, service)| {
+            hosts
+                .iter()
+                .map(move |host| (service.fit(host), name, host))
+        })
+        .max_by_key(|(fit, _, _)| *fit)?;
+    let whose = match fit {
+        CredentialFit::Belongs => "a host of its service",
+        CredentialFit::Unsure => "a host that may not be its service's",
+        CredentialFit::Foreign => "not a host of its service",
     };
-    let mut worst: Option<(CredentialFit, &str, &Host)> = None;
-    for name in names {
-        for host in hosts {
-            let Some(fit) = credential_fit(name, host) else {
-                break;
-            };
-            if worst.is_none_or(|(w, _, _)| severity(fit) > severity(w)) {
-                worst = Some((fit, name, host));
-            }
-        }
-    }
-    worst.map(|(fit, name, host)| {
-        let whose = match fit {
-            CredentialFit::Belongs => "a host of its service",
-            CredentialFit::Unsure => "a host that may not be its service's",
-            CredentialFit::Foreign => "not a host of its service",
-        };
-        (fit, format!("${name} to {}, {whose}", host.name))
-    })
+    Some((fit, format!("${name} to {}, {whose}", host.name)))
 }
 
 /// The variables a command's arguments and here-string or here-document
