@@ -323,6 +323,7 @@ pub fn options_with_values(program: &str) -> &'static [&'static str] {
     match program {
         p if Role::HttpClient.includes(p) => HTTP_VALUED_OPTIONS,
         "ssh" | "scp" | "sftp" | "mosh" => SSH_VALUED_OPTIONS,
+        "shred" => &["-n", "-s", "--iterations", "--size", "--random-source"],
         _ => &[],
     }
 }

@@ -545,7 +545,7 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
         {
             i.operand_words().collect()
         }
-        "rmdir" | "unlink" => i.operand_words().collect(),
+        "rmdir" | "unlink" | "shred" => i.operand_words().collect(),
         // `rsync --delete SRC DEST` deletes whatever in DEST is not in SRC.
         "rsync" if i.args.iter().any(|a| a.starts_with("--delete")) => {
             i.operand_words().last().into_iter().collect()
@@ -558,6 +558,23 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
         {
             let all: Vec<_> = i.operand_words().collect();
             all[..all.len() - 1].to_vec()
+        }
+        // `mv ~ X` takes the home directory (or the workspace, or a
+        // directory holding one) from where everything expects it.
+        "mv" => {
+            let all: Vec<_> = i.operand_words().collect();
+            let sources = &all[..all.len().saturating_sub(1)];
+            (sources.iter().copied())
+                .filter(|w| {
+                    let path = resolve(w, ctx);
+                    !path.dynamic
+                        && sondera_catalogue::places::holds_home_or_workspace(
+                            &path.path,
+                            ctx.workspace_root,
+                            ctx.home,
+                        )
+                })
+                .collect()
         }
         "truncate" => {
             let size_values: Vec<usize> = i
@@ -699,10 +716,15 @@ fn disk(i: &Invocation, out: &mut Vec<Risk>) {
         && i.operand_words()
             .skip(usize::from(p != "tee"))
             .any(|w| w.text.starts_with("/dev/") && !is_null_device(&w.text));
+    // `shred` of files is judged by the paths it destroys, as `rm` is.
+    let shreds_device = p == "shred"
+        && i.operand_words()
+            .any(|w| w.dynamic || w.text.starts_with("/dev/") && !is_null_device(&w.text));
     if (p == "dd" && device_write)
         || copy_to_device
+        || shreds_device
         || p.starts_with("mkfs")
-        || matches!(p, "wipefs" | "shred" | "mkswap")
+        || matches!(p, "wipefs" | "mkswap")
         || redirect_to_device
     {
         out.push(risk(

@@ -539,7 +539,7 @@ impl Walker {
                 ..Word::default()
             });
         }
-        let words = self.statics.resolve(words);
+        let words = self.statics.resolve(program_braces_expanded(words));
         self.statics.after(&words);
         self.record(invocation, words, &assigned.words);
     }
@@ -950,6 +950,29 @@ impl Walker {
             _ => None,
         }
     }
+}
+
+/// The words with the first one's braces expanded: bash expands them
+/// before it looks for the program, so `{rm,-rf,~}` runs `rm -rf ~` (and
+/// a quoted one names no program that could run). Each word the expansion
+/// yields is then expanded as a word of its own (`~`).
+fn program_braces_expanded(mut words: Vec<Word>) -> Vec<Word> {
+    let Some(first) = words.first().filter(|w| !w.dynamic && w.text.contains('{')) else {
+        return words;
+    };
+    let (expanded, _) = word::expand_braces(first);
+    if expanded.len() < 2 {
+        return words;
+    }
+    let rest = words.split_off(1);
+    expanded
+        .into_iter()
+        .map(|w| Word {
+            home_relative: word::starts_at_home(&w.text),
+            ..w
+        })
+        .chain(rest)
+        .collect()
 }
 
 /// What a recorded simple command's arguments are read with.

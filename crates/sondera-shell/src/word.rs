@@ -83,7 +83,9 @@ pub fn expand_braces(word: &Word) -> (Vec<Word>, bool) {
                     complete = false;
                     break;
                 }
-                texts.extend(alternatives.iter().map(|a| format!("{prefix}{a}{suffix}")));
+                // Reversed onto the stack, so that words come out in bash's order.
+                let words = alternatives.iter().rev();
+                texts.extend(words.map(|a| format!("{prefix}{a}{suffix}")));
             }
             None => done.push(text),
         }

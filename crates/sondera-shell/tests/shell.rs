@@ -47,8 +47,10 @@ fn destructive_commands_are_tagged() {
         ("kubectl delete namespace production", InfraDestroy),
         ("psql -c 'DROP DATABASE customers;'", InfraDestroy),
         (":(){ :|:& };:", ForkBomb),
-        ("shred -u ~/.bash_history", DiskOverwrite),
+        ("shred -u ~/.bash_history", DeleteOutsideWorkspace),
         ("shred -u ~/.bash_history", HistoryTampering),
+        ("shred -n 1 /dev/nvme0n1", DiskOverwrite),
+        ("shred \"$DISK\"", DiskOverwrite),
         ("chmod u+s /usr/bin/python3", PermissionChange),
         ("sudo cat /etc/shadow", PrivilegeEscalation),
         ("history -c", HistoryTampering),
@@ -57,6 +59,17 @@ fn destructive_commands_are_tagged() {
     for (command, kind) in cases {
         assert_risk(command, *kind);
     }
+}
+
+#[test]
+fn braces_in_command_position_expand_in_bashs_order() {
+    let analysis = analyze("{rm,-rf,~}", &CTX);
+    assert_eq!(analysis.programs(), ["rm"]);
+    assert_eq!(analysis.invocations[0].args, ["-rf", "~"]);
+    assert_eq!(
+        analyze("{a,b}{1,2} x", &CTX).invocations[0].args,
+        ["a2", "b1", "b2", "x"]
+    );
 }
 
 #[test]
@@ -172,6 +185,9 @@ fn ordinary_work_carries_no_blocking_risk() {
         "du -sh *",
         "ps aux | grep node",
         "chmod +x scripts/build.sh",
+        "shred -u tmp/test-key.pem",
+        "mv build/old build/archive",
+        "mv ~/notes.txt ~/archive/",
         "git reset --soft HEAD~1",
         "wc -l src/*.rs",
         "git push --force-with-lease origin feature/x",
