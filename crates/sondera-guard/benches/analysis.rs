@@ -66,7 +66,7 @@ fn bench(c: &mut Criterion) {
 /// call against a trajectory that has seen its full budget of values, and
 /// folding an email listing into that state.
 fn provenance(c: &mut Criterion) {
-    use sondera_guard::provenance::{fold, of_call};
+    use sondera_guard::provenance::{Read, fold, of_call};
     use sondera_model::Payload;
     use sondera_model::provenance::Provenance;
 
@@ -90,13 +90,16 @@ fn provenance(c: &mut Criterion) {
         content: "Summarize my inbox and reply to Bob at bob@corp.example".into(),
     };
     let mut state = Provenance::default();
-    fold(&mut state, &prompt, None, false);
+    fold(&mut state, &prompt, None, Read::default());
     for n in 0..8 {
         fold(
             &mut state,
             &output,
             Some((&format!("c{n}"), "read_inbox")),
-            n == 7,
+            Read {
+                flagged: n == 7,
+                ..Read::default()
+            },
         );
     }
     let arguments = serde_json::json!({
@@ -112,7 +115,7 @@ fn provenance(c: &mut Criterion) {
     group.bench_function("fold/inbox_40_emails", |b| {
         b.iter(|| {
             let mut s = state.clone();
-            fold(&mut s, &output, Some(("c9", "read_inbox")), false);
+            fold(&mut s, &output, Some(("c9", "read_inbox")), Read::default());
             black_box(s)
         })
     });

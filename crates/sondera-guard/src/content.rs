@@ -35,56 +35,76 @@ struct Signature {
     /// them from the pattern and holds them equal).
     contains: &'static [&'static str],
     pattern: &'static str,
+    /// The service the credential is for, as a variable holding it would
+    /// be named (see `sondera_catalogue::hosts::credential_service`);
+    /// `None` when it could be anybody's.
+    service: Option<&'static str>,
 }
+
+/// The tag of a credential assigned a value in text (`password: ...`).
+pub const ASSIGNED_CREDENTIAL: &str = "secret_assignment";
+
+/// A line assigning a credential (`password: ...`, `API_KEY=...`); the
+/// group `value` is what is assigned.
+const ASSIGNMENT: &str = r#"(?im)^\s*["']?[A-Za-z0-9_.\-]*(password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|private[_-]?key|client[_-]?secret)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?(?P<value>[^\s"'<>{}$]{6,})"#;
 
 const SIGNATURES: &[Signature] = &[
     Signature {
         tag: "aws_access_key",
         contains: &["akia", "asia"],
         pattern: r"\b(AKIA|ASIA)[0-9A-Z]{16}\b",
+        service: Some("AWS"),
     },
     Signature {
         tag: "private_key_block",
         contains: &["-----"],
         pattern: r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----",
+        service: None,
     },
     Signature {
         tag: "github_token",
         contains: &["gho_", "ghp_", "ghr_", "ghs_", "ghu_", "githu"],
         pattern: r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+        service: Some("GITHUB"),
     },
     Signature {
         tag: "slack_token",
         contains: &["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"],
         pattern: r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
+        service: Some("SLACK"),
     },
     Signature {
         tag: "stripe_key",
         contains: &["rk_li", "sk_li"],
         pattern: r"\b[rs]k_live_[A-Za-z0-9]{4,}",
+        service: Some("STRIPE"),
     },
     Signature {
         tag: "google_api_key",
         contains: &["aiza"],
         pattern: r"\bAIza[0-9A-Za-z_\-]{35}\b",
+        service: Some("GOOGLE"),
     },
     Signature {
         tag: "openai_key",
         contains: &["sk-", "sk-pr"],
         pattern: r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}",
+        service: Some("OPENAI"),
     },
     Signature {
         tag: "jwt",
         contains: &["eyj"],
         pattern: r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        service: None,
     },
     Signature {
-        tag: "secret_assignment",
+        tag: ASSIGNED_CREDENTIAL,
         contains: &[
             "acces", "api-k", "api_k", "apike", "auth-", "auth_", "autht", "clien", "passw",
             "priva", "secre",
         ],
-        pattern: r#"(?im)^\s*["']?[A-Za-z0-9_.\-]*(password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|private[_-]?key|client[_-]?secret)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?[^\s"'<>{}$]{6,}"#,
+        pattern: ASSIGNMENT,
+        service: None,
     },
 ];
 
@@ -149,7 +169,7 @@ pub fn injection_signals(text: &str) -> Vec<&'static str> {
 /// Kinds of credentials `text` reveals (sorted, without repeats).
 pub fn secret_signatures(text: &str) -> Vec<&'static str> {
     let mut found = signatures_in(text);
-    if found == ["secret_assignment"] && !has_real_assignment(text) {
+    if found == [ASSIGNED_CREDENTIAL] && !has_real_assignment(text) {
         found.clear();
     }
     found
@@ -179,6 +199,31 @@ fn has_real_assignment(text: &str) -> bool {
                 .matches(line.as_bytes())
                 .matched(SIGNATURES.len() - 1)
     })
+}
+
+/// The service whose credential signature `tag` names, as a variable
+/// holding it would be named (`OPENAI` for `openai_key`); `None` for
+/// credentials that could be anybody's (a private key, a password).
+pub fn credential_service(tag: &str) -> Option<&'static str> {
+    SIGNATURES.iter().find(|s| s.tag == tag)?.service
+}
+
+/// The values `text` assigns to credentials (`password: hunter2x`,
+/// `API_KEY=...`), placeholders left out: what a detector recognises when
+/// it leaves again, whatever its form.
+pub fn assigned_credentials(text: &str) -> Vec<&str> {
+    static ASSIGNED: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(&format!("(?-u){ASSIGNMENT}")).expect("assignment compiles"));
+    let bytes = bounded(text).as_bytes();
+    if !SIGNATURE_LITERALS.is_match(bytes) {
+        return Vec::new();
+    }
+    ASSIGNED
+        .captures_iter(bytes)
+        .filter(|c| !PLACEHOLDER.is_match(&c[0]))
+        .filter_map(|c| c.name("value"))
+        .filter_map(|value| text.get(value.start()..value.end()))
+        .collect()
 }
 
 /// The text an observation or prompt brings into the trajectory.
@@ -414,6 +459,13 @@ pub fn is_blocking_injection(tag: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn assigned_credentials_are_the_values_of_real_assignments() {
+        let text = "production:\n  password: Tr0ub4dor-x93Lq\n  api_key = \"k8Zq1xPw7\"\n  secret: changeme\nname: app\n";
+        assert_eq!(assigned_credentials(text), ["Tr0ub4dor-x93Lq", "k8Zq1xPw7"]);
+        assert!(assigned_credentials("no credentials here").is_empty());
+    }
 
     /// The literals listed for each signature are the ones its pattern
     /// gives, read case-sensitively: those every match begins with, or

@@ -21,13 +21,15 @@
 //! their results, read a call's shape and its provenance, check egress
 //! against the host allowlist ([`net`]), and find credential signatures and
 //! injection in what a step sees and sends, with the taints a step adds to
-//! its trajectory ([`content`]). Every scan is bounded in size and depth,
+//! its trajectory ([`content`]), and read what the links and images of the
+//! agent's answer carry ([`links`]). Every scan is bounded in size and depth,
 //! and whatever a detector cannot read is reported as such (unparsable,
 //! dynamic), never treated as benign.
 
 mod classify;
 pub mod content;
 mod json;
+pub mod links;
 pub mod net;
 pub mod provenance;
 pub mod scripts;

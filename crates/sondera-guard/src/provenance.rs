@@ -812,16 +812,27 @@ pub fn fingerprint(value: &str) -> u64 {
     hasher.finish()
 }
 
+/// What the content signals said of a step being folded.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Read {
+    /// The injection detector flagged it.
+    pub flagged: bool,
+    /// It assigns a credential a value (`password: ...`).
+    pub assigns_credentials: bool,
+}
+
 /// Folds one step into the trajectory's provenance: the card's tools at the
 /// start, a user prompt's values and requested effects, an observation's
-/// values with whether the injection detector flagged it. `call` is the
-/// call an observation answers, as `(call_id, tool)`.
+/// values with whether the injection detector flagged it, and the values it
+/// assigns to credentials. `call` is the call an observation answers, as
+/// `(call_id, tool)`.
 pub fn fold(
     provenance: &mut Provenance,
     payload: &Payload,
     call: Option<(&str, &str)>,
-    flagged: bool,
+    read: Read,
 ) {
+    let flagged = read.flagged;
     match payload {
         Payload::Started { agent, .. } => {
             if let Some(AgentCard::React { tools, .. }) = agent.card.as_deref() {
@@ -858,6 +869,14 @@ pub fn fold(
                     fingerprint(&value),
                     Sighting::Observation { source, flagged },
                 );
+            }
+            if read.assigns_credentials
+                && let Some(text) = crate::content::observed_text(payload)
+            {
+                for value in crate::content::assigned_credentials(&text) {
+                    let print = fingerprint(&value.to_lowercase());
+                    provenance.sighted(print, Sighting::Credential { source });
+                }
             }
         }
         _ => {}

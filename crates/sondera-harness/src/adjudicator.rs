@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use sondera_guard::content;
+use sondera_guard::provenance::Read;
 use sondera_model::{Adjudicated, Decision, DecisionIds, Event, Payload, TrajectoryState};
 use sondera_policy::PolicyEngine;
 use sondera_store::{
@@ -397,7 +398,12 @@ pub(crate) fn adjudicate_step(
         }
         Ok(None) => {
             // The card's tools, for judging what the agent does with them.
-            sondera_guard::provenance::fold(&mut state.provenance, &event.payload, None, false);
+            sondera_guard::provenance::fold(
+                &mut state.provenance,
+                &event.payload,
+                None,
+                Read::default(),
+            );
             (
                 Adjudicated::unjudged(engine.mode(), event.payload.kind()),
                 false,
@@ -416,7 +422,11 @@ pub(crate) fn adjudicate_step(
         let taints = content::taints(&event.payload, call, signals.as_ref(), |path| {
             engine.workspace().is_sensitive(path)
         });
-        let flagged = signals.as_ref().is_some_and(|s| s.injected);
+        let read = Read {
+            flagged: signals.as_ref().is_some_and(|s| s.injected),
+            assigns_credentials: (signals.as_ref())
+                .is_some_and(|s| s.secrets.contains(&content::ASSIGNED_CREDENTIAL)),
+        };
         let answered = call.map(|c| (c.call_id.clone(), c.target.clone()));
         sondera_guard::provenance::fold(
             &mut state.provenance,
@@ -424,7 +434,7 @@ pub(crate) fn adjudicate_step(
             answered
                 .as_ref()
                 .map(|(id, tool)| (id.as_str(), tool.as_str())),
-            flagged,
+            read,
         );
         state.secrets_seen |= taints.secrets;
         state.untrusted_seen |= taints.untrusted;

@@ -413,9 +413,16 @@ fn is_encoded_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
 }
 
-/// `run` decoded as hex or base64 (standard or URL-safe, padded or not),
-/// when it decodes to mostly printable text.
+/// `run` decoded as hex or base64 when it decodes to text of three words
+/// or more: what reads as a sentence once decoded.
 fn decode(run: &str) -> Option<String> {
+    decoded_text(run).filter(|text| text.split_whitespace().count() >= 3)
+}
+
+/// `run` decoded as hex or base64 (standard or URL-safe, padded or not),
+/// when it decodes to mostly printable text: a value someone encoded,
+/// which a detector reads as written.
+pub fn decoded_text(run: &str) -> Option<String> {
     let trimmed = run.trim_end_matches('=');
     let bytes = if trimmed.len().is_multiple_of(2) && trimmed.bytes().all(|b| b.is_ascii_hexdigit())
     {
@@ -437,8 +444,7 @@ fn decode(run: &str) -> Option<String> {
         .chars()
         .filter(|c| !c.is_control() || c.is_whitespace())
         .count();
-    let words = text.split_whitespace().count();
-    (printable * 10 >= text.chars().count() * 9 && words >= 3).then_some(text)
+    (printable * 10 >= text.chars().count() * 9).then_some(text)
 }
 
 #[cfg(test)]

@@ -88,13 +88,16 @@ pub struct ValueOrigin {
     pub observed: bool,
     /// In an observation the injection detector flagged.
     pub flagged: bool,
+    /// In an observation, as the value assigned to a credential (a
+    /// password, key or token): what must not leave in a link.
+    pub credential: bool,
     /// The first observation it was seen in (see [`Provenance::source`]).
     pub source: Option<u32>,
     /// When it was last seen.
     pub order: u64,
 }
 
-/// [`ValueOrigin`] as stored: its three flags as bits, then the source
+/// [`ValueOrigin`] as stored: its four flags as bits, then the source
 /// and the order.
 type CompactOrigin = (u8, Option<u32>, u64);
 
@@ -104,6 +107,7 @@ impl From<CompactOrigin> for ValueOrigin {
             user: flags & 1 != 0,
             observed: flags & 2 != 0,
             flagged: flags & 4 != 0,
+            credential: flags & 8 != 0,
             source,
             order,
         }
@@ -112,8 +116,10 @@ impl From<CompactOrigin> for ValueOrigin {
 
 impl From<ValueOrigin> for CompactOrigin {
     fn from(origin: ValueOrigin) -> Self {
-        let flags =
-            u8::from(origin.user) | u8::from(origin.observed) << 1 | u8::from(origin.flagged) << 2;
+        let flags = u8::from(origin.user)
+            | u8::from(origin.observed) << 1
+            | u8::from(origin.flagged) << 2
+            | u8::from(origin.credential) << 3;
         (flags, origin.source, origin.order)
     }
 }
@@ -167,6 +173,11 @@ pub enum Sighting {
         /// The injection detector flagged it.
         flagged: bool,
     },
+    /// The value assigned to a credential in an observation's text.
+    Credential {
+        /// The observation's number (see [`Source::number`]).
+        source: u32,
+    },
 }
 
 impl Provenance {
@@ -206,6 +217,11 @@ impl Provenance {
             Sighting::Observation { source, flagged } => {
                 origin.observed = true;
                 origin.flagged |= flagged;
+                origin.source.get_or_insert(source);
+            }
+            Sighting::Credential { source } => {
+                origin.observed = true;
+                origin.credential = true;
                 origin.source.get_or_insert(source);
             }
         }
@@ -300,6 +316,11 @@ mod tests {
         assert_eq!(json, r#"{"42":[7,0,1]}"#);
         let back: BTreeMap<u64, ValueOrigin> = serde_json::from_str(&json).unwrap();
         assert_eq!(back, p.values);
+        p.sighted(43, Sighting::Credential { source });
+        let json = serde_json::to_string(&p.values).unwrap();
+        assert_eq!(json, r#"{"42":[7,0,1],"43":[10,0,2]}"#);
+        let back: BTreeMap<u64, ValueOrigin> = serde_json::from_str(&json).unwrap();
+        assert!(back[&43].credential && !back[&42].credential);
     }
 
     #[test]

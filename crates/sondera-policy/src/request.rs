@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use cedar_policy::{EntityId, EntityTypeName, EntityUid, RestrictedExpression};
-use sondera_model::{Event, FileOperationKind, Payload, TrajectoryState};
+use sondera_model::{Event, FileOperationKind, Payload, PromptRole, TrajectoryState};
 
 use sondera_guard::content::Signals;
+use sondera_guard::links;
 use sondera_guard::net::{self, Egress, HostAllowlist};
 use sondera_guard::places::Place;
 use sondera_guard::shell::{self, ShellAnalysis, ShellContext};
@@ -251,6 +252,20 @@ fn known_tools(state: &TrajectoryState) -> Vec<&str> {
 }
 
 /// Where the values a call acts on came from, as the `Provenance` record.
+fn links_facts(links: &links::AnswerLinks) -> Fact {
+    Fact::Record(vec![
+        (
+            "hosts",
+            Fact::strings(links.hosts.iter().map(String::as_str)),
+        ),
+        (
+            "credentials",
+            Fact::strings(links.credentials.iter().copied()),
+        ),
+        ("image_carries_data", Fact::Bool(links.image_carries_data)),
+    ])
+}
+
 fn provenance_facts(facts: &sondera_guard::provenance::CallProvenance) -> Fact {
     Fact::Record(vec![
         ("side_effect", Fact::Bool(facts.effect.is_some())),
@@ -388,6 +403,13 @@ fn payload_fields(
         Payload::Prompt { role, content } => {
             put(f, "role", Fact::string(role.as_str()));
             put(f, "content", Fact::string(content));
+            // Only the agent's own answer is shown to the user, whose
+            // client loads its images.
+            let links = match role {
+                PromptRole::Assistant => links::of_answer(content, &state.provenance),
+                PromptRole::User | PromptRole::System => links::AnswerLinks::default(),
+            };
+            put(f, "links", links_facts(&links));
         }
         Payload::Thought { content } => put(f, "content", Fact::string(content)),
         Payload::ToolCall {

@@ -807,6 +807,7 @@ impl From<model::provenance::Provenance> for v1::Provenance {
                     user: o.user,
                     observed: o.observed,
                     flagged: o.flagged,
+                    credential: o.credential,
                     source: o.source,
                     order: o.order,
                 })
@@ -833,6 +834,7 @@ impl From<v1::Provenance> for model::provenance::Provenance {
                         user: v.user,
                         observed: v.observed,
                         flagged: v.flagged,
+                        credential: v.credential,
                         source: v.source,
                         order: v.order,
                     };

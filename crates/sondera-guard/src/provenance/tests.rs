@@ -205,7 +205,11 @@ type Folded<'a> = (Payload, Option<(&'a str, &'a str)>, bool);
 fn state_after(steps: &[Folded<'_>]) -> Provenance {
     let mut provenance = Provenance::default();
     for (payload, call, flagged) in steps {
-        fold(&mut provenance, payload, *call, *flagged);
+        let read = Read {
+            flagged: *flagged,
+            ..Read::default()
+        };
+        fold(&mut provenance, payload, *call, read);
     }
     provenance
 }
@@ -473,4 +477,26 @@ fn each_kind_of_text_has_a_value_pattern() {
         ["example.org", "www.example.org"]
     );
     assert_eq!(values_in_text("mail bob@example.org"), ["bob@example.org"]);
+}
+
+#[test]
+fn values_assigned_to_credentials_are_remembered_as_such() {
+    let read = |assigns_credentials| {
+        let mut provenance = Provenance::default();
+        let file = Payload::FileOperationResult {
+            call_id: "c1".into(),
+            success: true,
+            content: Some("db:\n  password: Tr0ub4dor-x93Lq\n".into()),
+            error: None,
+        };
+        let read = Read {
+            flagged: false,
+            assigns_credentials,
+        };
+        fold(&mut provenance, &file, Some(("c1", "read_file")), read);
+        let print = fingerprint("tr0ub4dor-x93lq");
+        provenance.values.get(&print).is_some_and(|o| o.credential)
+    };
+    assert!(read(true));
+    assert!(!read(false), "only when the signals found an assignment");
 }

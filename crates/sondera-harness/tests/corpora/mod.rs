@@ -46,4 +46,5 @@ pub(crate) const MECHANISMS: &[(&str, &str)] = &[
     corpus!("file_actions.jsonl"),
     corpus!("addressed.jsonl"),
     corpus!("shell_alignment.jsonl"),
+    corpus!("answer_links.jsonl"),
 ];

@@ -488,6 +488,9 @@ pub struct ProvenanceValue {
     pub source: ::core::option::Option<u32>,
     #[prost(uint64, tag = "6")]
     pub order: u64,
+    /// Seen as the value assigned to a credential (a password, key or token).
+    #[prost(bool, tag = "7")]
+    pub credential: bool,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ProvenanceSource {
