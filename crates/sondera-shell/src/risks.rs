@@ -538,6 +538,9 @@ fn has_flag(args: &[String], short: char, long: &str) -> bool {
 }
 
 fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, out: &mut Vec<Risk>) {
+    if let Some(cleaned) = git_cleaned(i) {
+        return judge_deletions(i, ctx, vec![(cleaned, true)], outside, out);
+    }
     let targets: Vec<&crate::word::Word> = match i.program.as_str() {
         "rm" if has_flag(&i.args, 'r', "--recursive")
             || has_flag(&i.args, 'R', "--recursive")
@@ -659,7 +662,33 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
         }
         expanded.extend(words.into_iter().map(|w| (w, below)));
     }
-    for (target, below) in expanded {
+    judge_deletions(i, ctx, expanded, outside, out);
+}
+
+/// The directory `git clean --force` empties of untracked files: the one
+/// `-C` names, else the working directory (pathspecs only narrow it).
+fn git_cleaned(i: &Invocation) -> Option<crate::word::Word> {
+    let (subcommand, rest) = i.git_subcommand()?;
+    if subcommand != "clean" || !has_flag(rest, 'f', "--force") {
+        return None;
+    }
+    let directory = i.args.iter().position(|a| a == "-C").map(|n| n + 1);
+    Some(match directory.and_then(|n| i.arg_words.get(n)) {
+        Some(dir) => dir.clone(),
+        None => crate::word::Word::path("."),
+    })
+}
+
+/// The risks of deleting `targets`, each with whether only what is below
+/// it goes.
+fn judge_deletions(
+    i: &Invocation,
+    ctx: &ShellContext<'_>,
+    targets: Vec<(crate::word::Word, bool)>,
+    outside: &mut Vec<String>,
+    out: &mut Vec<Risk>,
+) {
+    for (target, below) in targets {
         let target = &target;
         let resolved = resolve(target, ctx);
         // `find DIR -delete` deletes below DIR, never DIR's parent.

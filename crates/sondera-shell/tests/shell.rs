@@ -188,6 +188,7 @@ fn ordinary_work_carries_no_blocking_risk() {
         "shred -u tmp/test-key.pem",
         "mv build/old build/archive",
         "mv ~/notes.txt ~/archive/",
+        "git clean -n",
         "git reset --soft HEAD~1",
         "wc -l src/*.rs",
         "git push --force-with-lease origin feature/x",
