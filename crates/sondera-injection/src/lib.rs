@@ -22,6 +22,7 @@
 mod addressed;
 #[rustfmt::skip]
 mod literals;
+mod multilingual;
 mod normalize;
 mod patterns;
 mod words;
@@ -209,6 +210,7 @@ impl Report {
 /// scan soon can run this on another thread meanwhile.
 pub fn prepare() {
     patterns::PATTERNS.prepare();
+    multilingual::prepare();
 }
 
 /// Builds, besides what [`prepare`] builds, the automaton of all patterns
@@ -234,7 +236,11 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
     let plain = normalized.text.as_ref();
     let mut found: Vec<(Feature, Range<usize>)> = Vec::new();
     patterns::PATTERNS.find(plain, &mut found);
-    for span in words::override_phrases(plain) {
+    let overrides = words::override_phrases(plain);
+    for span in overrides
+        .into_iter()
+        .chain(multilingual::override_phrases(plain))
+    {
         let feature = if is_quoted(plain, &span) {
             Feature::QuotedOverride
         } else {

@@ -47,4 +47,5 @@ pub(crate) const MECHANISMS: &[(&str, &str)] = &[
     corpus!("addressed.jsonl"),
     corpus!("shell_alignment.jsonl"),
     corpus!("answer_links.jsonl"),
+    corpus!("multilingual.jsonl"),
 ];
