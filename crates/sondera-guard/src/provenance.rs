@@ -123,7 +123,8 @@ fn verb_effect(word: &str) -> Option<Effect> {
         "create" | "add" | "schedule" | "book" | "reserve" | "make" | "new" | "insert" | "save"
         | "upload" | "append" | "register" | "open" | "start" | "launch" | "run" | "execute"
         | "deploy" | "install" | "follow" | "like" | "star" | "subscribe" | "join" | "apply"
-        | "organize" | "organise" | "plan" | "arrange" | "setup" => Create,
+        | "organize" | "organise" | "plan" | "arrange" | "setup" | "copy" | "duplicate"
+        | "document" | "record" => Create,
         _ => return None,
     })
 }
@@ -374,6 +375,9 @@ fn is_loose_in_requests(word: &str) -> bool {
             | "star"
             | "remind"
             | "execute"
+            | "copy"
+            | "document"
+            | "record"
     )
 }
 
@@ -474,7 +478,7 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
             // "get rid of the logs", "clean up the drafts".
             if matches!(
                 (&**word, particle),
-                ("get", Some("rid")) | ("clean", Some("up" | "out"))
+                ("get", Some("rid")) | ("clean" | "tidy", Some("up" | "out"))
             ) {
                 effects.push(Effect::Delete);
             }

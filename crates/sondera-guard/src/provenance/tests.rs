@@ -105,6 +105,19 @@ fn requests_in_prompts() {
     }
     assert_eq!(requested_effects("Turn off the cameras"), [Effect::Update]);
     assert_eq!(
+        requested_effects("Tidy up the drafts folder"),
+        [Effect::Delete]
+    );
+    for create in [
+        "Copy notes/ to the staging server",
+        "Document the test command in AGENTS.md",
+    ] {
+        assert_eq!(requested_effects(create), [Effect::Create], "{create}");
+    }
+    for read in ["Summarise the document", "Read a copy of the record"] {
+        assert_eq!(requested_effects(read), [], "{read}");
+    }
+    assert_eq!(
         requested_effects("Read my SMS messages and text Tom back"),
         [Effect::Send]
     );
