@@ -58,6 +58,52 @@ pub fn persistence_target(path: &str, home: &str) -> Option<&'static str> {
     Some(kind)
 }
 
+/// Whether `path` (absolute or relative) is a file coding agents load as
+/// standing instructions at the start of every session: `AGENTS.md`,
+/// `CLAUDE.md`, `GEMINI.md`, `.cursorrules` and the like, in a project or
+/// in the user's configuration. What it says, every later session obeys:
+/// the project's own instructions to its agents when a person wrote it, a
+/// planted injection that outlives the session when an injection did.
+pub fn agent_instructions(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let in_directory = |dir: &str| path.starts_with(dir) || path.contains(&format!("/{dir}"));
+    AGENT_INSTRUCTION_FILES.contains(&name)
+        || (name == "copilot-instructions.md" && in_directory(".github/"))
+        || (name.ends_with(".instructions.md") && in_directory(".github/instructions/"))
+        || AGENT_INSTRUCTION_DIRECTORIES
+            .iter()
+            .any(|dir| in_directory(dir))
+}
+
+/// Names of files agents load as instructions wherever they stand.
+const AGENT_INSTRUCTION_FILES: &[&str] = &[
+    "AGENTS.md",
+    "AGENT.md",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "GEMINI.md",
+    ".cursorrules",
+    ".windsurfrules",
+    ".clinerules",
+];
+
+/// Directories whose every file an agent loads as instructions, rules or
+/// commands.
+const AGENT_INSTRUCTION_DIRECTORIES: &[&str] = &[
+    ".cursor/rules/",
+    ".windsurf/rules/",
+    ".clinerules/",
+    ".claude/commands/",
+    ".claude/agents/",
+    ".gemini/commands/",
+    ".continue/rules/",
+    ".kiro/steering/",
+    ".roo/rules/",
+    ".amazonq/rules/",
+    ".trae/rules/",
+    ".junie/",
+];
+
 /// A file git runs on its own (`.git/hooks/pre-commit`): whoever next
 /// commits, checks out or pushes runs what it holds. The samples git ships
 /// do not run.
@@ -104,7 +150,34 @@ const SHELL_STARTUP: &[&str] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::persistence_target;
+    use super::{agent_instructions, persistence_target};
+
+    #[test]
+    fn agent_instruction_files_are_recognised_where_agents_look() {
+        for path in [
+            "AGENTS.md",
+            "/workspace/project/packages/api/AGENTS.md",
+            "CLAUDE.md",
+            "/home/dev/.claude/CLAUDE.md",
+            "/home/dev/.gemini/GEMINI.md",
+            ".cursorrules",
+            ".cursor/rules/style.mdc",
+            "/workspace/project/.github/copilot-instructions.md",
+            ".github/instructions/security.instructions.md",
+            ".claude/commands/deploy.md",
+        ] {
+            assert!(agent_instructions(path), "{path}");
+        }
+        for path in [
+            "README.md",
+            "docs/AGENTS.md.bak",
+            "copilot-instructions.md",
+            "src/rules/style.mdc",
+            "notes/CLAUDE.txt",
+        ] {
+            assert!(!agent_instructions(path), "{path}");
+        }
+    }
 
     #[test]
     fn persistence_targets_are_recognised() {

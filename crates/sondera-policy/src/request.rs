@@ -351,9 +351,13 @@ fn tool_entity(names: &Names, tool: &str) -> EntityFacts {
 }
 
 fn file_entity(names: &Names, path: &str) -> EntityFacts {
+    let instructions = sondera_guard::persistence::agent_instructions(path);
     EntityFacts {
         uid: uid(&names.file, path),
-        attrs: vec![("path", Fact::string(path))],
+        attrs: vec![
+            ("path", Fact::string(path)),
+            ("agent_instructions", Fact::Bool(instructions)),
+        ],
         in_trajectory: false,
     }
 }

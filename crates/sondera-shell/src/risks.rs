@@ -435,7 +435,6 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         .chain(files_written(i))
         .chain(&attached)
         .map(|w| resolve(w, ctx).path)
-        .filter(|path| sondera_catalogue::persistence::persistence_target(path, ctx.home).is_some())
         .collect();
     if installs_crontab || enables {
         out.push(risk(
@@ -444,7 +443,13 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         ));
     }
     for path in written {
-        out.push(risk(RiskKind::Persistence, format!("{p} writes {path}")));
+        if sondera_catalogue::persistence::persistence_target(&path, ctx.home).is_some() {
+            out.push(risk(RiskKind::Persistence, format!("{p} writes {path}")));
+        }
+        if sondera_catalogue::persistence::agent_instructions(&path) {
+            let evidence = format!("{p} writes {path}, which agents load as instructions");
+            out.push(risk(RiskKind::AgentInstructions, evidence));
+        }
     }
 }
 

@@ -385,6 +385,9 @@ pub enum RiskKind {
     /// Installs something that runs again later: crontab, sudoers, shell rc
     /// files, systemd units, authorized_keys, git hooks.
     Persistence,
+    /// Writes a file coding agents load as standing instructions
+    /// (`AGENTS.md`, `CLAUDE.md`, `.cursorrules`, ...).
+    AgentInstructions,
     /// The command hides what it is: NUL or other control bytes.
     Obfuscated,
     /// A shell started with nothing to run (`find -exec /bin/sh`, `vim -c

@@ -48,4 +48,5 @@ pub(crate) const MECHANISMS: &[(&str, &str)] = &[
     corpus!("shell_alignment.jsonl"),
     corpus!("answer_links.jsonl"),
     corpus!("multilingual.jsonl"),
+    corpus!("agent_instructions.jsonl"),
 ];
