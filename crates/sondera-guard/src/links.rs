@@ -17,6 +17,11 @@
 //!   the user gave or the agent read, or encoded text. Before the agent read
 //!   anything, only the user can have asked for such an image.
 //!
+//! A third fact is whether the answer gives a way to reach someone (a link,
+//! a host, an address, a phone number) that only content the injection
+//! detector flagged gave: an answer that passes it on does what the
+//! injection asked.
+//!
 //! A link that carries an id to the service it belongs to, an image quoted
 //! from a page, a badge's options and a signed CDN URL carry neither.
 
@@ -41,6 +46,11 @@ pub struct AnswerLinks {
     /// After the agent read content, an image the conversation did not
     /// already hold carries values from it or encoded text.
     pub image_carries_data: bool,
+    /// A way to reach someone (a link, a host, an address, a phone number)
+    /// that only content carrying injected instructions gave, never the
+    /// user: the answer passes on what an injection planted (a phishing
+    /// page, an install script, a number to call).
+    pub planted: bool,
 }
 
 /// The kind of a credential known by the value the trajectory read it as.
@@ -58,7 +68,10 @@ pub fn of_answer(answer: &str, provenance: &Provenance) -> AnswerLinks {
         Regex::new(r#"(?i)(?:(?-u:\b)https?:|[("'=])//[^\s<>()\[\]"'`]+"#)
             .expect("URL pattern compiles")
     });
-    let mut links = AnswerLinks::default();
+    let mut links = AnswerLinks {
+        planted: planted(answer, provenance),
+        ..AnswerLinks::default()
+    };
     if !answer.contains("//") {
         return links;
     }
@@ -243,6 +256,37 @@ fn known(url: &str, provenance: &Provenance) -> bool {
         .any(|value| provenance.values.contains_key(&fingerprint(value)))
 }
 
+/// Whether `answer` gives a way to reach someone (a link, a host, an
+/// address, a phone number) that only flagged content gave, never the
+/// user. A link's host the user gave makes the link the user's.
+fn planted(answer: &str, provenance: &Provenance) -> bool {
+    if provenance.values.values().all(|o| !o.flagged) {
+        return false;
+    }
+    let values = values_in_text(answer);
+    let origin = |value: &String| provenance.values.get(&fingerprint(value));
+    let users_host = |link: &String| {
+        sondera_catalogue::hosts::url_host(link)
+            .and_then(|host| origin(&host.trim_start_matches("www.").to_string()))
+            .is_some_and(|o| o.user)
+    };
+    values
+        .iter()
+        .filter(|value| reaches_someone(value))
+        .filter(|value| !users_host(value))
+        .filter_map(origin)
+        .any(|o| o.flagged && !o.user)
+}
+
+/// Whether a normalised value is a way to reach someone: a link, a host, an
+/// email address, a phone number.
+fn reaches_someone(value: &str) -> bool {
+    value.contains("://")
+        || value.contains('@')
+        || value.contains('.') && !value.contains('/')
+        || value.len() >= 7 && value.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// Whether `link` carries values the conversation holds, or encoded text.
 fn carries_data(link: &Link<'_>, provenance: &Provenance) -> bool {
     let encoded_text =
@@ -384,6 +428,31 @@ mod tests {
         let url = "https://shop.example/labels/ord-88231.png";
         let p = after_reading(&[url, "ord-88231"], &[], &[]);
         assert!(!of_answer(&format!("![label]({url})"), &p).image_carries_data);
+    }
+
+    #[test]
+    fn a_way_to_reach_someone_only_flagged_content_gave_is_planted() {
+        let mut p = Provenance::default();
+        let source = p.add_source("c1", "web_fetch", true);
+        for value in [
+            "https://verify.example/login",
+            "verify.example",
+            "18885550199",
+        ] {
+            let flagged = true;
+            p.sighted(
+                fingerprint(value),
+                Sighting::Observation { source, flagged },
+            );
+        }
+        p.sighted(fingerprint("news.example"), Sighting::User);
+        let planted = |answer: &str| of_answer(answer, &p).planted;
+        assert!(planted("Verify at https://verify.example/login now."));
+        assert!(planted("Call +1 888 555 0199 to keep your account."));
+        assert!(!planted(
+            "The page at https://news.example/a is about markets."
+        ));
+        assert!(!planted("I left out the links the page asked me to give."));
     }
 
     #[test]

@@ -263,6 +263,7 @@ fn links_facts(links: &links::AnswerLinks) -> Fact {
             Fact::strings(links.credentials.iter().copied()),
         ),
         ("image_carries_data", Fact::Bool(links.image_carries_data)),
+        ("planted", Fact::Bool(links.planted)),
     ])
 }
 
