@@ -25,6 +25,8 @@ mod literals;
 mod multilingual;
 mod normalize;
 mod patterns;
+#[rustfmt::skip]
+mod stems;
 mod words;
 
 use std::ops::Range;

@@ -25,8 +25,9 @@
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
+#[cfg(test)]
 use crate::normalize::Normalized;
 
 /// A verb that sets instructions aside.
@@ -44,7 +45,12 @@ const NOT_AFTER: u8 = 16;
 const SPAN: usize = 160;
 /// Farthest, in bytes, a negation may be from the verb it negates.
 const NEGATION_REACH: usize = 14;
+/// Most phrases reported: more add nothing to a score.
+const MAX_FOUND: usize = 16;
 
+/// The lexicon, from which `stems.rs` is generated; compiled for the test
+/// that holds the two equal.
+#[cfg(test)]
 #[rustfmt::skip]
 const LEXICON: &[(u8, &[&str])] = &[
     (SET_ASIDE, &[
@@ -114,36 +120,71 @@ const LEXICON: &[(u8, &[&str])] = &[
     ]),
 ];
 
-/// The lexicon's stems as the normaliser writes them, with their classes.
-/// The normaliser maps a capital to the Latin letter it looks like before
-/// it lowers the case (Cyrillic `Н` becomes `h`, `н` stays), so each stem
-/// is written in lower case, capitalised and in capitals.
-static MATCHER: LazyLock<(AhoCorasick, Vec<u8>)> = LazyLock::new(|| {
+/// The stems of [`crate::stems::STEMS`] and the class of each, in one
+/// automaton.
+struct Matcher {
+    automaton: AhoCorasick,
+    classes: Vec<u8>,
+}
+
+impl Matcher {
+    fn new(stems: impl Iterator<Item = &'static (&'static str, u8)>) -> Self {
+        let (texts, classes): (Vec<&str>, Vec<u8>) = stems.copied().unzip();
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+            .build(texts)
+            .expect("the multilingual lexicon builds an automaton");
+        Self { automaton, classes }
+    }
+}
+
+/// For text the normaliser left in ASCII (most of what agents read): only
+/// the stems it writes in ASCII can match, two fifths of the lexicon.
+static ASCII: LazyLock<Matcher> = LazyLock::new(|| Matcher::new(ascii_stems()));
+
+/// The verbs of [`ASCII`] alone: a text without one has no phrase, and
+/// this automaton, a third of that one, is all most processes build.
+static ASCII_VERBS: LazyLock<Matcher> =
+    LazyLock::new(|| Matcher::new(ascii_stems().filter(|(_, class)| *class == SET_ASIDE)));
+
+/// For any other text: every stem.
+static EVERY: LazyLock<Matcher> = LazyLock::new(|| Matcher::new(crate::stems::STEMS.iter()));
+
+fn ascii_stems() -> impl Iterator<Item = &'static (&'static str, u8)> {
+    crate::stems::STEMS
+        .iter()
+        .filter(|(stem, _)| stem.is_ascii())
+}
+
+/// Builds what the first scan of ASCII text would build.
+pub(crate) fn prepare() {
+    LazyLock::force(&ASCII_VERBS);
+}
+
+/// The lexicon's stems as the normaliser writes them, with their classes,
+/// which `stems.rs` holds so that no process normalises them. The
+/// normaliser maps a capital to the Latin letter it looks like before it
+/// lowers the case (Cyrillic `Н` becomes `h`, `н` stays), so each stem is
+/// written in lower case, capitalised and in capitals.
+#[cfg(test)]
+fn normalized_stems() -> Vec<(String, u8)> {
+    let mut seen = std::collections::HashSet::new();
     let mut stems = Vec::new();
-    let mut classes = Vec::new();
     for (class, words) in LEXICON {
         for word in *words {
             for cased in [word.to_string(), capitalised(word), word.to_uppercase()] {
                 let stem = Normalized::new(&cased).text.into_owned();
-                if !stems.contains(&stem) {
-                    stems.push(stem);
-                    classes.push(*class);
+                if seen.insert(stem.clone()) {
+                    stems.push((stem, *class));
                 }
             }
         }
     }
-    let matcher = AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostLongest)
-        .build(&stems)
-        .expect("the multilingual lexicon builds an automaton");
-    (matcher, classes)
-});
-
-/// Builds the matcher, which otherwise the first scan builds.
-pub(crate) fn prepare() {
-    LazyLock::force(&MATCHER);
+    stems
 }
 
+#[cfg(test)]
 fn capitalised(word: &str) -> String {
     let mut chars = word.chars();
     chars
@@ -161,23 +202,35 @@ struct Part {
 /// Spans (in `plain`, normalised text) of override phrases written in
 /// languages other than English.
 pub(crate) fn override_phrases(plain: &str) -> Vec<Range<usize>> {
-    let (matcher, classes) = &*MATCHER;
-    let parts: Vec<Part> = matcher
-        .find_iter(plain)
+    let matcher = if !plain.is_ascii() {
+        &*EVERY
+    } else if ASCII_VERBS.automaton.is_match(plain) {
+        &*ASCII
+    } else {
+        return Vec::new();
+    };
+    let parts: Vec<Part> = (matcher.automaton.find_iter(plain))
         .map(|m| Part {
-            class: classes[m.pattern().as_usize()],
+            class: matcher.classes[m.pattern().as_usize()],
             span: m.range(),
         })
         .filter(|part| starts_a_word(plain, &part.span))
         .collect();
     let mut found = Vec::new();
-    for (n, verb) in parts.iter().enumerate() {
-        if verb.class != SET_ASIDE || negated(plain, &parts, n) {
+    for verb in parts.iter().filter(|p| p.class == SET_ASIDE) {
+        if found.len() == MAX_FOUND {
+            break;
+        }
+        let near = within(&parts, &verb.span, SPAN);
+        if negated(
+            plain,
+            within(&parts, &verb.span, NEGATION_REACH),
+            &verb.span,
+        ) {
             continue;
         }
-        let near = parts
+        let near = near
             .iter()
-            .filter(|p| p.span.start.abs_diff(verb.span.start) <= SPAN)
             .filter(|p| one_sentence(plain, &verb.span, &p.span));
         let (mut classes, mut start, mut end) = (0, verb.span.start, verb.span.end);
         for part in near.filter(|p| p.class & (PRIOR | INSTRUCTIONS) != 0) {
@@ -190,6 +243,14 @@ pub(crate) fn override_phrases(plain: &str) -> Vec<Range<usize>> {
         }
     }
     found
+}
+
+/// The parts (sorted by where they start) that start within `reach` bytes
+/// of `span`'s start or end: a bounded number however many the text has.
+fn within<'p>(parts: &'p [Part], span: &Range<usize>, reach: usize) -> &'p [Part] {
+    let from = parts.partition_point(|p| p.span.start + reach < span.start);
+    let to = parts.partition_point(|p| p.span.start <= span.end + reach);
+    &parts[from..to.max(from)]
 }
 
 /// Whether the stem at `span` starts a word: always in scripts written
@@ -219,8 +280,7 @@ fn written_without_spaces(c: char) -> bool {
 
 /// Whether the verb `parts[n]` is negated: a negation just before it, or
 /// just after it for languages that negate there.
-fn negated(plain: &str, parts: &[Part], n: usize) -> bool {
-    let verb = &parts[n].span;
+fn negated(plain: &str, parts: &[Part], verb: &Range<usize>) -> bool {
     parts.iter().any(|p| match p.class {
         NOT_BEFORE => p.span.end <= verb.start && verb.start - p.span.end <= NEGATION_REACH,
         NOT_AFTER => p.span.start >= verb.end && p.span.start - verb.end <= NEGATION_REACH,
@@ -278,6 +338,35 @@ mod tests {
         ] {
             assert!(!finds(text), "{text}");
         }
+    }
+
+    /// `stems.rs` is the lexicon normalised; with `SONDERA_UPDATE_STEMS=1`
+    /// this writes it anew.
+    #[test]
+    fn the_stem_table_is_the_lexicons_own() {
+        let stems = normalized_stems();
+        let table: Vec<(String, u8)> = (crate::stems::STEMS.iter())
+            .map(|(s, c)| (s.to_string(), *c))
+            .collect();
+        if std::env::var_os("SONDERA_UPDATE_STEMS").is_some() {
+            let mut out = String::from(
+                "//! Generated by `SONDERA_UPDATE_STEMS=1 cargo test -p sondera-injection`\n\
+                 //! from the lexicon in `multilingual.rs`: each stem as the\n\
+                 //! normaliser writes it, with its class.\n\n\
+                 pub(crate) const STEMS: &[(&str, u8)] = &[\n",
+            );
+            for (stem, class) in &stems {
+                out.push_str(&format!("    ({stem:?}, {class}),\n"));
+            }
+            out.push_str("];\n");
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/stems.rs");
+            std::fs::write(path, out).expect("stems.rs is writable");
+            return;
+        }
+        assert!(
+            table == stems,
+            "stems.rs is stale: SONDERA_UPDATE_STEMS=1 cargo test -p sondera-injection"
+        );
     }
 
     #[test]
