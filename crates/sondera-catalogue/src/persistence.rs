@@ -66,13 +66,19 @@ pub fn persistence_target(path: &str, home: &str) -> Option<&'static str> {
 /// planted injection that outlives the session when an injection did.
 pub fn agent_instructions(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    let in_directory = |dir: &str| path.starts_with(dir) || path.contains(&format!("/{dir}"));
+    let in_directory = |dir: &str| {
+        (path.match_indices(dir)).any(|(at, _)| at == 0 || path.as_bytes()[at - 1] == b'/')
+    };
+    // Every directory listed is a hidden one: most paths are ruled out
+    // before any is searched for.
+    let hidden = path.starts_with('.') || path.contains("/.");
     AGENT_INSTRUCTION_FILES.contains(&name)
-        || (name == "copilot-instructions.md" && in_directory(".github/"))
-        || (name.ends_with(".instructions.md") && in_directory(".github/instructions/"))
-        || AGENT_INSTRUCTION_DIRECTORIES
-            .iter()
-            .any(|dir| in_directory(dir))
+        || hidden
+            && (name == "copilot-instructions.md" && in_directory(".github/")
+                || name.ends_with(".instructions.md") && in_directory(".github/instructions/")
+                || AGENT_INSTRUCTION_DIRECTORIES
+                    .iter()
+                    .any(|dir| in_directory(dir)))
 }
 
 /// Names of files agents load as instructions wherever they stand.
@@ -88,7 +94,7 @@ const AGENT_INSTRUCTION_FILES: &[&str] = &[
 ];
 
 /// Directories whose every file an agent loads as instructions, rules or
-/// commands.
+/// commands; each starts with a dot.
 const AGENT_INSTRUCTION_DIRECTORIES: &[&str] = &[
     ".cursor/rules/",
     ".windsurf/rules/",
@@ -176,6 +182,18 @@ mod tests {
             "notes/CLAUDE.txt",
         ] {
             assert!(!agent_instructions(path), "{path}");
+        }
+        for dir in super::AGENT_INSTRUCTION_DIRECTORIES {
+            assert!(
+                dir.starts_with('.'),
+                "{dir}: the quick rejection needs a dot"
+            );
+        }
+        for dir in super::AGENT_INSTRUCTION_DIRECTORIES {
+            assert!(
+                dir.starts_with('.'),
+                "{dir}: the quick rejection needs a dot"
+            );
         }
     }
 
