@@ -26,6 +26,7 @@ pub(crate) fn run(args: AdjudicateArgs) -> anyhow::Result<ExitCode> {
         None => Arc::new(MemoryStore::new()),
     };
     let adjudicator = Adjudicator::new(engine, store);
+    crate::keep_policies_until_exit(&adjudicator);
     let input: Box<dyn Read> = match args.input.as_deref() {
         None => Box::new(std::io::stdin()),
         Some(path) if path.as_os_str() == "-" => Box::new(std::io::stdin()),

@@ -121,6 +121,7 @@ fn judge(args: &HookArgs) -> anyhow::Result<Judged> {
         }
         None => {
             let adjudicator = Arc::new(local_adjudicator(args, &input)?);
+            crate::keep_policies_until_exit(&adjudicator);
             let judge = HookJudge::new(adjudicator)
                 .escalation(escalation)
                 .user(user);

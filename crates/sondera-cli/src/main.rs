@@ -652,6 +652,15 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
+/// Keeps the policy engine of a one-shot command's `adjudicator` alive
+/// until the process exits: the operating system takes its memory back
+/// then, where freeing its many small allocations one by one would cost
+/// more than judging a step (1.5 million instructions; see BENCHMARKS.md).
+/// The store is closed as usual.
+fn keep_policies_until_exit(adjudicator: &sondera_harness::Adjudicator) {
+    std::mem::forget(adjudicator.engine());
+}
+
 /// Runs `future` to completion on [`runtime`].
 fn block_on<F: std::future::Future>(future: F) -> anyhow::Result<F::Output> {
     Ok(runtime().block_on(future))
