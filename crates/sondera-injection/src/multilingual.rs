@@ -128,11 +128,14 @@ struct Matcher {
 }
 
 impl Matcher {
-    fn new(stems: impl Iterator<Item = &'static (&'static str, u8)>) -> Self {
+    fn new(
+        stems: impl Iterator<Item = &'static (&'static str, u8)>,
+        kind: AhoCorasickKind,
+    ) -> Self {
         let (texts, classes): (Vec<&str>, Vec<u8>) = stems.copied().unzip();
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
-            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+            .kind(Some(kind))
             .build(texts)
             .expect("the multilingual lexicon builds an automaton");
         Self { automaton, classes }
@@ -141,15 +144,29 @@ impl Matcher {
 
 /// For text the normaliser left in ASCII (most of what agents read): only
 /// the stems it writes in ASCII can match, two fifths of the lexicon.
-static ASCII: LazyLock<Matcher> = LazyLock::new(|| Matcher::new(ascii_stems()));
+static ASCII: LazyLock<Matcher> =
+    LazyLock::new(|| Matcher::new(ascii_stems(), AhoCorasickKind::ContiguousNFA));
 
 /// The verbs of [`ASCII`] alone: a text without one has no phrase, and
-/// this automaton, a third of that one, is all most processes build.
-static ASCII_VERBS: LazyLock<Matcher> =
-    LazyLock::new(|| Matcher::new(ascii_stems().filter(|(_, class)| *class == SET_ASIDE)));
+/// this automaton, a third of that one, is all most processes build. The
+/// matchers are automata of three kinds: the large ones, read over every
+/// text with a verb, as contiguous NFAs, quick to read and to build (a DFA
+/// of every stem reads text with a match every few bytes eight times
+/// faster, but costs a fresh process 33 million instructions to build).
+static ASCII_VERBS: LazyLock<Matcher> = LazyLock::new(|| {
+    let verbs = ascii_stems().filter(|(_, class)| *class == SET_ASIDE);
+    Matcher::new(verbs, AhoCorasickKind::NoncontiguousNFA)
+});
 
 /// For any other text: every stem.
-static EVERY: LazyLock<Matcher> = LazyLock::new(|| Matcher::new(crate::stems::STEMS.iter()));
+static EVERY: LazyLock<Matcher> =
+    LazyLock::new(|| Matcher::new(crate::stems::STEMS.iter(), AhoCorasickKind::ContiguousNFA));
+
+/// The verbs of [`EVERY`] alone, which decide whether it is built.
+static EVERY_VERBS: LazyLock<Matcher> = LazyLock::new(|| {
+    let verbs = (crate::stems::STEMS.iter()).filter(|(_, class)| *class == SET_ASIDE);
+    Matcher::new(verbs, AhoCorasickKind::NoncontiguousNFA)
+});
 
 fn ascii_stems() -> impl Iterator<Item = &'static (&'static str, u8)> {
     crate::stems::STEMS
@@ -202,13 +219,15 @@ struct Part {
 /// Spans (in `plain`, normalised text) of override phrases written in
 /// languages other than English.
 pub(crate) fn override_phrases(plain: &str) -> Vec<Range<usize>> {
-    let matcher = if !plain.is_ascii() {
-        &*EVERY
-    } else if ASCII_VERBS.automaton.is_match(plain) {
-        &*ASCII
+    let (verbs, matcher) = if plain.is_ascii() {
+        (&*ASCII_VERBS, &ASCII)
     } else {
-        return Vec::new();
+        (&*EVERY_VERBS, &EVERY)
     };
+    if !verbs.automaton.is_match(plain) {
+        return Vec::new();
+    }
+    let matcher: &Matcher = matcher;
     let parts: Vec<Part> = (matcher.automaton.find_iter(plain))
         .map(|m| Part {
             class: matcher.classes[m.pattern().as_usize()],
