@@ -235,6 +235,10 @@ pub(crate) fn override_phrases(plain: &str) -> Vec<Range<usize>> {
         })
         .filter(|part| starts_a_word(plain, &part.span))
         .collect();
+    let has = |class: u8| parts.iter().any(|p| p.class == class);
+    if !has(PRIOR) || !has(INSTRUCTIONS) {
+        return Vec::new();
+    }
     let mut found = Vec::new();
     for verb in parts.iter().filter(|p| p.class == SET_ASIDE) {
         if found.len() == MAX_FOUND {
