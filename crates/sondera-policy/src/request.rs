@@ -343,6 +343,11 @@ fn resource(names: &Names, payload: &Payload, state: &TrajectoryState) -> Option
     })
 }
 
+/// Whether `path` is a file coding agents load as standing instructions.
+fn agent_instructions(path: &str) -> Fact {
+    Fact::Bool(sondera_guard::persistence::agent_instructions(path))
+}
+
 fn tool_entity(names: &Names, tool: &str) -> EntityFacts {
     EntityFacts {
         uid: uid(&names.tool, tool),
@@ -352,13 +357,9 @@ fn tool_entity(names: &Names, tool: &str) -> EntityFacts {
 }
 
 fn file_entity(names: &Names, path: &str) -> EntityFacts {
-    let instructions = sondera_guard::persistence::agent_instructions(path);
     EntityFacts {
         uid: uid(&names.file, path),
-        attrs: vec![
-            ("path", Fact::string(path)),
-            ("agent_instructions", Fact::Bool(instructions)),
-        ],
+        attrs: vec![("path", Fact::string(path))],
         in_trajectory: false,
     }
 }
@@ -565,6 +566,7 @@ fn payload_fields(
                 "persistence",
                 Fact::string(workspace.persistence(path).unwrap_or_default()),
             );
+            put(f, "agent_instructions", agent_instructions(path));
             put(f, "place", Fact::string(workspace.place(path).as_str()));
             let later = content
                 .as_deref()
@@ -621,6 +623,7 @@ fn payload_fields(
                 "sensitive",
                 Fact::Bool(!path.is_empty() && inputs.environment.workspace.is_sensitive(path)),
             );
+            put(f, "agent_instructions", agent_instructions(path));
             put(f, "success", Fact::Bool(*success));
             put_opt(f, "content", content.as_ref());
             put_opt(f, "error", error.as_ref());
