@@ -103,10 +103,10 @@ struct Link<'a> {
     host: Host,
     /// The host's labels before its last two (`a.b` of `a.b.x.example`).
     subdomain: &'a str,
-    /// Path, query and fragment, as written.
-    rest: &'a str,
-    /// The same, percent-decoded, `+` read as a space.
+    /// Its path, query and fragment, percent-decoded, `+` read as a space.
     decoded: String,
+    /// What its base64 and hex runs decode to, however short.
+    runs: Vec<String>,
 }
 
 impl<'a> Link<'a> {
@@ -127,46 +127,51 @@ impl<'a> Link<'a> {
         let decoded = percent_encoding::percent_decode_str(&rest.replace('+', " "))
             .decode_utf8_lossy()
             .into_owned();
+        let subdomain = &host_text[..subdomain_len.saturating_sub(1)];
+        let runs = decoded_runs([rest, &decoded, subdomain]);
         Some(Self {
             host: Host::parse(&host_name),
-            subdomain: &host_text[..subdomain_len.saturating_sub(1)],
-            rest,
+            subdomain,
             decoded,
+            runs,
         })
     }
 
     /// The texts the URL carries: the subdomain, the rest decoded, its
     /// query's values run together (a credential split between two is
-    /// still the credential), and [`Link::decoded_runs`].
-    fn carried(&self) -> Vec<String> {
-        let mut texts = vec![self.subdomain.to_string(), self.decoded.clone()];
-        if let Some((_, query)) = self.decoded.split_once('?') {
-            let query = query.split('#').next().unwrap_or(query);
-            let values = query.split('&').filter_map(|pair| pair.split_once('='));
-            texts.push(values.map(|(_, value)| value).collect());
-        }
-        texts.extend(self.decoded_runs());
+    /// still the credential), and what its encoded runs decode to.
+    fn carried(&self) -> Vec<&str> {
+        let mut texts = vec![self.subdomain, self.decoded.as_str()];
+        texts.extend(self.runs.iter().map(String::as_str));
         texts
     }
 
-    /// The text its base64 and hex runs decode to, however short.
-    fn decoded_runs(&self) -> Vec<String> {
-        let mut texts: Vec<String> = Vec::new();
-        for part in [self.rest, &self.decoded, self.subdomain] {
-            // Standard base64 has `/`, which also separates a path's parts.
-            let runs = part.split(|c: char| !is_encoded_char(c));
-            let parts = runs.clone().flat_map(|run| run.split('/'));
-            for run in runs.chain(parts) {
-                if run.len() >= 16
-                    && let Some(text) = sondera_injection::decoded_text(run)
-                    && !texts.contains(&text)
-                {
-                    texts.push(text);
-                }
+    /// The values of its query run together, when it has more than one.
+    fn joined_query(&self) -> Option<String> {
+        let (_, query) = self.decoded.split_once('?')?;
+        let query = query.split('#').next().unwrap_or(query);
+        let values = query.split('&').filter_map(|pair| pair.split_once('='));
+        Some(values.map(|(_, value)| value).collect())
+    }
+}
+
+/// The text the base64 and hex runs of `parts` decode to, however short.
+fn decoded_runs(parts: [&str; 3]) -> Vec<String> {
+    let mut texts: Vec<String> = Vec::new();
+    for part in parts {
+        // Standard base64 has `/`, which also separates a path's parts.
+        let runs = part.split(|c: char| !is_encoded_char(c));
+        let pieces = runs.clone().flat_map(|run| run.split('/'));
+        for run in runs.chain(pieces) {
+            if run.len() >= 16
+                && let Some(text) = sondera_injection::decoded_text(run)
+                && !texts.contains(&text)
+            {
+                texts.push(text);
             }
         }
-        texts
     }
+    texts
 }
 
 fn is_encoded_char(c: char) -> bool {
@@ -175,8 +180,9 @@ fn is_encoded_char(c: char) -> bool {
 
 /// The kinds of credentials `link` carries to a host not of their service.
 fn credentials(link: &Link<'_>, provenance: &Provenance, found: &mut Vec<&'static str>) {
-    for text in link.carried() {
-        for kind in content::secret_signatures(&text) {
+    let joined = link.joined_query();
+    for text in link.carried().into_iter().chain(joined.as_deref()) {
+        for kind in content::secret_signatures(text) {
             let own = content::credential_service(kind)
                 .and_then(credential_service)
                 .is_some_and(|service| service.fit(&link.host) == CredentialFit::Belongs);
@@ -289,10 +295,9 @@ fn reaches_someone(value: &str) -> bool {
 
 /// Whether `link` carries values the conversation holds, or encoded text.
 fn carries_data(link: &Link<'_>, provenance: &Provenance) -> bool {
-    let encoded_text =
-        (link.decoded_runs().iter()).any(|text| text.split_whitespace().count() >= 3);
+    let encoded_text = (link.runs.iter()).any(|text| text.split_whitespace().count() >= 3);
     encoded_text
-        || link.carried().iter().any(|text| {
+        || link.carried().into_iter().any(|text| {
             values_in_text(text)
                 .iter()
                 .any(|value| provenance.values.contains_key(&fingerprint(value)))
