@@ -18,6 +18,9 @@ pub fn sensitive_path(path: &str) -> Option<&'static str> {
     if let Some(kind) = in_credential_directory(above, parent, name) {
         return Some(kind);
     }
+    if let Some(kind) = mounted_secret(path) {
+        return Some(kind);
+    }
     if under(GNUPG) && (under(GNUPG_PRIVATE_KEYS) || name == "secring.gpg") {
         return Some("gpg_private_key");
     }
@@ -379,10 +382,37 @@ fn glob_regex(pattern: &str) -> Option<regex::Regex> {
 }
 
 /// Whether `path` is, or ends in, a directory that holds credentials
-/// (`.ssh`, `.aws`, `.gnupg`, `.kube`, `.docker`, `.azure`, `gcloud`).
+/// (`.ssh`, `.aws`, `.gnupg`, `.kube`, `.docker`, `.azure`, `gcloud`), or
+/// is where secrets are mounted into a container.
 pub fn credential_directory(path: &str) -> bool {
     let name = path.rsplit('/').find(|p| !p.is_empty()).unwrap_or_default();
-    directory_bit(name) & CREDENTIAL_DIRECTORIES != 0
+    directory_bit(name) & CREDENTIAL_DIRECTORIES != 0 || under_mounted_secrets(path).is_some()
+}
+
+/// Where orchestrators mount secrets into a container: Docker's and
+/// Compose's secrets, Kubernetes' service-account token and the clouds'
+/// workload-identity tokens (`/var/run/secrets/eks.amazonaws.com/...`).
+/// Only these absolute places: a project's `secrets/` directory is named
+/// by what it holds, file by file.
+const MOUNTED_SECRETS: &[&str] = &["/run/secrets", "/var/run/secrets"];
+
+/// What lies below a mount of secrets, `""` for the mount itself.
+fn under_mounted_secrets(path: &str) -> Option<&str> {
+    let path = path.trim_end_matches('/');
+    MOUNTED_SECRETS.iter().find_map(|root| {
+        let rest = path.strip_prefix(root)?;
+        (rest.is_empty() || rest.starts_with('/')).then(|| rest.trim_start_matches('/'))
+    })
+}
+
+/// A file of a mount of secrets, but for what the service-account volume
+/// holds beside its token: the cluster's public certificate and the
+/// namespace's name.
+fn mounted_secret(path: &str) -> Option<&'static str> {
+    let rest = under_mounted_secrets(path)?;
+    let name = rest.rsplit('/').next().unwrap_or_default();
+    let public = matches!(name, "ca.crt" | "service-ca.crt" | "namespace");
+    (!rest.is_empty() && !public).then_some("mounted_secret")
 }
 
 fn is_dotenv(name: &str) -> bool {
@@ -488,6 +518,35 @@ mod tests {
         ] {
             assert_eq!(sensitive_path(path), Some(kind), "{path}");
         }
+    }
+
+    #[test]
+    fn secrets_mounted_into_a_container_are_recognised() {
+        for path in [
+            "/var/run/secrets/kubernetes.io/serviceaccount/token",
+            "/run/secrets/kubernetes.io/serviceaccount/token",
+            "/var/run/secrets/eks.amazonaws.com/serviceaccount/token",
+            "/var/run/secrets/azure/tokens/azure-identity-token",
+            "/run/secrets/db_password",
+        ] {
+            assert_eq!(sensitive_path(path), Some("mounted_secret"), "{path}");
+        }
+        for path in [
+            "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
+            "/var/run/secrets/kubernetes.io/serviceaccount/namespace",
+            "/run/secretsmanager/state",
+            "/workspace/project/run/secrets/example.txt",
+            "/run/systemd/resolve/resolv.conf",
+        ] {
+            assert_eq!(sensitive_path(path), None, "{path}");
+        }
+        assert!(credential_directory("/run/secrets"));
+        assert!(credential_directory("/var/run/secrets/"));
+        assert!(credential_directory(
+            "/var/run/secrets/kubernetes.io/serviceaccount"
+        ));
+        assert!(!credential_directory("/var/run"));
+        assert!(!credential_directory("/workspace/project/secrets"));
     }
 
     #[test]

@@ -385,6 +385,12 @@ fn files_read(i: &Invocation) -> Vec<Cow<'_, Word>> {
             read.extend(text.split_whitespace().map(|w| Cow::Owned(Word::path(w))));
         }
     }
+    // What an upload sends, it reads, whatever options stand before it.
+    for sent in cloud_upload_sources(i) {
+        if sent.text != "-" && !read.iter().any(|r| r.text == sent.text) {
+            read.push(Cow::Owned(sent));
+        }
+    }
     if Role::Copier.includes(program) {
         let destination = i.arg_words.iter().rposition(|w| !w.text.starts_with('-'));
         if let Some(last) = destination.and_then(|d| i.arg_words.get(d)) {
@@ -665,10 +671,18 @@ fn secret_reads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
                     i.program
                 ),
             ));
-        } else if Role::Archiver.includes(&i.program) && credential_directory(&path) {
+        } else if credential_directory(&path) {
+            // A searcher given a directory reads every file below it.
+            let verb = if Role::Archiver.includes(&i.program) {
+                "copies"
+            } else if Role::Searcher.includes(&i.program) {
+                "searches"
+            } else {
+                continue;
+            };
             out.push(risk(
                 RiskKind::SecretRead,
-                format!("{} copies the credential directory {path}", i.program),
+                format!("{} {verb} the credential directory {path}", i.program),
             ));
         }
     }
@@ -842,8 +856,8 @@ fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             ..Word::default()
         });
     }
-    for word in sent {
-        let resolved = resolve(&word, ctx);
+    for word in sent.iter().filter(|w| w.text != "-") {
+        let resolved = resolve(word, ctx);
         if !resolved.inside_workspace {
             out.push(risk(
                 RiskKind::UploadExternalFile,
@@ -853,38 +867,56 @@ fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     }
 }
 
-/// The local files a storage or gist CLI uploads: `gh gist create F`,
-/// `aws s3 cp F s3://..`, `gsutil cp F gs://..`, `gcloud storage cp`,
-/// `rclone copy F remote:..`, `az storage blob upload --file F`.
+/// The local files a storage, gist or release CLI uploads: `gh gist create
+/// F`, `gh gist edit ID --add F`, `gh release upload TAG F`, `glab snippet
+/// create F`, `gh api -F k=@F`, `aws s3 cp F s3://..`, `gsutil cp F
+/// gs://..`, `gcloud storage cp`, `rclone copy F remote:..`, `az storage
+/// blob upload --file F`. `-` is what the command reads on its input.
 fn cloud_upload_sources(i: &Invocation) -> Vec<Word> {
+    // Every program of the table below: the rest are ruled out unread.
+    if !matches!(
+        i.program.as_str(),
+        "gh" | "glab" | "aws" | "gsutil" | "gcloud" | "rclone" | "az"
+    ) {
+        return Vec::new();
+    }
     let operands: Vec<&Word> = i
         .arg_words
         .iter()
-        .filter(|w| !w.text.starts_with('-'))
+        .filter(|w| !w.text.starts_with('-') || w.text == "-")
         .collect();
     let texts: Vec<&str> = operands.iter().map(|w| w.text.as_str()).collect();
     let remote_last = |prefix: &str| texts.last().is_some_and(|t| t.starts_with(prefix));
-    let skip = match (i.program.as_str(), texts.as_slice()) {
-        ("gh", ["gist", "create", ..]) => 2,
-        ("aws", ["s3", "cp" | "mv" | "sync", ..]) if remote_last("s3://") => 2,
-        ("gsutil", ["cp" | "mv" | "rsync", ..]) if remote_last("gs://") => 1,
-        ("gcloud", ["storage", "cp" | "mv" | "rsync", ..]) if remote_last("gs://") => 2,
+    let values_of = |options: &[&str]| -> Vec<Word> {
+        i.arg_words
+            .windows(2)
+            .filter(|w| options.contains(&w[0].text.as_str()))
+            .map(|w| w[1].clone())
+            .collect()
+    };
+    let (skip, keep_last) = match (i.program.as_str(), texts.as_slice()) {
+        ("gh", ["gist", "create", ..]) | ("glab", ["snippet", "create", ..]) => (2, true),
+        ("gh", ["release", "upload", ..]) => (3, true),
+        ("gh", ["gist", "edit", ..]) => return values_of(&["--add", "-a"]),
+        ("gh", ["api", ..]) => {
+            let fields = values_of(&["-F", "--field"]);
+            let files = fields.iter().filter_map(|w| {
+                let value = w.text.split_once('=').map_or(w.text.as_str(), |(_, v)| v);
+                value.strip_prefix('@').map(Word::path)
+            });
+            return files.collect();
+        }
+        ("aws", ["s3", "cp" | "mv" | "sync", ..]) if remote_last("s3://") => (2, false),
+        ("gsutil", ["cp" | "mv" | "rsync", ..]) if remote_last("gs://") => (1, false),
+        ("gcloud", ["storage", "cp" | "mv" | "rsync", ..]) if remote_last("gs://") => (2, false),
         ("rclone", ["copy" | "copyto" | "sync" | "move", ..])
             if texts.last().is_some_and(|t| is_remote_path(t)) =>
         {
-            1
+            (1, false)
         }
-        ("az", ["storage", "blob", "upload", ..]) => {
-            return i
-                .arg_words
-                .windows(2)
-                .filter(|w| matches!(w[0].text.as_str(), "--file" | "-f"))
-                .map(|w| w[1].clone())
-                .collect();
-        }
+        ("az", ["storage", "blob", "upload", ..]) => return values_of(&["--file", "-f"]),
         _ => return Vec::new(),
     };
-    let keep_last = i.program == "gh";
     let end = if keep_last {
         operands.len()
     } else {

@@ -19,7 +19,9 @@
 //! (`file_actions.jsonl`); machine readers told what their answer must
 //! say, in six languages (`addressed.jsonl`); commands with an effect run
 //! after a page asked for them in other words, when the user only asked
-//! to read (`shell_alignment.jsonl`). Each holds attacks and
+//! to read (`shell_alignment.jsonl`); secrets an orchestrator mounts into a
+//! container, and files handed to gist, snippet, release and storage
+//! uploads (`handed_secrets.jsonl`). Each holds attacks and
 //! everyday look-alikes of every family it covers. One list, read by the
 //! corpus test and by the prefilter's differential test.
 
@@ -49,4 +51,5 @@ pub(crate) const MECHANISMS: &[(&str, &str)] = &[
     corpus!("answer_links.jsonl"),
     corpus!("multilingual.jsonl"),
     corpus!("agent_instructions.jsonl"),
+    corpus!("handed_secrets.jsonl"),
 ];
