@@ -238,13 +238,21 @@ pub const REVEALING_OPTIONS: &[&str] = &[
 ];
 
 /// Options that print a resource's full data rather than a table of names
-/// (`-o yaml`, `--output=json`, `-field=password`, `--query value`).
-pub fn prints_data(option: &str) -> bool {
-    let name = option.split('=').next().unwrap_or(option);
-    matches!(
-        name,
-        "-o" | "--output" | "-field" | "--field" | "--fields" | "--query" | "--format" | "-w"
-    )
+/// (`-o yaml`, `--output=json`, `-field=password`, `--query value`), given
+/// the option and the word after it: an output format of names only
+/// (`-o name`, `--output=wide`, `-o table`) prints none.
+pub fn prints_data(option: &str, next: Option<&str>) -> bool {
+    let (name, value) = match option.split_once('=') {
+        Some((name, value)) => (name, Some(value)),
+        None => (option, next),
+    };
+    let formats_names = matches!(name, "-o" | "--output" | "--format")
+        && value.is_some_and(|v| matches!(v, "name" | "wide" | "table"));
+    !formats_names
+        && matches!(
+            name,
+            "-o" | "--output" | "-field" | "--field" | "--fields" | "--query" | "--format" | "-w"
+        )
 }
 
 /// Verbs of an operation that only looks at access (`get-bucket-acl`,

@@ -354,7 +354,10 @@ pub(super) fn credential_output(i: &Invocation, out: &mut Vec<Risk>) {
         // it (`vault kv get secret/x`) shows it.
         g.all()
             .any(|t| EMIT_VERBS.contains(&t) && (t != "get" || store))
-            || i.args.iter().any(|a| grammar::prints_data(a))
+            || i.args
+                .iter()
+                .enumerate()
+                .any(|(n, a)| grammar::prints_data(a, i.args.get(n + 1).map(String::as_str)))
     } else {
         emits || last_word_names_one || store
     };
@@ -463,6 +466,8 @@ mod tests {
             "cloudx configure get secret_access_key",
             "vaultish get password github",
             "kubectl config view --raw",
+            "kubectl get secret db -o yaml",
+            "kubectl get secret db --output=jsonpath={.data}",
         ] {
             assert!(has(c, RiskKind::SecretRead), "{c}");
         }
@@ -471,6 +476,8 @@ mod tests {
             "acmectl token list",
             "cloudx configure get region",
             "git config --get credential.helper",
+            "kubectl get secret db -o name",
+            "kubectl get secrets --output=wide",
         ] {
             assert!(!has(c, RiskKind::SecretRead), "{c}");
         }
