@@ -240,19 +240,50 @@ pub const REVEALING_OPTIONS: &[&str] = &[
 /// Options that print a resource's full data rather than a table of names
 /// (`-o yaml`, `--output=json`, `-field=password`, `--query value`), given
 /// the option and the word after it: an output format of names only
-/// (`-o name`, `--output=wide`, `-o table`) prints none.
+/// (`-o name`, `--output=wide`, `-o table`, a template reading only names:
+/// `-o jsonpath={.metadata.name}`) prints none.
 pub fn prints_data(option: &str, next: Option<&str>) -> bool {
     let (name, value) = match option.split_once('=') {
         Some((name, value)) => (name, Some(value)),
         None => (option, next),
     };
     let formats_names = matches!(name, "-o" | "--output" | "--format")
-        && value.is_some_and(|v| matches!(v, "name" | "wide" | "table"));
+        && value.is_some_and(|v| matches!(v, "name" | "wide" | "table") || template_of_names(v));
     !formats_names
         && matches!(
             name,
             "-o" | "--output" | "-field" | "--field" | "--fields" | "--query" | "--format" | "-w"
         )
+}
+
+/// A `jsonpath=`, `go-template=` or `custom-columns=` output whose every
+/// field is a name, a namespace, labels or a kind. An annotation may hold
+/// the whole object (`last-applied-configuration`), so `.metadata` alone
+/// is not one of them.
+fn template_of_names(format: &str) -> bool {
+    const NAME_FIELDS: &[&str] = &[
+        ".metadata.name",
+        ".metadata.namespace",
+        ".metadata.uid",
+        ".metadata.creationtimestamp",
+        ".metadata.labels",
+        ".items[*]",
+        ".items",
+        ".kind",
+        ".type",
+    ];
+    let Some((kind, template)) = format.split_once('=') else {
+        return false;
+    };
+    if !matches!(kind, "jsonpath" | "go-template" | "custom-columns") {
+        return false;
+    }
+    let mut rest = template.to_ascii_lowercase();
+    for field in NAME_FIELDS {
+        rest = rest.replace(field, "_");
+    }
+    // Any other field, or the whole object (`{.}`, `{@}`).
+    !rest.contains(['.', '@'])
 }
 
 /// Verbs of an operation that only looks at access (`get-bucket-acl`,

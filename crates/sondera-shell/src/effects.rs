@@ -468,6 +468,9 @@ mod tests {
             "kubectl config view --raw",
             "kubectl get secret db -o yaml",
             "kubectl get secret db --output=jsonpath={.data}",
+            "kubectl get secret db -o jsonpath={.data.password}",
+            "kubectl get secret db -o jsonpath={.metadata.annotations}",
+            "kubectl get secret db -o go-template={{.data.token}}",
         ] {
             assert!(has(c, RiskKind::SecretRead), "{c}");
         }
@@ -478,6 +481,9 @@ mod tests {
             "git config --get credential.helper",
             "kubectl get secret db -o name",
             "kubectl get secrets --output=wide",
+            "kubectl get secret db -o jsonpath={.metadata.name}",
+            "kubectl get secrets -o jsonpath={range .items[*]}{.metadata.name}{end}",
+            "kubectl get secrets -o custom-columns=NAME:.metadata.name,TYPE:.type",
         ] {
             assert!(!has(c, RiskKind::SecretRead), "{c}");
         }

@@ -84,7 +84,13 @@ fn reads_process_environment(i: &Invocation, own: bool) -> bool {
             && path.ends_with("/environ")
             && (own || !path.starts_with("/proc/self/"))
     };
+    // A container's environment, printed by an inspection's template
+    // (`docker inspect db --format '{{.Config.Env}}'`).
+    let container_environment = !own
+        && matches!(i.program.as_str(), "docker" | "podman" | "nerdctl")
+        && i.args.iter().any(|a| a.contains(".Config.Env"));
     i.args.iter().any(|a| environ(a))
+        || container_environment
         || matches!(&i.stdin, Stdin::File(path) if environ(path))
         || (i.program == "ps"
             && i.args.iter().any(|a| {
@@ -385,6 +391,7 @@ fn files_read(i: &Invocation) -> Vec<Cow<'_, Word>> {
             read.extend(text.split_whitespace().map(|w| Cow::Owned(Word::path(w))));
         }
     }
+    read.extend(git_object_paths(i).map(Cow::Owned));
     // What an upload sends, it reads, whatever options stand before it.
     for sent in cloud_upload_sources(i) {
         if sent.text != "-" && !read.iter().any(|r| r.text == sent.text) {
@@ -928,6 +935,32 @@ fn cloud_upload_sources(i: &Invocation) -> Vec<Word> {
         .collect()
 }
 
+/// The files a git command prints as a revision held them (`git show
+/// HEAD~3:.env`, `git cat-file -p main:config/secrets.yml`).
+fn git_object_paths(i: &Invocation) -> impl Iterator<Item = Word> + '_ {
+    let objects = match i.git_subcommand() {
+        Some(("show" | "cat-file" | "diff", rest)) => rest,
+        _ => &[],
+    };
+    objects
+        .iter()
+        .filter(|a| !a.starts_with('-') && !a.contains("://"))
+        .filter_map(|a| a.split_once(':').map(|(_, path)| path))
+        .filter(|path| !path.is_empty())
+        .map(Word::path)
+}
+
+/// Whether a `HOST:PATH` operand of git may name a remote: only commands
+/// that reach another repository take one; the rest take `REV:PATH`.
+fn git_names_no_remote(i: &Invocation) -> bool {
+    i.git_subcommand().is_some_and(|(command, _)| {
+        !matches!(
+            command,
+            "clone" | "fetch" | "pull" | "push" | "ls-remote" | "remote" | "submodule" | "archive"
+        )
+    })
+}
+
 /// A refspec (`HEAD:main`) of `git push`, `fetch` or `pull`: the operands
 /// after the repository name branches, not a host and its path.
 fn is_git_refspec(i: &Invocation, arg: &str) -> bool {
@@ -981,7 +1014,9 @@ fn destinations(i: &Invocation) -> Vec<String> {
             hosts.push(host);
         } else if http_client && !arg.contains('=') {
             hosts.extend(authority_host(arg).filter(|h| plausible_host(h)));
-        } else if is_remote_path(arg) && !is_git_refspec(i, arg) || (p == "ssh" && n == 0) {
+        } else if is_remote_path(arg) && !is_git_refspec(i, arg) && !git_names_no_remote(i)
+            || (p == "ssh" && n == 0)
+        {
             let host = arg.split(':').next().unwrap_or(arg);
             hosts.push(host.rsplit('@').next().unwrap_or(host).to_string());
         } else if (Role::SocketClient.includes(p) || Role::Resolver.includes(p))

@@ -810,6 +810,8 @@ fn publishing_tools_read_what_they_send() {
 /// `kubectl exec`.
 #[test]
 fn mounted_secrets_are_secrets() {
+    // `REV:PATH` names a revision's file, not a host.
+    assert!(analyze("git show HEAD~3:.env", &CTX).hosts.is_empty());
     for command in [
         "cat /var/run/secrets/kubernetes.io/serviceaccount/token",
         "kubectl exec deploy/api -- cat /var/run/secrets/kubernetes.io/serviceaccount/token",
@@ -817,6 +819,9 @@ fn mounted_secrets_are_secrets() {
         "tar czf s.tgz /run/secrets",
         "grep -r . /var/run/secrets/",
         "rg token ~/.kube",
+        "git show HEAD~3:.env",
+        "git cat-file -p main:config/secrets.yml",
+        "docker inspect db --format '{{.Config.Env}}'",
     ] {
         assert_risk(command, SecretRead);
     }
@@ -825,6 +830,8 @@ fn mounted_secrets_are_secrets() {
         "kubectl exec web -- cat /etc/hostname",
         "ls -la /var/run/",
         "grep -r TODO src/",
+        "git show HEAD:README.md",
+        "docker inspect db --format '{{.State.Status}}'",
     ] {
         assert!(!analyze(benign, &CTX).has(SecretRead), "{benign}");
     }
