@@ -324,6 +324,8 @@ pub fn options_with_values(program: &str) -> &'static [&'static str] {
         p if Role::HttpClient.includes(p) => HTTP_VALUED_OPTIONS,
         "ssh" | "scp" | "sftp" | "mosh" => SSH_VALUED_OPTIONS,
         "shred" => &["-n", "-s", "--iterations", "--size", "--random-source"],
+        "head" | "tail" => &["-n", "-c", "--lines", "--bytes"],
+        "sed" => &["-e", "-f", "-l", "--expression", "--file", "--line-length"],
         _ => &[],
     }
 }

@@ -507,6 +507,12 @@ fn payload_fields(
             put(f, "call_id", Fact::string(call_id));
             let analysis = analyze(&command, None, &inputs.environment.workspace, state);
             put(f, "shell", shell_facts(&analysis));
+            let printed = shell::files_printed(&analysis);
+            let instructions = !printed.is_empty()
+                && printed
+                    .iter()
+                    .all(|path| sondera_guard::persistence::agent_instructions(path));
+            put(f, "agent_instructions", Fact::Bool(instructions));
             put(f, "command", Fact::String(command));
             put(f, "exit_code", Fact::Long(*exit_code));
             put(f, "stdout", Fact::string(stdout));

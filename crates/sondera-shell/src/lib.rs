@@ -92,6 +92,46 @@ pub fn scripts_run(analysis: &ShellAnalysis, context: &ShellContext<'_>) -> Vec<
         .collect()
 }
 
+/// The files a command prints and does nothing else with (`cat AGENTS.md`,
+/// `head -n 40 CLAUDE.md`, `sed -n '1,30p' GEMINI.md`): its output is
+/// their text. Empty when it runs anything else, pipes, redirects or
+/// writes, or when a file is only known at run time.
+pub fn files_printed(analysis: &ShellAnalysis) -> Vec<&str> {
+    let [only] = analysis.invocations.as_slice() else {
+        return Vec::new();
+    };
+    let program = only.program.as_str();
+    let prints_files = matches!(
+        program,
+        "cat" | "head" | "tail" | "bat" | "batcat" | "less" | "more" | "nl" | "sed"
+    );
+    let edits_in_place = program == "sed" && only.args.iter().any(|a| a.starts_with("-i"));
+    if !prints_files
+        || edits_in_place
+        || only.dynamic_program
+        || only.privileged
+        || !only.writes.is_empty()
+        || !matches!(only.stdin, Stdin::Inherited)
+    {
+        return Vec::new();
+    }
+    let mut operands = only.operand_words();
+    // sed's script is its first operand unless an option gives it.
+    let script_given = only.args.iter().any(|a| {
+        matches!(a.as_str(), "-e" | "-f")
+            || a.starts_with("--expression")
+            || a.starts_with("--file")
+    });
+    if program == "sed" && !script_given {
+        operands.next();
+    }
+    let files: Vec<&word::Word> = operands.collect();
+    if files.iter().any(|w| w.dynamic) {
+        return Vec::new();
+    }
+    files.iter().map(|w| w.text.as_str()).collect()
+}
+
 /// Whether `len` bytes of `what` may be analysed; past the bound the
 /// analysis is unparsable, which policies fail closed on.
 fn within_bound(walker: &mut walk::Walker, what: &str, len: usize) -> bool {

@@ -1,7 +1,7 @@
 //! The shell analysis: the risks commands carry, however they are written.
 
 use sondera_shell::RiskKind;
-use sondera_shell::{RiskKind::*, ShellContext, analyze};
+use sondera_shell::{RiskKind::*, ShellContext, analyze, files_printed};
 
 const CTX: ShellContext<'static> = ShellContext {
     working_dir: "/workspace/project",
@@ -1286,5 +1286,36 @@ fn journal_retention_is_not_erasure() {
         "journalctl --vacuum-time=forever",
     ] {
         assert_risk(command, HistoryTampering);
+    }
+}
+
+/// What a command's output is the text of: the files it only prints.
+#[test]
+fn files_only_printed_are_what_the_output_holds() {
+    let printed = |command: &str| {
+        let analysis = analyze(command, &CTX);
+        files_printed(&analysis)
+            .into_iter()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(printed("cat AGENTS.md"), ["AGENTS.md"]);
+    assert_eq!(printed("head -n 40 CLAUDE.md"), ["CLAUDE.md"]);
+    assert_eq!(printed("sed -n '1,30p' GEMINI.md"), ["GEMINI.md"]);
+    assert_eq!(printed("sed -n -e 5p a.md b.md"), ["a.md", "b.md"]);
+    assert_eq!(
+        printed("cat notes.txt AGENTS.md"),
+        ["notes.txt", "AGENTS.md"]
+    );
+    for command in [
+        "cat AGENTS.md | sh",
+        "cat AGENTS.md > x",
+        "sed -i s/a/b/ AGENTS.md",
+        "cat $F",
+        "grep x AGENTS.md",
+        "cat < AGENTS.md",
+        "sudo cat CLAUDE.md",
+    ] {
+        assert!(printed(command).is_empty(), "{command}");
     }
 }
