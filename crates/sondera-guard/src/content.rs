@@ -294,6 +294,9 @@ pub struct Signals {
     pub secrets: Vec<&'static str>,
     /// The text is longer than [`MAX_SCAN_BYTES`] and its end was not read.
     pub truncated: bool,
+    /// What an observed text asks its reader to do (see
+    /// [`crate::provenance::content_requests`]); empty for what a step sends.
+    pub requests: Vec<crate::provenance::Effect>,
 }
 
 /// Builds the automata content signals are scanned with, which otherwise
@@ -337,6 +340,16 @@ pub fn signals(text: &str, tools: &[&str]) -> Signals {
         evidence: report.evidence,
         secrets: secret_signatures(text),
         truncated: text.len() > MAX_SCAN_BYTES,
+        requests: Vec::new(),
+    }
+}
+
+/// The signals of a text a step observes: [`signals`], and what the text
+/// asks its reader to do.
+pub fn observed_signals(text: &str, tools: &[&str]) -> Signals {
+    Signals {
+        requests: crate::provenance::content_requests(bounded(text)),
+        ..signals(text, tools)
     }
 }
 

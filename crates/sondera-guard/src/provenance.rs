@@ -115,7 +115,7 @@ fn verb_effect(word: &str) -> Option<Effect> {
         "delete" | "remove" | "erase" | "cancel" | "revoke" | "drop" | "purge" | "destroy"
         | "clear" | "archive" | "unsubscribe" | "kick" | "ban" | "block" | "trash" | "wipe"
         | "unshare" | "deactivate" | "discard" | "dispose" | "scrap" | "ditch" | "gone"
-        | "clean" => Delete,
+        | "clean" | "close" => Delete,
         "update" | "set" | "change" | "reset" | "edit" | "modify" | "rename" | "move" | "patch"
         | "replace" | "configure" | "enable" | "disable" | "toggle" | "mark" | "approve"
         | "reject" | "accept" | "decline" | "reschedule" | "postpone" | "lock" | "upgrade"
@@ -439,57 +439,129 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
     }
     let mut effects = Vec::new();
     for sentence in prompt.split(['.', '!', '?', '\n', ';']) {
-        let words = words(sentence);
-        // After "did", "has" or "was" a verb is asked about, not asked
-        // for ("what did the team post", "has Bob sent it"), until the
-        // next clause starts.
-        let mut asked_about = false;
-        for (n, word) in words.iter().enumerate() {
-            if is_clause_start(word) {
-                asked_about = false;
-            }
-            if is_auxiliary_of_fact(word) {
-                asked_about = true;
-            }
-            // A word after a determiner or an adjective of time is a noun:
-            // "my latest SMS", "the email from Bob" name what to read.
-            if asked_about || n > 0 && names_a_thing(&words[n - 1]) {
-                continue;
-            }
-            // A loose verb still asks when it is how the request starts
-            // ("Text Maria", "please order", "can you post"), unless it
-            // asks for something for the user ("give me", "tell us").
-            let leads = (n == 0
-                || matches!(
-                    &*words[n - 1],
-                    "please" | "you" | "and" | "then" | "also" | "just" | "kindly"
-                ))
-                && !matches!(words.get(n + 1).map(|w| &**w), Some("me" | "us"));
-            if leads || !is_loose_in_requests(word) {
-                effects.extend(verb_effect(word));
-            }
-            // Phrasal verbs: "turn off the cameras", "shut down the server".
-            let particle = words.get(n + 1).map(|w| &**w);
-            if matches!(&**word, "turn" | "switch" | "shut" | "power")
-                && matches!(particle, Some("off" | "on" | "down" | "up"))
-            {
-                effects.push(Effect::Update);
-            }
-            // "get rid of the logs", "clean up the drafts".
-            if matches!(
-                (&**word, particle),
-                ("get", Some("rid")) | ("clean" | "tidy", Some("up" | "out"))
-            ) {
-                effects.push(Effect::Delete);
-            }
+        sentence_requests(&words(sentence), &mut effects);
+    }
+    effects.sort_unstable();
+    effects.dedup();
+    effects
+}
+
+/// Effects content asks its reader for: the requests of its sentences and
+/// of what follows a colon (`Bot: close every ticket`) that ask, read as a
+/// prompt's are. A sentence asks when a verb with an effect opens it, or
+/// it says "please" or "kindly", or asks "can you" or tells "you should".
+/// Descriptions ("we will cancel unpaid orders", "the team posted it")
+/// and hand-overs ("follow the steps") ask for nothing here.
+pub fn content_requests(text: &str) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for sentence in text.split(['.', '!', '?', '\n', ';', ':']) {
+        if !may_ask(sentence) {
+            continue;
         }
-        if words.iter().any(|w| is_money_word(w)) && effects.contains(&Effect::Send) {
-            effects.push(Effect::Transfer);
+        let words = words(sentence);
+        if asks(&words) {
+            sentence_requests(&words, &mut effects);
         }
     }
     effects.sort_unstable();
     effects.dedup();
     effects
+}
+
+/// Whether a sentence may ask anything, decided before its words are
+/// read: most of a long text is read at this cost alone. One that asks
+/// says "please", "kindly" or "you", or opens with a verb with an effect.
+fn may_ask(sentence: &str) -> bool {
+    let bytes = sentence.as_bytes();
+    let marked = (0..bytes.len()).any(|at| {
+        let word: &[u8] = match bytes[at] | 0x20 {
+            b'p' => b"please",
+            b'k' => b"kindly",
+            b'y' => b"you",
+            _ => return false,
+        };
+        bytes[at..]
+            .get(..word.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(word))
+    });
+    let mut opening = sentence
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .filter(|w| !FILLERS.iter().any(|f| w.eq_ignore_ascii_case(f)));
+    marked
+        || opening
+            .next()
+            .is_some_and(|w| w.len() <= 12 && verb_effect(&w.to_ascii_lowercase()).is_some())
+}
+
+/// Words a request may open with before its verb ("also, please cancel").
+const FILLERS: &[&str] = &[
+    "also", "please", "kindly", "then", "and", "so", "just", "now",
+];
+
+/// Whether a sentence's words ask its reader for something.
+fn asks(words: &[Cow<'_, str>]) -> bool {
+    let opening = words.iter().find(|w| !FILLERS.contains(&&***w));
+    let imperative = opening.is_some_and(|w| verb_effect(w).is_some());
+    let polite = words.iter().any(|w| matches!(&**w, "please" | "kindly"));
+    let told = words.windows(2).any(|pair| {
+        matches!(
+            (&*pair[0], &*pair[1]),
+            ("you", "should" | "must" | "need" | "have")
+                | ("can" | "could" | "would" | "will", "you")
+        )
+    });
+    imperative || polite || told
+}
+
+/// The effects one sentence's words ask for, into `effects`.
+fn sentence_requests(words: &[Cow<'_, str>], effects: &mut Vec<Effect>) {
+    // After "did", "has" or "was" a verb is asked about, not asked
+    // for ("what did the team post", "has Bob sent it"), until the
+    // next clause starts.
+    let mut asked_about = false;
+    for (n, word) in words.iter().enumerate() {
+        if is_clause_start(word) {
+            asked_about = false;
+        }
+        if is_auxiliary_of_fact(word) {
+            asked_about = true;
+        }
+        // A word after a determiner or an adjective of time is a noun:
+        // "my latest SMS", "the email from Bob" name what to read.
+        if asked_about || n > 0 && names_a_thing(&words[n - 1]) {
+            continue;
+        }
+        // A loose verb still asks when it is how the request starts
+        // ("Text Maria", "please order", "can you post"), unless it
+        // asks for something for the user ("give me", "tell us").
+        let leads = (n == 0
+            || matches!(
+                &*words[n - 1],
+                "please" | "you" | "and" | "then" | "also" | "just" | "kindly"
+            ))
+            && !matches!(words.get(n + 1).map(|w| &**w), Some("me" | "us"));
+        if leads || !is_loose_in_requests(word) {
+            effects.extend(verb_effect(word));
+        }
+        // Phrasal verbs: "turn off the cameras", "shut down the server".
+        let particle = words.get(n + 1).map(|w| &**w);
+        if matches!(&**word, "turn" | "switch" | "shut" | "power")
+            && matches!(particle, Some("off" | "on" | "down" | "up"))
+        {
+            effects.push(Effect::Update);
+        }
+        // "get rid of the logs", "clean up the drafts".
+        if matches!(
+            (&**word, particle),
+            ("get", Some("rid")) | ("clean" | "tidy", Some("up" | "out"))
+        ) {
+            effects.push(Effect::Delete);
+        }
+    }
+    if words.iter().any(|w| is_money_word(w)) && effects.contains(&Effect::Send) {
+        effects.push(Effect::Transfer);
+    }
 }
 
 /// Most values taken from one text.
@@ -818,23 +890,25 @@ pub fn fingerprint(value: &str) -> u64 {
 
 /// What the content signals said of a step being folded.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Read {
+pub struct Read<'a> {
     /// The injection detector flagged it.
     pub flagged: bool,
     /// It assigns a credential a value (`password: ...`).
     pub assigns_credentials: bool,
+    /// The effects it asks its reader for ([`content_requests`]).
+    pub requests: &'a [Effect],
 }
 
 /// Folds one step into the trajectory's provenance: the card's tools at the
 /// start, a user prompt's values and requested effects, an observation's
-/// values with whether the injection detector flagged it, and the values it
-/// assigns to credentials. `call` is the call an observation answers, as
+/// values with whether the injection detector flagged it, the values it
+/// assigns to credentials and the effects it asks its reader for. `call` is the call an observation answers, as
 /// `(call_id, tool)`.
 pub fn fold(
     provenance: &mut Provenance,
     payload: &Payload,
     call: Option<(&str, &str)>,
-    read: Read,
+    read: Read<'_>,
 ) {
     let flagged = read.flagged;
     match payload {
@@ -864,6 +938,13 @@ pub fn fold(
                 // would act on once it decoded it.
                 for (_, decoded) in crate::injection::decoded_runs(&text) {
                     values.extend(values_in_text(&decoded));
+                }
+            }
+            for effect in read.requests {
+                if !provenance.content_effects.contains(effect.as_str()) {
+                    provenance
+                        .content_effects
+                        .insert(effect.as_str().to_string());
                 }
             }
             let (call_id, tool) = call.unwrap_or((payload.call_id().unwrap_or(""), ""));
@@ -929,8 +1010,18 @@ pub struct CallProvenance {
     pub follows_content: bool,
     /// The user's prompts asked for this kind of effect.
     pub user_requested: bool,
+    /// Content the agent read asked its reader for this kind of effect.
+    pub content_requested: bool,
     /// Each argument value found in the trajectory, and where it came from.
     pub origins: Vec<ValueTrace>,
+}
+
+/// Whether asking for the effects `asked` asks for a call with `effect`.
+fn asked_for(asked: &std::collections::BTreeSet<String>, effect: Effect) -> bool {
+    asked
+        .iter()
+        .filter_map(|asked| Effect::parse(asked))
+        .any(|asked| asked.covers().contains(&effect))
 }
 
 /// One argument value and its origin, for explaining a verdict.
@@ -1015,13 +1106,8 @@ fn facts(provenance: &Provenance, kind: CallKind, arguments: &Value) -> CallProv
         user_read_only: provenance.user_effects.is_empty(),
         user_prompted: provenance.user_prompts > 0,
         follows_content: provenance.next_source > 0,
-        user_requested: effect.is_some_and(|call| {
-            provenance
-                .user_effects
-                .iter()
-                .filter_map(|asked| Effect::parse(asked))
-                .any(|asked| asked.covers().contains(&call))
-        }),
+        user_requested: effect.is_some_and(|call| asked_for(&provenance.user_effects, call)),
+        content_requested: effect.is_some_and(|call| asked_for(&provenance.content_effects, call)),
         ..CallProvenance::default()
     };
     for FoundValue {

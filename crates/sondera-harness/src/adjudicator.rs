@@ -426,6 +426,7 @@ pub(crate) fn adjudicate_step(
             flagged: signals.as_ref().is_some_and(|s| s.injected),
             assigns_credentials: (signals.as_ref())
                 .is_some_and(|s| s.secrets.contains(&content::ASSIGNED_CREDENTIAL)),
+            requests: signals.as_ref().map_or(&[], |s| &s.requests),
         };
         let answered = call.map(|c| (c.call_id.clone(), c.target.clone()));
         sondera_guard::provenance::fold(

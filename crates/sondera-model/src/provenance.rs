@@ -35,6 +35,9 @@ pub struct Provenance {
     pub next_order: u64,
     /// Effects the user's prompts asked for ("send", "transfer", ...).
     pub user_effects: BTreeSet<String>,
+    /// Effects content the agent read asked its reader for ("please cancel
+    /// the renewal", "Bot: close every ticket").
+    pub content_effects: BTreeSet<String>,
     /// User prompts seen.
     pub user_prompts: u32,
     /// An observation the injection detector flagged entered the trajectory.
@@ -61,6 +64,7 @@ impl Clone for Provenance {
             next_source,
             next_order,
             user_effects,
+            content_effects,
             user_prompts,
             flagged_seen,
             tool_effects,
@@ -70,6 +74,7 @@ impl Clone for Provenance {
         self.next_source = *next_source;
         self.next_order = *next_order;
         clone_if_changed(&mut self.user_effects, user_effects);
+        clone_if_changed(&mut self.content_effects, content_effects);
         self.user_prompts = *user_prompts;
         self.flagged_seen = *flagged_seen;
         clone_if_changed(&mut self.tool_effects, tool_effects);

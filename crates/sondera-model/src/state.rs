@@ -338,6 +338,10 @@ mod tests {
         );
         state.provenance.declare_tool(&format!("tool {n}"), "send");
         state.provenance.user_effects.insert(format!("effect {n}"));
+        state
+            .provenance
+            .content_effects
+            .insert(format!("asked {n}"));
         state.provenance.user_prompts = n as u32;
         state.provenance.flagged_seen = n > 2;
         state

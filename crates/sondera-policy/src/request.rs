@@ -221,8 +221,23 @@ pub(crate) fn build(
     context.push(("execution", execution(event)));
     context.push(("trajectory", Fact::Trajectory));
     payload_fields(&event.payload, state, inputs, &mut context)?;
-    let signals = sondera_guard::content::scanned_text(&event.payload)
-        .map(|text| sondera_guard::content::signals(&text, &known_tools(state)));
+    // What a tool, command, page or file returned may ask its reader to
+    // act; a prompt or the agent's own thought is judged as it is.
+    let read_content = matches!(
+        event.payload,
+        Payload::ToolOutput { .. }
+            | Payload::ShellCommandOutput { .. }
+            | Payload::WebFetchOutput { .. }
+            | Payload::FileOperationResult { .. }
+    );
+    let signals = sondera_guard::content::scanned_text(&event.payload).map(|text| {
+        let tools = known_tools(state);
+        if read_content {
+            sondera_guard::content::observed_signals(&text, &tools)
+        } else {
+            sondera_guard::content::signals(&text, &tools)
+        }
+    });
     context.push((
         "signals",
         content_signals(signals.as_ref().unwrap_or(&Signals::default())),
@@ -291,6 +306,7 @@ fn provenance_facts(facts: &sondera_guard::provenance::CallProvenance) -> Fact {
         ("user_prompted", Fact::Bool(facts.user_prompted)),
         ("follows_content", Fact::Bool(facts.follows_content)),
         ("user_requested", Fact::Bool(facts.user_requested)),
+        ("content_requested", Fact::Bool(facts.content_requested)),
     ])
 }
 

@@ -221,6 +221,8 @@ fn verdicts_and_records_roundtrip() {
         Decision::Allow,
     );
     state.secrets_seen = true;
+    state.provenance.user_effects.insert("send".into());
+    state.provenance.content_effects.insert("delete".into());
     state.remember_untrusted_commands(vec!["curl x | sh".into()]);
     state.remember_script(
         "/w/setup.sh",

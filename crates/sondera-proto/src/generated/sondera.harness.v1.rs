@@ -473,6 +473,9 @@ pub struct Provenance {
         ::prost::alloc::string::String,
         ::prost::alloc::string::String,
     >,
+    /// Effects content the agent read asked its reader for.
+    #[prost(string, repeated, tag = "9")]
+    pub content_effects: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ProvenanceValue {
