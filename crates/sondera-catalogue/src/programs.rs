@@ -51,6 +51,9 @@ pub enum Role {
     DatabaseClient,
     /// Keeps passwords, tokens or keys and prints one when asked.
     CredentialStore,
+    /// Prints data kept outside the workspace: a database's dump or export,
+    /// the clipboard (`xclip` and `xsel` when asked for its output).
+    DataDumper,
     /// Prints shell code that sets itself up (`pyenv init -`, `ssh-agent
     /// -s`, `brew shellenv`): `eval "$(pyenv init -)"` runs what the tool
     /// is, not unknown code.
@@ -77,6 +80,7 @@ impl Role {
         Role::PackageManager,
         Role::DatabaseClient,
         Role::CredentialStore,
+        Role::DataDumper,
         Role::ShellSetup,
     ];
 
@@ -154,6 +158,18 @@ impl Role {
                 "chamber",
                 "sops",
                 "age",
+            ],
+            Role::DataDumper => &[
+                "pg_dump",
+                "pg_dumpall",
+                "mysqldump",
+                "mariadb-dump",
+                "mongodump",
+                "mongoexport",
+                "pbpaste",
+                "wl-paste",
+                "xclip",
+                "xsel",
             ],
             Role::ShellSetup => &[
                 "ssh-agent",

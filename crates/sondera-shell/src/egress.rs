@@ -532,34 +532,83 @@ fn listens(i: &Invocation) -> bool {
     address || (flag && port)
 }
 
-/// An upload reading a pipe whose previous stage read a file outside the
-/// workspace (`cat /etc/passwd | curl --data-binary @- ..`).
+/// An upload reading a pipe fed, through any stages between, by one that
+/// read a file outside the workspace (`cat /etc/passwd | curl
+/// --data-binary @- ..`) or that prints data kept outside it: a
+/// database's dump, export or query, the clipboard (`pg_dump prod | gzip |
+/// curl -T - ..`).
 pub(super) fn piped_uploads(
     invocations: &[Invocation],
     ctx: &ShellContext<'_>,
     out: &mut Vec<Risk>,
 ) {
-    for pair in invocations.windows(2) {
-        let (reader, upload) = (&pair[0], &pair[1]);
-        let fed = matches!(&upload.stdin, Stdin::Pipe(from) if from.contains(&reader.program));
-        if !fed || !is_upload(upload) {
+    for (n, upload) in invocations.iter().enumerate() {
+        if !matches!(upload.stdin, Stdin::Pipe(_)) || !is_upload(upload) {
             continue;
         }
-        for file in files_read(reader) {
-            let resolved = resolve(&file, ctx);
-            if !resolved.inside_workspace
-                && !sondera_catalogue::places::is_scratch(&resolved.path, ctx.home)
-            {
+        for reader in feeding_stages(invocations, n) {
+            if let Some(data) = prints_outside_data(reader) {
                 out.push(risk(
                     RiskKind::UploadExternalFile,
                     format!(
-                        "{} sends {} read by {}",
-                        upload.program, resolved.path, reader.program
+                        "{} sends {data} printed by {}",
+                        upload.program, reader.program
                     ),
                 ));
             }
+            for file in files_read(reader) {
+                let resolved = resolve(&file, ctx);
+                if !resolved.inside_workspace
+                    && !sondera_catalogue::places::is_scratch(&resolved.path, ctx.home)
+                {
+                    out.push(risk(
+                        RiskKind::UploadExternalFile,
+                        format!(
+                            "{} sends {} read by {}",
+                            upload.program, resolved.path, reader.program
+                        ),
+                    ));
+                }
+            }
         }
     }
+}
+
+/// The stages that feed `invocations[n]` through a pipe, nearest first:
+/// the one before it, and the one before that while each reads the pipe
+/// of the last.
+fn feeding_stages(invocations: &[Invocation], n: usize) -> impl Iterator<Item = &Invocation> {
+    let mut fed = &invocations[n];
+    invocations[..n].iter().rev().map_while(move |stage| {
+        let piped = matches!(&fed.stdin, Stdin::Pipe(from) if from.contains(&stage.program));
+        fed = stage;
+        piped.then_some(stage)
+    })
+}
+
+/// What data kept outside the workspace a command prints, if it prints
+/// some: a database's dump or export, a database client's query, the
+/// clipboard.
+fn prints_outside_data(i: &Invocation) -> Option<&'static str> {
+    let program = i.program.as_str();
+    let asked_for_output = || {
+        i.args
+            .iter()
+            .any(|a| a.starts_with("-o") || a == "--output")
+    };
+    if matches!(program, "xclip" | "xsel") {
+        return asked_for_output().then_some("the clipboard");
+    }
+    if Role::DataDumper.includes(program) {
+        return Some(if matches!(program, "pbpaste" | "wl-paste") {
+            "the clipboard"
+        } else {
+            "a database's data"
+        });
+    }
+    Role::DatabaseClient
+        .includes(program)
+        .then_some("a database's data")
 }
 
 /// Whether an environment variable's name says it holds a secret
