@@ -451,7 +451,8 @@ pub fn requested_effects(prompt: &str) -> Vec<Effect> {
 /// prompt's are. A sentence asks when a verb with an effect opens it, or
 /// it says "please" or "kindly", or asks "can you" or tells "you should".
 /// Descriptions ("we will cancel unpaid orders", "the team posted it")
-/// and hand-overs ("follow the steps") ask for nothing here.
+/// ask for nothing, and a hand-over ("follow the steps below") asks for
+/// what its verbs name, never for every effect as a user's does.
 pub fn content_requests(text: &str) -> Vec<Effect> {
     let mut effects = Vec::new();
     for sentence in text.split(['.', '!', '?', '\n', ';', ':']) {
