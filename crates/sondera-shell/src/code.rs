@@ -268,7 +268,24 @@ fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFacts {
     } else {
         &spawns
     };
-    let risky: Vec<&str> = [unknown_spawns, &sockets, &network, &deletes]
+    // Deleting only what the code names, inside the workspace, is what
+    // `rm` of the same paths is (`shutil.rmtree('build')`).
+    let named_deletions = (!deletes.is_empty())
+        .then(|| deleted_literals(code, &lower, &deletes))
+        .flatten()
+        .filter(|targets| targets.iter().all(|t| deletes_in_workspace(t, ctx)));
+    if let Some(targets) = &named_deletions {
+        out.risks.push(risk(
+            RiskKind::DeleteInWorkspace,
+            format!("{program} inline code deletes {}", targets.join(", ")),
+        ));
+    }
+    let unknown_deletes: &[&str] = if named_deletions.is_some() {
+        &[]
+    } else {
+        &deletes
+    };
+    let risky: Vec<&str> = [unknown_spawns, &sockets, &network, unknown_deletes]
         .into_iter()
         .flatten()
         .copied()
@@ -304,6 +321,57 @@ fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFacts {
     out.hosts
         .extend(sondera_catalogue::hosts::hosts_in_text(code));
     out
+}
+
+/// The paths the code's deleting calls are given, when each is given a
+/// string literal first (`rmtree('build')`, `fs.rmSync("dist", {...})`);
+/// `None` when any is given something computed (`rmtree(path)`,
+/// `unlink glob(...)`) or is not called where it is named.
+fn deleted_literals<'c>(code: &'c str, lower: &str, deletes: &[&str]) -> Option<Vec<&'c str>> {
+    let mut targets = Vec::new();
+    for marker in deletes {
+        for (at, _) in lower.match_indices(marker) {
+            let rest = &code[at + marker.len()..];
+            // Past the rest of the call's name (`fs.rm` in `fs.rmSync(`).
+            let rest =
+                rest.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_' || c == '.');
+            let rest = match rest.strip_prefix('(') {
+                Some(args) => args,
+                None if marker.ends_with('(') => rest,
+                None => return None,
+            };
+            let rest = rest.trim_start();
+            let quote = rest
+                .chars()
+                .next()
+                .filter(|q| matches!(q, '\'' | '"' | '`'))?;
+            let body = &rest[1..];
+            let end = body.find(quote)?;
+            let after = body[end + 1..].trim_start();
+            if !after.starts_with([')', ',']) {
+                return None;
+            }
+            targets.push(&body[..end]);
+        }
+    }
+    Some(targets)
+}
+
+/// Whether deleting `target`, a path the code spells, stays inside the
+/// workspace and spares it: relative to the working directory, no `..`,
+/// no variable.
+fn deletes_in_workspace(target: &str, ctx: &ShellContext<'_>) -> bool {
+    let word = Word::path(target);
+    let resolved = resolve(&word, ctx);
+    !target.is_empty()
+        && !target.contains(['$', '*', '?', '{', '~'])
+        && !resolved.dynamic
+        && resolved.inside_workspace
+        && !sondera_catalogue::places::holds_home_or_workspace(
+            &resolved.path,
+            ctx.workspace_root,
+            ctx.home,
+        )
 }
 
 /// What a string literal of the code names, when it is a path: a credential

@@ -554,9 +554,20 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
             i.operand_words().collect()
         }
         "rmdir" | "unlink" | "shred" => i.operand_words().collect(),
-        // `rsync --delete SRC DEST` deletes whatever in DEST is not in SRC.
-        "rsync" if i.args.iter().any(|a| a.starts_with("--delete")) => {
-            i.operand_words().last().into_iter().collect()
+        // `rsync --delete SRC DEST` deletes whatever in DEST is not in SRC;
+        // `--remove-source-files` deletes every file it copied from SRC.
+        "rsync" => {
+            let all: Vec<_> = i.operand_words().collect();
+            let (sources, destination) = all.split_at(all.len().saturating_sub(1));
+            let flag = |name: &str| i.args.iter().any(|a| a.starts_with(name));
+            let mut deleted = Vec::new();
+            if flag("--remove-source-files") {
+                deleted.extend_from_slice(sources);
+            }
+            if flag("--delete") {
+                deleted.extend_from_slice(destination);
+            }
+            deleted
         }
         // `mv X /dev/null` destroys X.
         "mv" if i

@@ -1344,3 +1344,31 @@ fn data_piped_out_is_an_external_upload() {
         assert!(!analyze(benign, &CTX).has(UploadExternalFile), "{benign}");
     }
 }
+
+/// Deletions spelled by other means than `rm`: inline code naming what it
+/// deletes is judged by those paths, and rsync removing its sources
+/// deletes them.
+#[test]
+fn deletions_are_judged_by_what_they_name() {
+    for command in [
+        "python3 -c \"import shutil; shutil.rmtree('build')\"",
+        "node -e \"require('fs').rmSync('dist',{recursive:true,force:true})\"",
+        "rsync -a --remove-source-files ./out/ ./archive/",
+    ] {
+        let kinds = kinds(command);
+        assert!(kinds.contains(&DeleteInWorkspace), "{command}: {kinds:?}");
+        assert!(!kinds.contains(&InlineCodeRisky), "{command}: {kinds:?}");
+    }
+    for command in [
+        "python3 -c \"import shutil; shutil.rmtree('.')\"",
+        "python3 -c \"import os; os.remove('../other/x')\"",
+        "python3 -c \"import shutil, sys; shutil.rmtree(sys.argv[1])\" build",
+        "perl -e 'unlink glob(\"*\")'",
+    ] {
+        assert_risk(command, InlineCodeRisky);
+    }
+    assert_risk(
+        "rsync -a --remove-source-files ~/ /tmp/x/",
+        DeleteOutsideWorkspace,
+    );
+}
