@@ -50,6 +50,9 @@ const JOIN: u16 = 2048;
 const CALL: u16 = 4096;
 /// "of", after which a reader's name goes on ("modelo de lenguaje").
 const OF: u16 = 8192;
+/// A determiner, after which a word for the answer is a noun ("the
+/// correct answer"), not a verb ("how they answer").
+const DETERMINER: u16 = 16384;
 
 const LEXICON: &[(u16, &[&str])] = &[
     (
@@ -127,6 +130,7 @@ const LEXICON: &[(u16, &[&str])] = &[
     (JOIN, &["so", "then", "and", "please", "just", "also"]),
     (CALL, &["hey", "hi", "hello", "dear", "attention"]),
     (OF, &["of", "de", "di", "du", "del", "della"]),
+    (DETERMINER, &["the", "a", "an", "any", "every", "each"]),
     (
         TEXT,
         &[
@@ -405,7 +409,8 @@ struct Reading {
     /// It tells what to say: a verb of saying opening a clause or after a
     /// word of obligation.
     told: bool,
-    /// A word for the answer.
+    /// A word for the answer, as a noun ("the correct answer", "your
+    /// summary").
     names_answer: bool,
 }
 
@@ -470,7 +475,12 @@ impl Reading {
             addressed: vocative || identified,
             your_answer,
             told,
-            names_answer: has(ANSWER),
+            names_answer: words.iter().enumerate().any(|(n, w)| {
+                w.class & ANSWER != 0
+                    && words[n.saturating_sub(2)..n]
+                        .iter()
+                        .any(|before| before.class & (DETERMINER | YOUR) != 0)
+            }),
         }
     }
 
@@ -621,6 +631,7 @@ mod tests {
             "Hey, the AI team said the report is ready.",
             "AI, machine learning and robotics: describe the trends in your essay.",
             "Copilot, the new assistant, will say hello when you open it.",
+            "Chatbots, explained: how they answer questions and when they fail.",
         ] {
             assert!(!directed(text), "{text}");
         }
