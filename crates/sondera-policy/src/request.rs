@@ -582,14 +582,24 @@ fn payload_fields(
             put(f, "operation", Fact::string(operation.as_str()));
             let workspace = &inputs.environment.workspace;
             put(f, "path", Fact::string(path));
-            put(f, "sensitive", Fact::Bool(workspace.is_sensitive(path)));
+            // One resolution serves every fact of the path.
+            let resolved = workspace.resolve(path);
+            put(
+                f,
+                "sensitive",
+                Fact::Bool(Workspace::holds_credentials(&resolved)),
+            );
             put(
                 f,
                 "persistence",
-                Fact::string(workspace.persistence(path).unwrap_or_default()),
+                Fact::string(workspace.persistence_of(&resolved).unwrap_or_default()),
             );
             put(f, "agent_instructions", agent_instructions(path));
-            put(f, "place", Fact::string(workspace.place(path).as_str()));
+            put(
+                f,
+                "place",
+                Fact::string(workspace.place_of(&resolved).as_str()),
+            );
             let later = content
                 .as_deref()
                 .filter(|_| {
@@ -658,13 +668,23 @@ fn payload_fields(
 impl Workspace {
     /// Whether a file path (resolved against the workspace root and home) holds credentials.
     pub fn is_sensitive(&self, path: &str) -> bool {
-        sondera_guard::secrets::sensitive_path(&self.resolve(path)).is_some()
+        Self::holds_credentials(&self.resolve(path))
+    }
+
+    /// [`Workspace::is_sensitive`] of a path already resolved.
+    fn holds_credentials(resolved: &str) -> bool {
+        sondera_guard::secrets::sensitive_path(resolved).is_some()
     }
 
     /// What kind of persistence writing to `path` gives ("shell_startup",
     /// "authorized_keys", ...), if any.
     pub fn persistence(&self, path: &str) -> Option<&'static str> {
-        sondera_guard::persistence::persistence_target(&self.resolve(path), &self.home)
+        self.persistence_of(&self.resolve(path))
+    }
+
+    /// [`Workspace::persistence`] of a path already resolved.
+    fn persistence_of(&self, resolved: &str) -> Option<&'static str> {
+        sondera_guard::persistence::persistence_target(resolved, &self.home)
     }
 
     /// What writing `content` to `path` will execute later, if a tool runs
@@ -680,7 +700,12 @@ impl Workspace {
 
     /// Where `path` lies: the workspace, scratch space, home, the system or elsewhere.
     pub fn place(&self, path: &str) -> sondera_guard::places::Place {
-        sondera_guard::places::place(&self.resolve(path), &self.root, &self.home)
+        self.place_of(&self.resolve(path))
+    }
+
+    /// [`Workspace::place`] of a path already resolved.
+    fn place_of(&self, resolved: &str) -> sondera_guard::places::Place {
+        sondera_guard::places::place(resolved, &self.root, &self.home)
     }
 
     /// `path` made absolute against the workspace root and home, lexically.
