@@ -391,7 +391,7 @@ fn files_read(i: &Invocation) -> Vec<Cow<'_, Word>> {
             read.extend(text.split_whitespace().map(|w| Cow::Owned(Word::path(w))));
         }
     }
-    read.extend(git_object_paths(i).map(Cow::Owned));
+    read.extend(git_printed_paths(i).into_iter().map(Cow::Owned));
     // What an upload sends, it reads, whatever options stand before it.
     for sent in cloud_upload_sources(i) {
         if sent.text != "-" && !read.iter().any(|r| r.text == sent.text) {
@@ -984,19 +984,61 @@ fn cloud_upload_sources(i: &Invocation) -> Vec<Word> {
         .collect()
 }
 
-/// The files a git command prints as a revision held them (`git show
-/// HEAD~3:.env`, `git cat-file -p main:config/secrets.yml`).
-fn git_object_paths(i: &Invocation) -> impl Iterator<Item = Word> + '_ {
-    let objects = match i.git_subcommand() {
-        Some(("show" | "cat-file" | "diff", rest)) => rest,
-        _ => &[],
+/// The files a git command prints as a revision held them: a revision's
+/// file (`git show HEAD~3:.env`, `git cat-file -p main:secrets.yml`), and
+/// the paths whose changes or lines it prints (`git log -p -- .env`, `git
+/// blame .env`, `git stash show -p -- .env`). A revision among the
+/// operands is read as a path too, and names no credential file.
+fn git_printed_paths(i: &Invocation) -> Vec<Word> {
+    let Some((command, rest)) = i.git_subcommand() else {
+        return Vec::new();
     };
-    objects
+    let shows_objects = matches!(command, "show" | "cat-file" | "diff");
+    let objects = rest
         .iter()
+        .filter(|_| shows_objects)
         .filter(|a| !a.starts_with('-') && !a.contains("://"))
         .filter_map(|a| a.split_once(':').map(|(_, path)| path))
-        .filter(|path| !path.is_empty())
-        .map(Word::path)
+        .filter(|path| !path.is_empty());
+    let mut printed: Vec<Word> = objects.map(Word::path).collect();
+    if git_prints_contents(command, rest) {
+        let pathspecs = match rest.iter().position(|a| a == "--") {
+            Some(dashes) => &rest[dashes + 1..],
+            None => rest,
+        };
+        let paths = pathspecs
+            .iter()
+            .filter(|a| !a.starts_with('-') && !a.contains(':'))
+            .map(Word::path);
+        printed.extend(paths);
+    }
+    printed
+}
+
+/// Whether a git command prints the contents of the files it is given:
+/// `blame`, `show` and `diff` unless told to print only names or counts,
+/// `log` and `stash show` when told to print patches.
+fn git_prints_contents(command: &str, rest: &[String]) -> bool {
+    let has = |options: &[&str]| rest.iter().any(|a| options.contains(&a.as_str()));
+    const ONLY_NAMES: &[&str] = &[
+        "--stat",
+        "--name-only",
+        "--name-status",
+        "--shortstat",
+        "--numstat",
+        "-s",
+        "--no-patch",
+        "--quiet",
+        "--summary",
+    ];
+    const PATCHES: &[&str] = &["-p", "-u", "--patch", "-L"];
+    match command {
+        "blame" | "annotate" => true,
+        "show" | "diff" => !has(ONLY_NAMES),
+        "log" | "whatchanged" => has(PATCHES) && !has(ONLY_NAMES),
+        "stash" => rest.first().is_some_and(|a| a == "show") && has(PATCHES),
+        _ => false,
+    }
 }
 
 /// Whether a `HOST:PATH` operand of git may name a remote: only commands

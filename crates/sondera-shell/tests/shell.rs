@@ -821,6 +821,9 @@ fn mounted_secrets_are_secrets() {
         "rg token ~/.kube",
         "git show HEAD~3:.env",
         "git cat-file -p main:config/secrets.yml",
+        "git log -p -- .env",
+        "git blame .env.production",
+        "git stash show -p stash@{0} -- .env",
         "docker inspect db --format '{{.Config.Env}}'",
     ] {
         assert_risk(command, SecretRead);
@@ -831,6 +834,9 @@ fn mounted_secrets_are_secrets() {
         "ls -la /var/run/",
         "grep -r TODO src/",
         "git show HEAD:README.md",
+        "git log --oneline -- .env",
+        "git show --stat HEAD",
+        "git stash show stash@{0} -- .env",
         "docker inspect db --format '{{.State.Status}}'",
     ] {
         assert!(!analyze(benign, &CTX).has(SecretRead), "{benign}");
