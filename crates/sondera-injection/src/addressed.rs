@@ -373,6 +373,10 @@ pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
     let mut addressed_before = false;
     for sentence in sentences(text) {
         read_words(text, sentence.clone(), &mut words);
+        // Most sentences name no reader and follow none addressed.
+        if !addressed_before && !words.iter().any(|w| w.class & (READER | YOU) != 0) {
+            continue;
+        }
         let reading = Reading::of(&words);
         if reading.directs(addressed_before) {
             found.push(sentence.clone());
