@@ -275,9 +275,20 @@ fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFacts {
         .flatten()
         .filter(|targets| targets.iter().all(|t| deletes_in_workspace(t, ctx)));
     if let Some(targets) = &named_deletions {
+        let mut named: Vec<&str> = targets.clone();
+        named.sort_unstable();
+        named.dedup();
+        let shown = named.len().min(MAX_TARGETS_SHOWN);
+        let more = match named.len() - shown {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
         out.risks.push(risk(
             RiskKind::DeleteInWorkspace,
-            format!("{program} inline code deletes {}", targets.join(", ")),
+            format!(
+                "{program} inline code deletes {}{more}",
+                named[..shown].join(", ")
+            ),
         ));
     }
     let unknown_deletes: &[&str] = if named_deletions.is_some() {
@@ -323,6 +334,13 @@ fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFacts {
     out
 }
 
+/// Most deleted paths an evidence names.
+const MAX_TARGETS_SHOWN: usize = 8;
+
+/// Longest rest of a deleting call's name after its marker (`Sync` of
+/// `fs.rmSync`, `_rf` of `FileUtils.rm_rf`).
+const MAX_CALL_NAME_TAIL: usize = 32;
+
 /// The paths the code's deleting calls are given, when each is given a
 /// string literal first (`rmtree('build')`, `fs.rmSync("dist", {...})`);
 /// `None` when any is given something computed (`rmtree(path)`,
@@ -332,9 +350,18 @@ fn deleted_literals<'c>(code: &'c str, lower: &str, deletes: &[&str]) -> Option<
     for marker in deletes {
         for (at, _) in lower.match_indices(marker) {
             let rest = &code[at + marker.len()..];
-            // Past the rest of the call's name (`fs.rm` in `fs.rmSync(`).
-            let rest =
-                rest.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_' || c == '.');
+            // Past the rest of the call's name (`fs.rm` in `fs.rmSync(`),
+            // which is short: read without a bound, a marker repeated
+            // (`unlinkunlink...(`) had every match read the whole run.
+            let name_tail = rest
+                .bytes()
+                .take(MAX_CALL_NAME_TAIL + 1)
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+                .count();
+            if name_tail > MAX_CALL_NAME_TAIL {
+                return None;
+            }
+            let rest = &rest[name_tail..];
             let rest = match rest.strip_prefix('(') {
                 Some(args) => args,
                 None if marker.ends_with('(') => rest,

@@ -1377,4 +1377,9 @@ fn deletions_are_judged_by_what_they_name() {
         "rsync -a --remove-source-files ~/ /tmp/x/",
         DeleteOutsideWorkspace,
     );
+    // A call's name runs on for a bounded length after its marker: past
+    // it the call is not read (a marker repeated had every match read the
+    // whole run, quadratic in the code).
+    let repeated = format!("python3 -c \"{}('build')\"", "unlink".repeat(8));
+    assert_risk(&repeated, InlineCodeRisky);
 }
