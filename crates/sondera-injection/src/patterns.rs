@@ -125,6 +125,12 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
+                r"@sentence\b({AGENT})\s+([a-z]+\s+)?(reviewers?|readers?|summari[sz]ers?|screeners?|graders?|evaluators?|judges?|recruiters?|crawlers?|scrapers?|parsers?|triagers?|moderators?|checkers?|auditors?|analysts?|tools?|systems?|pipelines?)\s*([,:]\s|\s-)[^.\n]{{0,60}}?\b(please|you|ignore|disregard|forget|now|immediately|first|before|your|{ACTION}|mark|treat|classify|flag|label|grade|score|accept|reject|pass|merge)\b"
+            ),
+        ),
+        (
+            AddressedToAgent,
+            &format!(
                 r"\b({AGENT})s?\s+(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\s+(not\s+)?({ACTION}|ignore|disregard|forget|first|immediately|now|always|never)\b"
             ),
         ),
@@ -251,7 +257,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b(whoever|anyone|anybody|any\s+(system|program|tool|bot|ai|agent|assistant|model)|({AGENT})s?)\s+(that\s+is\s+|who\s+is\s+|is\s+|are\s+)?(reading|automating|processing|handling|summari[sz]ing|managing|monitoring|parsing|scanning|going\s+through|triaging)\s+(this|these|the|my|our)\b"
+                r"\b(whoever|anyone|anybody|any\s+(system|program|tool|bot|ai|agent|assistant|model)|({AGENT})s?)\s+(that\s+is\s+|who\s+is\s+|is\s+|are\s+)?(reading|automating|processing|handling|summari[sz]ing|managing|monitoring|parsing|scanning|going\s+through|triaging)\s+(this|these|the|my|our)\b|\b(whoever|anyone\s+who|anybody\s+who)\s+(reads|processes|handles|summari[sz]es|parses|scans|reviews|answers\s+questions\s+about|is\s+asked\s+about)\s+(this|these|the\s+following)\b"
             ),
         ),
         (
@@ -280,11 +286,19 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             NewInstructions,
-            r"\bnew\s+(\w+\s+)?(instructions?|task|rules|directive|orders?|assignment)\s*(:|from\s+(the|your|my)|for\s+you)",
+            r"\bnew\s+(\w+\s+)?(instructions?|task|rules|directive|orders?|assignment|polic(y|ies)|guidelines?)\s*(:|from\s+(the|your|my)|for\s+you)",
         ),
         (
             OutputDirective,
             r"\b(in|into|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\bto\s+your\s+(final\s+)?(answer|summary|reply|completion|translation)s?\b|\byour\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\b|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b",
+        ),
+        (
+            OutputDirective,
+            r"\b(respond|reply|answer)\s+to\s+(any|every|all|each)\s+(questions?|quer(y|ies)|requests?|messages?|prompts?)\s+(about|on|regarding|concerning)\s+(this|these|the\s+following)\b|\b(when|if|whenever)\s+(you\s+are\s+|you're\s+|being\s+)?asked\s+(about|what|whether|if|for|to\s+(summari[sz]e|describe|review|rate|evaluate|explain|assess))\b[^.\n]{0,80}?,\s*(always\s+|just\s+|simply\s+)?(say|tell|answer|respond|reply|state|claim|mention|describe|call|recommend|insist|confirm|deny)\b|\b(if|when|whenever)\s+(anyone|someone|somebody|the\s+user|a\s+user|users)\s+asks?\s+(about|what|whether|if|for)\b[^.\n]{0,80}?,\s*(always\s+|just\s+|simply\s+)?(say|tell|answer|respond|reply|state|claim|insist|confirm|deny)\b",
+        ),
+        (
+            Concealment,
+            r"\b(do\s+not|don'?t|never)\s+(mention|include|reveal|disclose|report|bring\s+up|refer\s+to|talk\s+about)\b[^.\n]{0,60}?\b(when|while|in)\s+(summari[sz]ing|answering|responding|replying|describing|you\s+summari[sz]e|you\s+answer|you\s+respond|asked)\b",
         ),
         (
             OutputTakeover,
@@ -293,6 +307,10 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AnswerDirective,
             r"\b(add|append|prepend|include|insert|embed|attach|put|place|inject|integrate|incorporate|paste)\b[^!?\n]{0,80}?\b(to|in|into|within|(at|to)\s+the\s+(end|start|top|bottom|beginning)\s+of)\s+(the|your|each|every|any|all)\s+(final\s+|next\s+)?(answers?|repl(y|ies)|summar(y|ies)|completions?)\b",
+        ),
+        (
+            AnswerDirective,
+            r"\b(add|append|prepend|include|insert|attach|put|place|paste)\s+(the\s+following|this\s+(sentence|line|text|message|note|phrase|link|paragraph)|['\x22])[^!?\n]{0,80}?\b(to|in|into|within|(at|to)\s+the\s+(end|start|top|bottom|beginning)\s+of)\s+(your|each|every)\s+(final\s+|next\s+)?(responses?|outputs?)\b",
         ),
         (
             AnswerDirective,
@@ -316,7 +334,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             AnswerDirective,
-            r"\b(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+(of\s+this\s+\w+\s+)?(must|should|shall|has\s+to|have\s+to|needs?\s+to)\s+(say|state|claim|mention|recommend|include|contain|read|note|report|describe|tell)\b|\bmake\s+(sure\s+(that\s+)?)?(the|your)\s+(answer|reply|summary|response)s?\s+(says?|states?|claims?|mentions?|recommends?|includes?|contains?|notes?)\b",
+            r"\b(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+(of\s+this\s+\w+\s+)?(must|should|shall|has\s+to|have\s+to|needs?\s+to)\s+(always\s+|never\s+|only\s+)?(say|state|claim|mention|recommend|include|contain|read|note|report|describe|tell|omit|exclude|leave\s+out|ignore|skip|praise|highlight|emphasi[sz]e|downplay|call|portray|present|favou?r|rank|rate|conclude)\b|\bmake\s+(sure\s+(that\s+)?)?(the|your)\s+(answer|reply|summary|response)s?\s+(says?|states?|claims?|mentions?|recommends?|includes?|contains?|notes?)\b",
         ),
         (
             AnswerDirective,
@@ -324,7 +342,11 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             RefersToUser,
-            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|answer)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b",
+            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b",
+        ),
+        (
+            RefersToUser,
+            r"@sentence\b(tell|inform|warn|remind|urge|instruct|direct)\s+(all\s+|any\s+)?(users|readers)\b",
         ),
         (
             NewInstructions,
@@ -781,7 +803,10 @@ impl Patterns {
         for (index, spans) in self.matching(bytes) {
             let pattern = &self.each[index];
             let (feature, start) = (&pattern.feature, &pattern.start);
-            let admitted = spans.filter(|m| start.admits(bytes, m.start));
+            let admitted = spans.filter(|m| {
+                start.admits(bytes, m.start)
+                    && !(directs_the_answer(*feature) && said_of_another(bytes, m.start))
+            });
             for m in admitted.take(MATCHES_PER_PATTERN) {
                 let span = if *feature == Feature::HiddenComment {
                     match instructing_comment(text, m.start) {
@@ -795,6 +820,51 @@ impl Patterns {
             }
         }
     }
+}
+
+/// Features whose wordings open with the verb of a direction ("answer in
+/// Spanish only", "include a link at the end of your reply").
+fn directs_the_answer(feature: Feature) -> bool {
+    matches!(
+        feature,
+        Feature::AnswerDirective | Feature::AnswerManner | Feature::OutputTakeover
+    )
+}
+
+/// Whether the words before `at` make the verb there a statement about
+/// someone else rather than a direction: a modal or an infinitive's "to"
+/// whose subject is not the reader ("the Madrid office will answer in
+/// Spanish only", "staff are expected to reply only in English"). A
+/// direction has no subject of its own, or "you" ("I want you to answer").
+fn said_of_another(text: &[u8], at: usize) -> bool {
+    let mut words = text[..at]
+        .rsplit(|b| !b.is_ascii_alphanumeric() && *b != b'\'')
+        .filter(|w| !w.is_empty());
+    let Some(before) = words.next() else {
+        return false;
+    };
+    const MODALS: &[&[u8]] = &[
+        b"will",
+        b"would",
+        b"can",
+        b"could",
+        b"may",
+        b"might",
+        b"to",
+        b"usually",
+        b"typically",
+        b"generally",
+        b"often",
+        b"normally",
+    ];
+    if !MODALS.contains(&before) {
+        return false;
+    }
+    let subject = words.next().unwrap_or_default();
+    !matches!(
+        subject,
+        b"you" | b"u" | b"please" | b"ai" | b"assistant" | b"agent" | b"model" | b"llm" | b"bot"
+    )
 }
 
 /// Longest HTML comment read, in bytes.
