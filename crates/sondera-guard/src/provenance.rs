@@ -423,6 +423,48 @@ fn names_a_thing(word: &str) -> bool {
     )
 }
 
+/// Whether `words[n]` ends a compound noun its determiner opened ("this
+/// blog post", "the status update", "the wire transfer"): a word that is
+/// a noun as often as a verb, right after a noun that follows a
+/// determiner. A verb there would need a clause of its own.
+fn ends_a_compound(words: &[Cow<'_, str>], n: usize) -> bool {
+    n >= 2
+        && names_a_thing(&words[n - 2])
+        && matches!(
+            &*words[n],
+            "post"
+                | "posts"
+                | "update"
+                | "updates"
+                | "transfer"
+                | "transfers"
+                | "share"
+                | "order"
+                | "orders"
+                | "message"
+                | "messages"
+                | "email"
+                | "emails"
+                | "mail"
+                | "text"
+                | "call"
+                | "calls"
+                | "reply"
+                | "replies"
+                | "payment"
+                | "invite"
+                | "invites"
+                | "upload"
+                | "uploads"
+                | "change"
+                | "changes"
+                | "request"
+                | "requests"
+                | "booking"
+                | "report"
+        )
+}
+
 /// Phrases with which a user hands the agent whatever the data asks for.
 static DELEGATION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(handle|take\s+care\s+of|deal\s+with|do\s+what\s+(it|they|the\s+\w+)\s+(says?|asks?)|follow\s+(the|its|their)\s+(instructions|steps|requests)|complete\s+(the|all|any)\s+(tasks?|to-?dos?|action\s+items)|act\s+on)\b")
@@ -530,7 +572,7 @@ fn sentence_requests(words: &[Cow<'_, str>], effects: &mut Vec<Effect>) {
         }
         // A word after a determiner or an adjective of time is a noun:
         // "my latest SMS", "the email from Bob" name what to read.
-        if asked_about || n > 0 && names_a_thing(&words[n - 1]) {
+        if asked_about || n > 0 && names_a_thing(&words[n - 1]) || ends_a_compound(words, n) {
             continue;
         }
         // A loose verb still asks when it is how the request starts

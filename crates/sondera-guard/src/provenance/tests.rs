@@ -124,6 +124,10 @@ fn requests_in_prompts() {
         "Summarize the email from Bob",
         "What does my last text say?",
         "Show me today's post on the blog",
+        "Summarise this blog post",
+        "What does the latest status update say?",
+        "Check the last wire transfer",
+        "Read the new support email",
     ] {
         assert_eq!(requested_effects(read), [], "{read}");
     }
@@ -141,6 +145,11 @@ fn requests_in_prompts() {
     for read in ["Summarise the document", "Read a copy of the record"] {
         assert_eq!(requested_effects(read), [], "{read}");
     }
+    // A verb after a compound's noun still asks when its clause opens.
+    assert_eq!(
+        requested_effects("Find the blog draft and post it"),
+        [Effect::Send]
+    );
     assert_eq!(
         requested_effects("Read my SMS messages and text Tom back"),
         [Effect::Send]
