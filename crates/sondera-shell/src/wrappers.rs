@@ -65,8 +65,27 @@ fn spec(program: &str) -> Option<Spec> {
         ),
         "command" => s(&[], false, &["-v", "-V"]),
         "busybox" => s(&[], false, &["--list", "--help"]),
-        "setsid" | "nsenter" | "unbuffer" | "proxychains" | "proxychains4" | "torsocks"
-        | "catchsegv" => s(&["-t", "--target", "-f", "--config"], false, &[]),
+        "setsid" | "unbuffer" | "catchsegv" => s(&[], false, &[]),
+        "nsenter" => s(
+            &["-t", "--target", "-S", "--setuid", "-G", "--setgid"],
+            false,
+            &[],
+        ),
+        "proxychains" | "proxychains4" => s(&["-f"], false, &[]),
+        "torsocks" => s(
+            &[
+                "-u",
+                "-p",
+                "-a",
+                "-P",
+                "--user",
+                "--pass",
+                "--address",
+                "--port",
+            ],
+            false,
+            &[],
+        ),
         "pkexec" => s(&["--user"], false, &["--version", "--help"]),
         "flock" => s(
             &["-w", "--timeout", "-E", "--conflict-exit-code"],
