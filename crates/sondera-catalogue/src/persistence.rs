@@ -141,7 +141,8 @@ const DIRECTORIES: &[&str] = &[
     "/Library/LaunchDaemons/",
 ];
 
-const SHELL_STARTUP: &[&str] = &[
+/// The start-up files a user's shell runs, relative to home.
+pub(crate) const SHELL_STARTUP: &[&str] = &[
     ".bashrc",
     ".bash_profile",
     ".bash_login",

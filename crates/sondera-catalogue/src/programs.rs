@@ -280,6 +280,27 @@ const FILE_READERS: &[&str] = &[
     "install",
     "ssh-keygen",
     "sftp",
+    // Text utilities that print or reshape what they read.
+    "column",
+    "fold",
+    "fmt",
+    "pr",
+    "paste",
+    "join",
+    "comm",
+    "rev",
+    "expand",
+    "unexpand",
+    "look",
+    "csplit",
+    "split",
+    "iconv",
+    "dos2unix",
+    "unix2dos",
+    "ed",
+    "ex",
+    "pandoc",
+    "enscript",
 ];
 
 const FILE_NAMERS: &[&str] = &[

