@@ -442,15 +442,11 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             format!("{p} {}", i.args.join(" ")),
         ));
     }
-    let spelled: Vec<String> = crate::written::written_content(i)
-        .or_else(|| crate::written::edited_content(i))
-        .map(|(targets, _)| targets.iter().map(|w| resolve(w, ctx).path).collect())
-        .unwrap_or_default();
     for path in written {
         if let Some(target) = sondera_catalogue::persistence::persistence_target(&path, ctx.home) {
             // What the content runs is judged by `files_that_run`.
             let reviewable = matches!(target, "shell_startup" | "git_hook")
-                && spelled.contains(&path)
+                && spells_content_of(i, &path, ctx)
                 && sondera_catalogue::runs_later::runs_later(&path).is_some();
             let kind = if reviewable {
                 RiskKind::StartupFileWrite
@@ -464,6 +460,14 @@ fn persistence(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             out.push(risk(RiskKind::AgentInstructions, evidence));
         }
     }
+}
+
+/// Whether `i` writes `path` with text it spells out (`echo ... >> f`,
+/// `sed -i '$a ...' f`).
+fn spells_content_of(i: &Invocation, path: &str, ctx: &ShellContext<'_>) -> bool {
+    crate::written::written_content(i)
+        .or_else(|| crate::written::edited_content(i))
+        .is_some_and(|(targets, _)| targets.iter().any(|w| resolve(w, ctx).path == path))
 }
 
 /// Files a program writes through its arguments: the operands of copiers and
