@@ -151,8 +151,16 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"\bauthori[sz]ed\s+by\s+(the\s+)?(user|admin|administrator|developer|owner|system)\b",
         ),
         (
+            AuthorityClaim,
+            r"\b(the|your)\s+(user|owner|principal)\s+(prefers|expects|insists|likes|wishes|always\s+wants|has\s+asked|asked)\s+(that\s+)?you\b",
+        ),
+        (
+            AnswerDirective,
+            r"\b(notes?|instructions?|guidance|hints?|directions?|reminder)\s+(for|to)\s+(the\s+|any\s+|your\s+)?(summary|summaries|summari[sz]ers?|answers?|responses?|repl(y|ies)|recap)\s*[:-]\s*(please\s+)?(always\s+)?(say|state|describe|call|report|present|portray|mention|omit|claim|write|frame|refer\s+to|characteri[sz]e|list|rate|rank)\b",
+        ),
+        (
             AddressedToAgent,
-            r"\b(user|owner|developer|administrator|operator|principal)\s+(has\s+)?(asked|wants|requested|instructed|authori[sz]ed|approved|needs|requires|would\s+like)\s+(you|that\s+you)\b|\b(urgent\s+|important\s+|new\s+|priority\s+)?instructions?\s+from\s+(me|the|your)\s+(user|developer|administrator|admin|operator|owner|creator|system)\b",
+            r"\b(user|owner|developer|administrator|operator|principal)\s+(has\s+)?(asked|wants|requested|instructed|authori[sz]ed|approved|needs|requires|would\s+like|prefers|expects|insists)\s+(you|that\s+you)\b|\b(urgent\s+|important\s+|new\s+|priority\s+)?instructions?\s+from\s+(me|the|your)\s+(user|developer|administrator|admin|operator|owner|creator|system)\b",
         ),
         (
             TaskPrecondition,
