@@ -342,7 +342,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             AnswerDirective,
-            r"\b(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+(of\s+this\s+\w+\s+)?(must|should|shall|has\s+to|have\s+to|needs?\s+to)\s+(always\s+|never\s+|only\s+)?(say|state|claim|mention|recommend|include|contain|read|note|report|describe|tell|omit|exclude|leave\s+out|ignore|skip|praise|highlight|emphasi[sz]e|downplay|call|portray|present|favou?r|rank|rate|conclude)\b|\bmake\s+(sure\s+(that\s+)?)?(the|your)\s+(answer|reply|summary|response)s?\s+(says?|states?|claims?|mentions?|recommends?|includes?|contains?|notes?)\b",
+            r"\b(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+(of\s+this\s+\w+\s+)?(must|should|shall|has\s+to|have\s+to|needs?\s+to)\s+(always\s+|never\s+|only\s+)?(say|state|claim|mention|recommend|include|contain|read|note|report|describe|tell|be\s+(written|formatted|phrased|worded)|end\s+with|start\s+with|begin\s+with|omit|exclude|leave\s+out|ignore|skip|praise|highlight|emphasi[sz]e|downplay|call|portray|present|favou?r|rank|rate|conclude)\b|\bmake\s+(sure\s+(that\s+)?)?(the|your)\s+(answer|reply|summary|response)s?\s+(says?|states?|claims?|mentions?|recommends?|includes?|contains?|notes?)\b",
         ),
         (
             AnswerDirective,
