@@ -62,6 +62,19 @@ pub fn is_null_device(path: &str) -> bool {
         || is_socket_device(path)
 }
 
+/// Whether `text` names the socket of a daemon that runs containers as
+/// root (Docker, containerd, Podman's root service, CRI-O): whoever speaks
+/// to it can mount the host's root, so reaching it is root.
+pub fn names_root_daemon_socket(text: &str) -> bool {
+    const SOCKETS: &[&str] = &[
+        "/run/docker.sock",
+        "/run/containerd/containerd.sock",
+        "/run/podman/podman.sock",
+        "/run/crio/crio.sock",
+    ];
+    SOCKETS.iter().any(|s| text.contains(s))
+}
+
 /// bash's network pseudo-files: redirecting to `/dev/tcp/HOST/PORT` opens a
 /// connection.
 pub fn is_socket_device(path: &str) -> bool {

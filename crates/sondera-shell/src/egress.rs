@@ -895,13 +895,23 @@ fn uploads(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
                 .map(|w| (*w).clone())
                 .collect()
         }
-        "curl" | "wget" => i
-            .arg_words
-            .iter()
-            .filter(|w| w.text.contains('@') || w.text.contains("-file="))
-            .filter_map(file_refs)
-            .map(Cow::into_owned)
-            .collect(),
+        "curl" | "wget" => {
+            let mut sent: Vec<Word> = i
+                .arg_words
+                .iter()
+                .filter(|w| w.text.contains('@') || w.text.contains("-file="))
+                .filter_map(file_refs)
+                .map(Cow::into_owned)
+                .collect();
+            // `curl -T FILE` sends the file itself.
+            sent.extend(
+                i.arg_words
+                    .windows(2)
+                    .filter(|w| matches!(w[0].text.as_str(), "-T" | "--upload-file"))
+                    .map(|w| w[1].clone()),
+            );
+            sent
+        }
         _ => cloud_upload_sources(i),
     };
     let mut sent = sent;

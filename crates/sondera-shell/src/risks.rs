@@ -1007,9 +1007,21 @@ fn privilege(i: &Invocation, out: &mut Vec<Risk>) {
                     || args
                         .iter()
                         .any(|a| a.starts_with("--volume=/:") || a.starts_with("-v=/:"))
-                    || args.contains(&"--pid=host"))
+                    || args.contains(&"--pid=host")
+                    || args.iter().any(|a| {
+                        a.contains(".sock:")
+                            && sondera_catalogue::places::names_root_daemon_socket(a)
+                    }))
         }
-        _ => false,
+        // Speaking to the container daemon's socket (`curl --unix-socket
+        // /var/run/docker.sock`, a container given it) is root; listing
+        // or testing the file is not.
+        program => {
+            !Role::FileNamer.includes(program)
+                && args
+                    .iter()
+                    .any(|a| sondera_catalogue::places::names_root_daemon_socket(a))
+        }
     };
     if grants {
         out.push(risk(
