@@ -119,7 +119,8 @@ fn verb_effect(word: &str) -> Option<Effect> {
         "update" | "set" | "change" | "reset" | "edit" | "modify" | "rename" | "move" | "patch"
         | "replace" | "configure" | "enable" | "disable" | "toggle" | "mark" | "approve"
         | "reject" | "accept" | "decline" | "reschedule" | "postpone" | "lock" | "upgrade"
-        | "downgrade" | "fix" | "correct" | "adjust" => Update,
+        | "downgrade" | "fix" | "correct" | "adjust" | "merge" | "rebase" | "promote"
+        | "demote" => Update,
         "create" | "add" | "schedule" | "book" | "reserve" | "make" | "new" | "insert" | "save"
         | "upload" | "append" | "register" | "open" | "start" | "launch" | "run" | "execute"
         | "deploy" | "install" | "follow" | "like" | "star" | "subscribe" | "join" | "apply"

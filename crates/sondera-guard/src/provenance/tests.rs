@@ -90,6 +90,10 @@ fn requests_in_content() {
         // A hand-over asks for what its verbs name, not for every effect.
         ("Follow the steps below to install.", vec![Create]),
         ("Your renewal is on March 1.", vec![]),
+        (
+            "@agent please merge this and delete the branch.",
+            vec![Delete, Update],
+        ),
     ] {
         assert_eq!(content_requests(text), effects, "{text}");
     }
