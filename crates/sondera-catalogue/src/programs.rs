@@ -52,8 +52,13 @@ pub enum Role {
     /// Keeps passwords, tokens or keys and prints one when asked.
     CredentialStore,
     /// Prints data kept outside the workspace: a database's dump or export,
-    /// the clipboard (`xclip` and `xsel` when asked for its output).
+    /// a directory's entries, the system's logs, the clipboard (`xclip`
+    /// and `xsel` when asked for its output).
     DataDumper,
+    /// Deploys applications and keeps their environment: the values it
+    /// holds for an app (`heroku config`, `helm get values`) are its
+    /// secrets.
+    AppPlatform,
     /// Prints shell code that sets itself up (`pyenv init -`, `ssh-agent
     /// -s`, `brew shellenv`): `eval "$(pyenv init -)"` runs what the tool
     /// is, not unknown code.
@@ -81,6 +86,7 @@ impl Role {
         Role::DatabaseClient,
         Role::CredentialStore,
         Role::DataDumper,
+        Role::AppPlatform,
         Role::ShellSetup,
     ];
 
@@ -142,6 +148,9 @@ impl Role {
                 "impala-shell",
                 "sqlplus",
                 "bq",
+                "redis-cli",
+                "valkey-cli",
+                "keydb-cli",
             ],
             Role::CredentialStore => &[
                 "pass",
@@ -170,6 +179,21 @@ impl Role {
                 "wl-paste",
                 "xclip",
                 "xsel",
+                "ldapsearch",
+                "journalctl",
+            ],
+            Role::AppPlatform => &[
+                "heroku",
+                "helm",
+                "vercel",
+                "netlify",
+                "fly",
+                "flyctl",
+                "railway",
+                "render",
+                "dokku",
+                "eb",
+                "infisical",
             ],
             Role::ShellSetup => &[
                 "ssh-agent",

@@ -368,6 +368,12 @@ fn deleted_literals<'c>(code: &'c str, lower: &str, deletes: &[&str]) -> Option<
                 None => return None,
             };
             let rest = rest.trim_start();
+            // A method with nothing given deletes its receiver, when that
+            // is one constructor given a literal (`Path('x').unlink()`).
+            if rest.starts_with(')') {
+                targets.push(receiver_literal(&code[..at])?);
+                continue;
+            }
             let quote = rest
                 .chars()
                 .next()
@@ -382,6 +388,31 @@ fn deleted_literals<'c>(code: &'c str, lower: &str, deletes: &[&str]) -> Option<
         }
     }
     Some(targets)
+}
+
+/// The literal a method's receiver is made from, when the code before
+/// the method (`before`, ending at its name) is one constructor given one
+/// string literal: `Path('build/x.log').` and `pathlib.Path("x").`, not a
+/// chain (`Path.home().joinpath('x').`) or a computed value.
+fn receiver_literal(before: &str) -> Option<&str> {
+    let call = before
+        .strip_suffix('.')?
+        .trim_end()
+        .strip_suffix(')')?
+        .trim_end();
+    let quote = call.chars().last().filter(|q| matches!(q, '\'' | '"'))?;
+    let inner = &call[..call.len() - 1];
+    let open = inner.rfind(quote)?;
+    let literal = &inner[open + 1..];
+    let name = inner[..open].trim_end().strip_suffix('(')?.trim_end();
+    let constructor = name
+        .bytes()
+        .rev()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+        .count();
+    let (head, constructor) = name.split_at(name.len() - constructor);
+    let chained = head.ends_with(')') || constructor.starts_with('.');
+    (!constructor.is_empty() && !chained && !literal.contains(quote)).then_some(literal)
 }
 
 /// Whether deleting `target`, a path the code spells, stays inside the

@@ -229,6 +229,7 @@ fn kills_every_process(args: &[&str]) -> bool {
 /// them or a revealing option: the cheap test before the grammar is read.
 fn mentions_credentials(i: &Invocation) -> bool {
     Role::CredentialStore.includes(&i.program)
+        || Role::AppPlatform.includes(&i.program)
         || hints_credentials(&i.program)
         || i.args.iter().any(|a| hints_credentials(a))
 }
@@ -361,12 +362,68 @@ pub(super) fn credential_output(i: &Invocation, out: &mut Vec<Risk>) {
     } else {
         emits || last_word_names_one || store
     };
-    if prints || reveals || minted {
+    if prints || reveals || minted || app_environment_printed(i, &g) {
         out.push(risk(
             RiskKind::SecretRead,
             format!("{} {} prints a credential", i.program, i.args.join(" ")),
         ));
     }
+}
+
+/// Words for the environment a platform keeps for an app: its variables
+/// and values, which hold the app's secrets.
+const ENVIRONMENT_NOUNS: &[&str] = &[
+    "config",
+    "values",
+    "env",
+    "envs",
+    "environment",
+    "variables",
+    "vars",
+    "printenv",
+];
+
+/// Whether a deployment platform prints an app's environment: a noun of
+/// it on the subcommand path, shown by a verb of printing or by no verb
+/// (`heroku config`, `helm get values`, `eb printenv`), not listed,
+/// set or removed (`heroku config:set`, `vercel env ls`).
+fn app_environment_printed(i: &Invocation, g: &Grammar) -> bool {
+    Role::AppPlatform.includes(&i.program)
+        && g.path
+            .iter()
+            .skip(1)
+            .any(|w| w.iter().any(|t| ENVIRONMENT_NOUNS.contains(&t.as_str())))
+        && !g
+            .all()
+            .any(|t| QUIET_VERBS.contains(&t) || t == "ls" || t == "unset")
+        && (g.has_any(EMIT_VERBS)
+            || g.path
+                .iter()
+                .skip(1)
+                .flatten()
+                .all(|t| !is_verb_of_change(t)))
+}
+
+/// Verbs of a platform's subcommands that change rather than show.
+fn is_verb_of_change(token: &str) -> bool {
+    matches!(
+        token,
+        "set"
+            | "unset"
+            | "add"
+            | "rm"
+            | "remove"
+            | "delete"
+            | "push"
+            | "import"
+            | "edit"
+            | "install"
+            | "upgrade"
+            | "rollback"
+            | "uninstall"
+            | "deploy"
+            | "apply"
+    )
 }
 
 #[cfg(test)]

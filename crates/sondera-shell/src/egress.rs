@@ -600,15 +600,39 @@ fn prints_outside_data(i: &Invocation) -> Option<&'static str> {
         return asked_for_output().then_some("the clipboard");
     }
     if Role::DataDumper.includes(program) {
-        return Some(if matches!(program, "pbpaste" | "wl-paste") {
-            "the clipboard"
-        } else {
-            "a database's data"
+        return Some(match program {
+            "pbpaste" | "wl-paste" => "the clipboard",
+            "ldapsearch" => "a directory's entries",
+            "journalctl" => "the system's logs",
+            _ => "a database's data",
         });
+    }
+    if prints_cloud_object(i) {
+        return Some("a cloud storage object");
     }
     Role::DatabaseClient
         .includes(program)
         .then_some("a database's data")
+}
+
+/// A storage CLI printing an object it fetches (`aws s3 cp s3://b/k -`,
+/// `gsutil cat gs://b/k`, `gcloud storage cat`).
+fn prints_cloud_object(i: &Invocation) -> bool {
+    let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
+    let remote = |a: &&str| a.starts_with("s3://") || a.starts_with("gs://");
+    match (i.program.as_str(), args.as_slice()) {
+        ("aws", ["s3", "cp", rest @ ..]) => {
+            let operands: Vec<&&str> = rest
+                .iter()
+                .filter(|a| !a.starts_with('-') || **a == "-")
+                .collect();
+            operands.last().is_some_and(|a| **a == "-") && operands.iter().any(|a| remote(a))
+        }
+        ("gsutil", ["cat", rest @ ..]) | ("gcloud", ["storage", "cat", rest @ ..]) => {
+            rest.iter().any(remote)
+        }
+        _ => false,
+    }
 }
 
 /// Whether an environment variable's name says it holds a secret
@@ -1011,6 +1035,31 @@ fn git_printed_paths(i: &Invocation) -> Vec<Word> {
         .filter_map(|a| a.split_once(':').map(|(_, path)| path))
         .filter(|path| !path.is_empty());
     let mut printed: Vec<Word> = objects.map(Word::path).collect();
+    // `log -L START,END:FILE` (or `-L:FUNC:FILE`) prints that file's lines.
+    let ranges = rest
+        .iter()
+        .enumerate()
+        .filter_map(|(n, a)| match a.as_str() {
+            "-L" => rest.get(n + 1).map(String::as_str),
+            _ => a.strip_prefix("-L").filter(|v| !v.is_empty()),
+        });
+    printed.extend(
+        ranges
+            .filter(|_| command == "log")
+            .filter_map(|range| range.rsplit_once(':').map(|(_, path)| path))
+            .filter(|path| !path.is_empty())
+            .map(Word::path),
+    );
+    // `archive TREE PATH...` packs the files it names.
+    if command == "archive" {
+        let valued = [
+            "-o", "--output", "--remote", "--exec", "--prefix", "--format",
+        ];
+        let operands = rest.iter().enumerate().filter(|(n, a)| {
+            !a.starts_with('-') && (*n == 0 || !valued.contains(&rest[n - 1].as_str()))
+        });
+        printed.extend(operands.skip(1).map(|(_, a)| Word::path(a)));
+    }
     if git_prints_contents(command, rest) {
         let pathspecs = match rest.iter().position(|a| a == "--") {
             Some(dashes) => &rest[dashes + 1..],
@@ -1026,8 +1075,8 @@ fn git_printed_paths(i: &Invocation) -> Vec<Word> {
 }
 
 /// Whether a git command prints the contents of the files it is given:
-/// `blame`, `show` and `diff` unless told to print only names or counts,
-/// `log` and `stash show` when told to print patches.
+/// `blame`, `format-patch`, `show` and `diff` unless told to print only
+/// names or counts, `log` and `stash show` when told to print patches.
 fn git_prints_contents(command: &str, rest: &[String]) -> bool {
     let has = |options: &[&str]| rest.iter().any(|a| options.contains(&a.as_str()));
     const ONLY_NAMES: &[&str] = &[
@@ -1043,7 +1092,7 @@ fn git_prints_contents(command: &str, rest: &[String]) -> bool {
     ];
     const PATCHES: &[&str] = &["-p", "-u", "--patch", "-L"];
     match command {
-        "blame" | "annotate" => true,
+        "blame" | "annotate" | "format-patch" => true,
         "show" | "diff" => !has(ONLY_NAMES),
         "log" | "whatchanged" => has(PATCHES) && !has(ONLY_NAMES),
         "stash" => rest.first().is_some_and(|a| a == "show") && has(PATCHES),
