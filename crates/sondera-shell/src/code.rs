@@ -338,7 +338,8 @@ fn facts(program: &str, code: &str, ctx: &ShellContext<'_>) -> CodeFacts {
 const MAX_TARGETS_SHOWN: usize = 8;
 
 /// Longest rest of a deleting call's name after its marker (`Sync` of
-/// `fs.rmSync`, `_rf` of `FileUtils.rm_rf`).
+/// `fs.rmSync`, `_rf` of `FileUtils.rm_rf`), and longest name of the
+/// constructor of its receiver (`pathlib.Path`).
 const MAX_CALL_NAME_TAIL: usize = 32;
 
 /// The paths the code's deleting calls are given, when each is given a
@@ -405,14 +406,19 @@ fn receiver_literal(before: &str) -> Option<&str> {
     let open = inner.rfind(quote)?;
     let literal = &inner[open + 1..];
     let name = inner[..open].trim_end().strip_suffix('(')?.trim_end();
+    // Read for a bounded length, as a call's name is after its marker.
     let constructor = name
         .bytes()
         .rev()
+        .take(MAX_CALL_NAME_TAIL + 1)
         .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
         .count();
+    if constructor > MAX_CALL_NAME_TAIL {
+        return None;
+    }
     let (head, constructor) = name.split_at(name.len() - constructor);
     let chained = head.ends_with(')') || constructor.starts_with('.');
-    (!constructor.is_empty() && !chained && !literal.contains(quote)).then_some(literal)
+    (!constructor.is_empty() && !chained).then_some(literal)
 }
 
 /// Whether deleting `target`, a path the code spells, stays inside the

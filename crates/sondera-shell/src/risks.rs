@@ -1017,10 +1017,9 @@ fn privilege(i: &Invocation, out: &mut Vec<Risk>) {
         // /var/run/docker.sock`, a container given it) is root; listing
         // or testing the file is not.
         program => {
-            !Role::FileNamer.includes(program)
-                && args
-                    .iter()
-                    .any(|a| sondera_catalogue::places::names_root_daemon_socket(a))
+            args.iter()
+                .any(|a| sondera_catalogue::places::names_root_daemon_socket(a))
+                && !Role::FileNamer.includes(program)
         }
     };
     if grants {
