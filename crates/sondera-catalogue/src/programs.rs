@@ -151,6 +151,7 @@ impl Role {
                 "redis-cli",
                 "valkey-cli",
                 "keydb-cli",
+                "etcdctl",
             ],
             Role::CredentialStore => &[
                 "pass",

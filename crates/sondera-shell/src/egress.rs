@@ -616,7 +616,8 @@ fn prints_outside_data(i: &Invocation) -> Option<&'static str> {
 }
 
 /// A storage CLI printing an object it fetches (`aws s3 cp s3://b/k -`,
-/// `gsutil cat gs://b/k`, `gcloud storage cat`).
+/// `gsutil cat gs://b/k`, `gcloud storage cat`, `az storage blob download
+/// -f /dev/stdout`).
 fn prints_cloud_object(i: &Invocation) -> bool {
     let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
     let remote = |a: &&str| a.starts_with("s3://") || a.starts_with("gs://");
@@ -631,6 +632,9 @@ fn prints_cloud_object(i: &Invocation) -> bool {
         ("gsutil", ["cat", rest @ ..]) | ("gcloud", ["storage", "cat", rest @ ..]) => {
             rest.iter().any(remote)
         }
+        ("az", ["storage", "blob", "download", rest @ ..]) => rest
+            .windows(2)
+            .any(|w| matches!(w[0], "-f" | "--file") && w[1] == "/dev/stdout"),
         _ => false,
     }
 }
@@ -653,6 +657,34 @@ fn secret_variable(name: &str) -> bool {
             ) && w[1] == "KEY"
         })
         || upper.ends_with("APIKEY")
+        || connection_string(&parts)
+}
+
+/// A variable holding a service's connection string (`DATABASE_URL`,
+/// `REDIS_URI`, `MONGODB_DSN`), which carries its password.
+fn connection_string(parts: &[&str]) -> bool {
+    let Some((last, service)) = parts.split_last() else {
+        return false;
+    };
+    matches!(*last, "URL" | "URI" | "DSN")
+        && service.iter().any(|p| {
+            matches!(
+                *p,
+                "DATABASE"
+                    | "DB"
+                    | "REDIS"
+                    | "MONGO"
+                    | "MONGODB"
+                    | "POSTGRES"
+                    | "POSTGRESQL"
+                    | "PG"
+                    | "MYSQL"
+                    | "AMQP"
+                    | "RABBITMQ"
+                    | "BROKER"
+                    | "CELERY"
+            )
+        })
 }
 
 /// `env | grep -i token`: the environment filtered for secrets, shown.
