@@ -354,15 +354,7 @@ fn deleted_literals<'c>(code: &'c str, lower: &str, deletes: &[&str]) -> Option<
             // Past the rest of the call's name (`fs.rm` in `fs.rmSync(`),
             // which is short: read without a bound, a marker repeated
             // (`unlinkunlink...(`) had every match read the whole run.
-            let name_tail = rest
-                .bytes()
-                .take(MAX_CALL_NAME_TAIL + 1)
-                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
-                .count();
-            if name_tail > MAX_CALL_NAME_TAIL {
-                return None;
-            }
-            let rest = &rest[name_tail..];
+            let rest = &rest[name_length(rest.bytes())?..];
             let rest = match rest.strip_prefix('(') {
                 Some(args) => args,
                 None if marker.ends_with('(') => rest,
@@ -391,6 +383,16 @@ fn deleted_literals<'c>(code: &'c str, lower: &str, deletes: &[&str]) -> Option<
     Some(targets)
 }
 
+/// How many of `bytes` make a dotted name (`fs.rmSync`, `pathlib.Path`),
+/// read for at most [`MAX_CALL_NAME_TAIL`] bytes; `None` past that.
+fn name_length(bytes: impl Iterator<Item = u8>) -> Option<usize> {
+    let length = bytes
+        .take(MAX_CALL_NAME_TAIL + 1)
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+        .count();
+    (length <= MAX_CALL_NAME_TAIL).then_some(length)
+}
+
 /// The literal a method's receiver is made from, when the code before
 /// the method (`before`, ending at its name) is one constructor given one
 /// string literal: `Path('build/x.log').` and `pathlib.Path("x").`, not a
@@ -406,16 +408,7 @@ fn receiver_literal(before: &str) -> Option<&str> {
     let open = inner.rfind(quote)?;
     let literal = &inner[open + 1..];
     let name = inner[..open].trim_end().strip_suffix('(')?.trim_end();
-    // Read for a bounded length, as a call's name is after its marker.
-    let constructor = name
-        .bytes()
-        .rev()
-        .take(MAX_CALL_NAME_TAIL + 1)
-        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
-        .count();
-    if constructor > MAX_CALL_NAME_TAIL {
-        return None;
-    }
+    let constructor = name_length(name.bytes().rev())?;
     let (head, constructor) = name.split_at(name.len() - constructor);
     let chained = head.ends_with(')') || constructor.starts_with('.');
     (!constructor.is_empty() && !chained).then_some(literal)
