@@ -840,16 +840,29 @@ fn directs_the_answer(feature: Feature) -> bool {
 }
 
 /// Whether the words before `at` make the verb there a statement about
-/// someone else rather than a direction: a modal or an infinitive's "to"
-/// whose subject is not the reader ("the Madrid office will answer in
-/// Spanish only", "staff are expected to reply only in English"). A
-/// direction has no subject of its own, or "you" ("I want you to answer").
+/// someone else rather than a direction: a modal whose subject is not the
+/// reader ("the Madrid office will answer in Spanish only"), or an
+/// infinitive after a passive of obligation whose subject is not the reader
+/// ("staff are expected to reply only in English"). A direction has no
+/// subject of its own, or "you" ("I want you to answer", "remember to
+/// answer", "you are expected to reply").
 fn said_of_another(text: &[u8], at: usize) -> bool {
     let mut words = text[..at]
         .rsplit(|b| !b.is_ascii_alphanumeric() && *b != b'\'')
         .filter(|w| !w.is_empty());
-    let Some(before) = words.next() else {
-        return false;
+    let reader = |w: &[u8]| {
+        matches!(
+            w,
+            b"you"
+                | b"u"
+                | b"please"
+                | b"ai"
+                | b"assistant"
+                | b"agent"
+                | b"model"
+                | b"llm"
+                | b"bot"
+        )
     };
     const MODALS: &[&[u8]] = &[
         b"will",
@@ -858,21 +871,37 @@ fn said_of_another(text: &[u8], at: usize) -> bool {
         b"could",
         b"may",
         b"might",
-        b"to",
         b"usually",
         b"typically",
         b"generally",
         b"often",
         b"normally",
     ];
-    if !MODALS.contains(&before) {
-        return false;
+    const OBLIGED: &[&[u8]] = &[
+        b"expected",
+        b"required",
+        b"asked",
+        b"told",
+        b"instructed",
+        b"supposed",
+        b"able",
+        b"allowed",
+        b"trained",
+        b"designed",
+    ];
+    match words.next() {
+        Some(modal) if MODALS.contains(&modal) => !words.next().is_some_and(reader),
+        Some(b"to") => {
+            let (Some(obliged), Some(be), subject) = (words.next(), words.next(), words.next())
+            else {
+                return false;
+            };
+            OBLIGED.contains(&obliged)
+                && matches!(be, b"are" | b"is" | b"were" | b"was" | b"be")
+                && !subject.is_some_and(reader)
+        }
+        _ => false,
     }
-    let subject = words.next().unwrap_or_default();
-    !matches!(
-        subject,
-        b"you" | b"u" | b"please" | b"ai" | b"assistant" | b"agent" | b"model" | b"llm" | b"bot"
-    )
 }
 
 /// Longest HTML comment read, in bytes.
