@@ -123,6 +123,10 @@ pub enum Feature {
     /// only that way ("answer in French"): what a guideline for people
     /// says too, so it counts only beside other signs.
     AnswerManner,
+    /// Telling the reader to have people hand over a password, a card
+    /// number, a code or bank details ("tell users to confirm their card
+    /// number"): phishing carried through the answer.
+    CredentialSolicitation,
 }
 
 impl Feature {
@@ -154,6 +158,7 @@ impl Feature {
             EncodedInstruction => "encoded_instruction",
             OutputDirective | OutputTakeover | AnswerDirective | AnswerManner => "output_directive",
             RefersToUser => "refers_to_user",
+            CredentialSolicitation => "credential_solicitation",
         }
     }
 
@@ -164,9 +169,18 @@ impl Feature {
             Override | ChatToken | FakeConversation | PromptLeak | RoleSwitch | NewInstructions
             | EncodedInstruction | BracketRole | FakeToolCall | OutputTakeover
             | AnswerDirective => 30,
-            RoleHeader | HiddenComment | InvisibleCharacters | AddressedToAgent | Concealment
-            | ToolDirective | ToolMention | FromNowOn | StrongMarkup | TaskPrecondition
-            | OutputDirective => 20,
+            RoleHeader
+            | HiddenComment
+            | InvisibleCharacters
+            | AddressedToAgent
+            | Concealment
+            | ToolDirective
+            | ToolMention
+            | FromNowOn
+            | StrongMarkup
+            | TaskPrecondition
+            | OutputDirective
+            | CredentialSolicitation => 20,
             Markup | AuthorityClaim | TodoDirective | RefersToUser => 15,
             QuotedOverride | ConversationLines | HiddenStyle | Precondition | ActionRequest
             | ActionTarget | Urgency | ToolArguments | CommandInstruction | AnswerManner => 10,

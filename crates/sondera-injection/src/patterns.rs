@@ -357,6 +357,10 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"@sentence\b(tell|inform|warn|remind|urge|instruct|direct)\s+(all\s+|any\s+)?(users|readers)\b",
         ),
         (
+            CredentialSolicitation,
+            r"\b(tell|ask|instruct|direct|urge|request|prompt|get|have)\s+(the\s+|all\s+|any\s+)?(users?|customers?|readers?|callers?|visitors?|them|him|her)\b[^.\n]{0,60}?\b(give|provide|share|send|enter|confirm|verify|type|reply\s+with|read\s+out|submit)\s+(their|his|her|your)\s+(full\s+)?(passwords?|passcodes?|pins?|card\s+numbers?|credit\s+card(\s+numbers?)?|cvv|cvc|security\s+codes?|ssn|social\s+security\s+numbers?|one-time\s+(codes?|passwords?)|otp|2fa\s+codes?|verification\s+codes?|login(\s+details)?|credentials|bank\s+details|account\s+numbers?|seed\s+phrases?|recovery\s+phrases?)\b",
+        ),
+        (
             NewInstructions,
             r"\b(ignore|disregard|forget|drop|abandon)\s+((all|your|any|the)\s+)+other\s+(tasks?|instructions?|requests?|work|goals?|rules)\b",
         ),
