@@ -384,9 +384,9 @@ const ENVIRONMENT_NOUNS: &[&str] = &[
 ];
 
 /// Whether a deployment platform prints an app's environment: a noun of
-/// it on the subcommand path, shown by a verb of printing or by no verb
-/// (`heroku config`, `helm get values`, `eb printenv`), not listed,
-/// set or removed (`heroku config:set`, `vercel env ls`).
+/// it on the subcommand path, with no verb that lists, sets or changes
+/// (`heroku config`, `helm get values`, `eb printenv`; not `heroku
+/// config:set`, `vercel env ls`).
 fn app_environment_printed(i: &Invocation, g: &Grammar) -> bool {
     Role::AppPlatform.includes(&i.program)
         && g.path
@@ -395,36 +395,23 @@ fn app_environment_printed(i: &Invocation, g: &Grammar) -> bool {
             .any(|w| w.iter().any(|t| ENVIRONMENT_NOUNS.contains(&t.as_str())))
         && !g
             .all()
-            .any(|t| QUIET_VERBS.contains(&t) || t == "ls" || t == "unset")
-        && (g.has_any(EMIT_VERBS)
-            || g.path
-                .iter()
-                .skip(1)
-                .flatten()
-                .all(|t| !is_verb_of_change(t)))
+            .any(|t| QUIET_VERBS.contains(&t) || CHANGE_VERBS.contains(&t))
 }
 
-/// Verbs of a platform's subcommands that change rather than show.
-fn is_verb_of_change(token: &str) -> bool {
-    matches!(
-        token,
-        "set"
-            | "unset"
-            | "add"
-            | "rm"
-            | "remove"
-            | "delete"
-            | "push"
-            | "import"
-            | "edit"
-            | "install"
-            | "upgrade"
-            | "rollback"
-            | "uninstall"
-            | "deploy"
-            | "apply"
-    )
-}
+/// Verbs of a platform's subcommands that change rather than show, beyond
+/// the quiet verbs every credential tool shares ([`QUIET_VERBS`]).
+const CHANGE_VERBS: &[&str] = &[
+    "unset",
+    "push",
+    "import",
+    "edit",
+    "install",
+    "upgrade",
+    "rollback",
+    "uninstall",
+    "deploy",
+    "apply",
+];
 
 #[cfg(test)]
 mod tests {
