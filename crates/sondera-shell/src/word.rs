@@ -143,6 +143,12 @@ pub(crate) fn decode(raw: &str, options: &ParserOptions) -> Result<Word, String>
             ..Word::default()
         });
     }
+    if let Some(inner) = quoted_literal(raw) {
+        return Ok(Word {
+            text: inner.to_string(),
+            ..Word::default()
+        });
+    }
     let pieces = word::parse(raw, options).map_err(|e| e.to_string())?;
     let mut out = Word::default();
     for piece in &pieces {
@@ -150,6 +156,19 @@ pub(crate) fn decode(raw: &str, options: &ParserOptions) -> Result<Word, String>
     }
     out.reference = plain_reference(&pieces).map(str::to_string);
     Ok(out)
+}
+
+/// The text of a word that is one quoted stretch with nothing to expand
+/// or escape inside (`'s/a/b/g'`, `"a message"`): the quotes removed.
+fn quoted_literal(raw: &str) -> Option<&str> {
+    let quote = match raw.as_bytes().first()? {
+        b'\'' => '\'',
+        b'"' => '"',
+        _ => return None,
+    };
+    let inner = raw.strip_prefix(quote)?.strip_suffix(quote)?;
+    let special: &[u8] = if quote == '\'' { b"'" } else { b"\"$`\\" };
+    (!inner.bytes().any(|b| special.contains(&b))).then_some(inner)
 }
 
 /// The variable a word consists of, when it is one plain expansion of it,
@@ -362,7 +381,7 @@ mod tests {
     }
 
     #[test]
-    fn plain_words_take_the_fast_path_unchanged() {
+    fn plain_and_quoted_words_take_the_fast_path_unchanged() {
         let opts = ParserOptions::default();
         for raw in [
             "ls",
@@ -372,6 +391,12 @@ mod tests {
             "a=b",
             "user@host:/tmp/",
             "https://x.example/p",
+            "'s/foo/bar/g'",
+            "'a \"b\" $c `d` \\e ~ * {x,y}'",
+            "''",
+            "\"\"",
+            "\"fix: the ~ and * {a,b} stay [x]\"",
+            "\"it's\"",
         ] {
             let fast = decode(raw, &opts).unwrap();
             let parsed = word::parse(raw, &opts).unwrap();
@@ -380,6 +405,21 @@ mod tests {
                 append(&mut slow, piece, true);
             }
             assert_eq!(fast, slow, "{raw}");
+        }
+    }
+
+    #[test]
+    fn words_the_fast_path_leaves_to_the_parser() {
+        for raw in [
+            "'a'b'",
+            "\"a$b\"",
+            "\"a\\\"b\"",
+            "\"`id`\"",
+            "'",
+            "\"",
+            "'a'\"b\"",
+        ] {
+            assert_eq!(quoted_literal(raw), None, "{raw}");
         }
     }
 
