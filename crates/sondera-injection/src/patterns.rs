@@ -15,7 +15,7 @@ use super::Feature;
 
 /// Verbs of actions with effects outside the conversation, which injected
 /// text asks the reader to take.
-const ACTION: &str = "escalate|elevate|approve|append|insert|output|respond|translate|recommend|claim|rate|replace|mention|say|state|answer|send|sends|forward|transfer|wire|pay|share|invite|post|publish|delete|remove|grant|give|change|update|reset|create|schedule|book|email|e-mail|upload|add|set|move|rename|approve|submit|purchase|buy|visit|open|click|download|install|run|execute|call|invoke|reply|export|copy|reveal|include|append|insert|write|disable|enable|unlock|cancel|subscribe|follow|retweet|message|text|contact|provide|leak|exfiltrate|print|output|tell|notify|save|store|make|transmit|deliver|attach|mail";
+const ACTION: &str = "escalate|elevate|approve|append|insert|output|respond|translate|recommend|claim|rate|replace|mention|say|state|answer|send|sends|forward|transfer|wire|pay|share|invite|post|publish|delete|remove|grant|give|change|update|reset|create|schedule|book|email|e-mail|upload|add|set|move|rename|approve|submit|purchase|buy|visit|open|click|download|install|run|execute|call|invoke|reply|export|copy|reveal|include|append|insert|write|disable|enable|unlock|cancel|subscribe|follow|retweet|message|text|contact|provide|leak|exfiltrate|print|output|tell|notify|save|store|make|transmit|deliver|attach|mail|accept|confirm|authorize|authorise|merge|revoke|archive";
 
 /// Verbs that send something somewhere, or give someone access.
 const SENDING: &str = "send|forward|transfer|wire|pay|share|invite|email|e-mail|upload|post|grant|give|reply|export|copy|deliver|mail|move|submit|provide|leak|exfiltrate|transmit|attach|add|change|set|update|create|schedule";
@@ -363,6 +363,12 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             NewInstructions,
             r"\b(ignore|disregard|forget|drop|abandon)\s+((all|your|any|the)\s+)+other\s+(tasks?|instructions?|requests?|work|goals?|rules)\b",
+        ),
+        (
+            // A request taken back and replaced inside the data: "forget
+            // that, instead send ...".
+            FromNowOn,
+            r"\b(forget|ignore|disregard|scratch|never\s+mind)\s+(that|this|it|the\s+above|what\s+i\s+(said|asked|wrote)|my\s+(last|previous|earlier)\s+(message|request|email|note|instructions?))\s*[,.;:!-]*\s*(and\s+|but\s+)?instead\b",
         ),
         (
             FromNowOn,
