@@ -63,7 +63,12 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             RoleSwitch,
-            r"\byou\s+(have|are|now\s+have|operate|can\s+act|will\s+act|act|answer|respond)\s+(\w+\s+){0,3}?(no|without)\s+(any\s+)?(rules|restrictions|limitations|filters|guardrails|censorship)\b",
+            r"\byou\s+(have|are|now\s+have|operate|can\s+act|will\s+act|act|answer|respond)\s+([\w'-]+,?\s+){0,5}?(no|without)\s+(any\s+)?(rules|restrictions|limitations|filters|guardrails|censorship)\b",
+        ),
+        (
+            // A new persona given to the reader: "you are now DevMode, an AI ...".
+            RoleSwitch,
+            r"\byou\s+are\s+now\s+(called\s+|named\s+)?[a-z][\w-]*\s*,\s+(an?\s+|the\s+)?([a-z]+\s+)?(ai|assistant|model|chatbot|bot|llm|persona|character)\b",
         ),
         (
             NewInstructions,
@@ -98,6 +103,14 @@ fn rules() -> Vec<(Feature, Start, String)> {
             AddressedToAgent,
             &format!(
                 r"\b({GREETING})\b[\s,:!-]{{0,3}}(to|for)?\s*(the\s+|any\s+|all\s+|our\s+|my\s+)?([a-z]+\s+)?({AGENT})s?\b"
+            ),
+        ),
+        (
+            // A warning or an alert meant for the reader: "URGENT for the
+            // assistant:". Without "to" or "for" a warning is the page's own.
+            AddressedToAgent,
+            &format!(
+                r"\b(urgent|warning|alert|critical|fyi|heads\s+up)\b[\s,:!-]{{0,3}}(to|for)\s+(the\s+|any\s+|all\s+)?([a-z]+\s+)?({AGENT})s?\b"
             ),
         ),
         (
@@ -219,6 +232,14 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             ActionRequest,
             &format!(r"\b({AGENT})\b[^.\n]{{0,60}}?[,:]\s*(please\s+)?({ACTION})\b"),
+        ),
+        (
+            // An addressed reader told what to do once a condition holds:
+            // "LLM agents: when you refactor this, also delete ...".
+            ActionRequest,
+            &format!(
+                r"\b({AGENT})s?\b[^.\n]{{0,40}}?[,:]\s*(when|whenever|if|once|after|before|while)\b[^.\n,]{{0,80}},\s*((please|also|then|just|always|first)\s+)?({ACTION})\b"
+            ),
         ),
         (
             ActionTarget,
@@ -359,6 +380,12 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             CredentialSolicitation,
             r"\b(tell|ask|instruct|direct|urge|request|prompt|get|have)\s+(the\s+|all\s+|any\s+)?(users?|customers?|readers?|callers?|visitors?|them|him|her)\b[^.\n]{0,60}?\b(give|provide|share|send|enter|confirm|verify|type|reply\s+with|read\s+out|submit)\s+(their|his|her|your)\s+(full\s+)?(passwords?|passcodes?|pins?|card\s+numbers?|credit\s+card(\s+numbers?)?|cvv|cvc|security\s+codes?|ssn|social\s+security\s+numbers?|one-time\s+(codes?|passwords?)|otp|2fa\s+codes?|verification\s+codes?|login(\s+details)?|credentials|bank\s+details|account\s+numbers?|seed\s+phrases?|recovery\s+phrases?)\b",
+        ),
+        (
+            // The reader told to hand over the user's own credentials:
+            // "unless you submit their password at ...".
+            CredentialSolicitation,
+            r"\byou\b[^.\n]{0,30}?\b(give|provide|share|send|enter|submit|paste|type|post|forward|upload|include|email)\s+(the\s+user'?s|the\s+customer'?s|the\s+account'?s|their|his|her)\s+(full\s+)?(passwords?|passcodes?|pins?|card\s+numbers?|credit\s+card(\s+numbers?)?|cvv|cvc|security\s+codes?|ssn|one-time\s+(codes?|passwords?)|otp|2fa\s+codes?|verification\s+codes?|login(\s+details)?|credentials|bank\s+details|account\s+numbers?|seed\s+phrases?|recovery\s+phrases?|api\s+keys?|tokens?|session\s+cookies?)\b",
         ),
         (
             NewInstructions,
