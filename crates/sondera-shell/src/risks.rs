@@ -796,9 +796,46 @@ fn disk(i: &Invocation, out: &mut Vec<Risk>) {
     }
 }
 
+/// `chattr +i` (immutable) or `+a` (append only), set or taken off, on a
+/// file beyond the workspace: a planted key or a tampered system file then
+/// stays as it is whoever tries to undo it, or a protected one is opened to
+/// change.
+fn file_attributes(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    // chattr's own options are -R, -V, -f, -v and -p; any other word led
+    // by `+`, `-` or `=` is a change of attributes.
+    let locking = |a: &&String| {
+        a.strip_prefix(['+', '-', '=']).is_some_and(|letters| {
+            letters.contains(['i', 'a']) && !letters.contains(['R', 'V', 'f', 'v', 'p'])
+        })
+    };
+    let Some(change) = i.args.iter().find(locking) else {
+        return;
+    };
+    for target in i
+        .arg_words
+        .iter()
+        .filter(|w| !w.text.starts_with(['+', '-', '=']))
+    {
+        let path = resolve(target, ctx).path;
+        let beyond_work = !matches!(
+            sondera_catalogue::places::place(&path, ctx.workspace_root, ctx.home),
+            Place::Workspace | Place::Scratch
+        );
+        if beyond_work {
+            out.push(risk(
+                RiskKind::PermissionChange,
+                format!("chattr {change} on {path}"),
+            ));
+        }
+    }
+}
+
 fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
     if i.program == "setfacl" {
         return access_lists(i, ctx, out);
+    }
+    if i.program == "chattr" {
+        return file_attributes(i, ctx, out);
     }
     if !matches!(i.program.as_str(), "chmod" | "chown" | "chgrp") {
         return;
