@@ -52,7 +52,8 @@ pub enum Role {
     /// Keeps passwords, tokens or keys and prints one when asked.
     CredentialStore,
     /// Prints data kept outside the workspace: a database's dump or export,
-    /// a directory's entries, the system's logs, the clipboard (`xclip`
+    /// a directory's entries, the system's logs, the shell's history of
+    /// commands (and the secrets typed into them), the clipboard (`xclip`
     /// and `xsel` when asked for its output).
     DataDumper,
     /// Deploys applications and keeps their environment: the values it
@@ -182,6 +183,7 @@ impl Role {
                 "xsel",
                 "ldapsearch",
                 "journalctl",
+                "history",
             ],
             Role::AppPlatform => &[
                 "heroku",

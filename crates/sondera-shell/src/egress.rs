@@ -604,6 +604,7 @@ fn prints_outside_data(i: &Invocation) -> Option<&'static str> {
             "pbpaste" | "wl-paste" => "the clipboard",
             "ldapsearch" => "a directory's entries",
             "journalctl" => "the system's logs",
+            "history" => "the shell's history",
             _ => "a database's data",
         });
     }
