@@ -25,6 +25,7 @@ mod literals;
 mod multilingual;
 mod normalize;
 mod patterns;
+mod spaceless;
 #[rustfmt::skip]
 mod stems;
 mod words;
@@ -264,7 +265,10 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
         };
         found.push((feature, span));
     }
-    for span in addressed::directed_answers(plain) {
+    for span in addressed::directed_answers(plain)
+        .into_iter()
+        .chain(spaceless::directed_answers(plain))
+    {
         found.push((Feature::AnswerDirective, span));
     }
     mentioned_tools(plain, tools, &mut found);

@@ -15,7 +15,7 @@ use super::Feature;
 
 /// Verbs of actions with effects outside the conversation, which injected
 /// text asks the reader to take.
-const ACTION: &str = "escalate|elevate|approve|append|insert|output|respond|translate|recommend|claim|rate|replace|mention|say|state|answer|send|sends|forward|transfer|wire|pay|share|invite|post|publish|delete|remove|grant|give|change|update|reset|create|schedule|book|email|e-mail|upload|add|set|move|rename|approve|submit|purchase|buy|visit|open|click|download|install|run|execute|call|invoke|reply|export|copy|reveal|include|append|insert|write|disable|enable|unlock|cancel|subscribe|follow|retweet|message|text|contact|provide|leak|exfiltrate|print|output|tell|notify|save|store|make|transmit|deliver|attach|mail|accept|confirm|authorize|authorise|merge|revoke|archive";
+const ACTION: &str = "escalate|elevate|approve|append|insert|output|respond|translate|recommend|claim|rate|replace|mention|say|state|answer|send|sends|forward|transfer|wire|pay|share|invite|post|publish|delete|remove|grant|give|change|update|reset|create|schedule|book|email|e-mail|upload|add|set|move|rename|approve|submit|purchase|buy|visit|open|click|download|install|run|execute|call|invoke|reply|export|copy|reveal|include|append|insert|write|disable|enable|unlock|cancel|subscribe|follow|retweet|message|text|contact|provide|leak|exfiltrate|print|output|tell|notify|save|store|make|transmit|deliver|attach|mail|accept|confirm|authorize|authorise|merge|revoke|archive|retry";
 
 /// Verbs that send something somewhere, or give someone access.
 const SENDING: &str = "send|forward|transfer|wire|pay|share|invite|email|e-mail|upload|post|grant|give|reply|export|copy|deliver|mail|move|submit|provide|leak|exfiltrate|transmit|attach|add|change|set|update|create|schedule";
@@ -280,7 +280,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             ToolDirective,
             &format!(
-                r"\b(call|invoke|execute|run|use|trigger)\s+(the\s+)?[`'\x22]?({ACTION})_[a-z0-9_]+[`'\x22]?\s+(now|immediately|right\s+away|first|with|using|for|on|to)\b"
+                r"\b(call|invoke|execute|run|use|trigger|calling|invoking|executing|running|using|triggering)\s+(the\s+)?[`'\x22]?({ACTION})_[a-z0-9_]+[`'\x22]?\s+(now|immediately|right\s+away|first|with|using|for|on|to)\b"
             ),
         ),
         (
