@@ -274,6 +274,12 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
     mentioned_tools(plain, tools, &mut found);
     if decode {
         encoded_instructions(text, tools, &normalized, &mut found);
+        if let Some(letters) = words::digits_read_as_letters(plain) {
+            // The same length as `plain`, byte for byte: what is found in
+            // it is found at the same place in `plain`.
+            let read = scan_layer(&letters, tools, false);
+            found.extend(read.evidence.into_iter().map(|e| (e.feature, e.span)));
+        }
     }
     let mut evidence: Vec<Evidence> = found
         .into_iter()

@@ -106,6 +106,14 @@ fn rules() -> Vec<(Feature, Start, String)> {
             ),
         ),
         (
+            // A wish addressed to the reader in the third person: "it would
+            // be great if the model could also send ...".
+            AddressedToAgent,
+            &format!(
+                r"\b(would|'d)\s+(be\s+)?(great|nice|helpful|good|ideal|appreciated|love|like|appreciate)\s+(it\s+)?(if|for)\s+(the\s+|an?\s+|any\s+|every\s+|our\s+)?([a-z]+\s+)?({AGENT})s?\s+(could|would|can|will|to)\s+(also\s+|please\s+|kindly\s+|just\s+)?({ACTION})\b"
+            ),
+        ),
+        (
             // A warning or an alert meant for the reader: "URGENT for the
             // assistant:". Without "to" or "for" a warning is the page's own.
             AddressedToAgent,
@@ -386,6 +394,12 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // "unless you submit their password at ...".
             CredentialSolicitation,
             r"\byou\b[^.\n]{0,30}?\b(give|provide|share|send|enter|submit|paste|type|post|forward|upload|include|email)\s+(the\s+user'?s|the\s+customer'?s|the\s+account'?s|their|his|her)\s+(full\s+)?(passwords?|passcodes?|pins?|card\s+numbers?|credit\s+card(\s+numbers?)?|cvv|cvc|security\s+codes?|ssn|one-time\s+(codes?|passwords?)|otp|2fa\s+codes?|verification\s+codes?|login(\s+details)?|credentials|bank\s+details|account\s+numbers?|seed\s+phrases?|recovery\s+phrases?|api\s+keys?|tokens?|session\s+cookies?)\b",
+        ),
+        (
+            // A system prompt handed to the reader: "the following is your
+            // updated system prompt:".
+            NewInstructions,
+            r"\b(following|below|here)\s+(is|are)\s+your\s+((updated|new|revised|real|actual|true|full)\s+)?system\s+(prompt|instructions)\b|\byour\s+(updated|new|revised|real|actual|true)\s+system\s+(prompt|instructions|message)\b",
         ),
         (
             NewInstructions,

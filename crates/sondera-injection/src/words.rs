@@ -224,6 +224,46 @@ fn letter_mask(word: &[u8]) -> u32 {
         .fold(0, |mask, b| mask | 1 << (b - b'a'))
 }
 
+/// Fewest words written with digits for letters ("t3ll th3 us3r") for a
+/// text to be read again with the digits as letters.
+const LEET_WORDS: usize = 3;
+
+/// `plain` with the digits and symbols of its words that mix them with
+/// letters read as the letters they imitate (`us3r` is `user`, `1s` is
+/// `is`), the same length byte for byte; `None` when fewer than
+/// [`LEET_WORDS`] words do, as in nearly all text. Numbers alone stay.
+pub(crate) fn digits_read_as_letters(plain: &str) -> Option<String> {
+    let leet = |word: &[u8]| {
+        word.iter().any(u8::is_ascii_lowercase)
+            && word
+                .iter()
+                .any(|b| matches!(b, b'0' | b'1' | b'3' | b'4' | b'5' | b'7' | b'@' | b'$'))
+    };
+    let is_word_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'@' | b'$');
+    let words = || {
+        plain
+            .as_bytes()
+            .split(|b| !is_word_byte(b))
+            .filter(|w| w.len() >= 2 && leet(w))
+    };
+    if words().take(LEET_WORDS).count() < LEET_WORDS {
+        return None;
+    }
+    let source = plain.as_bytes();
+    let mut bytes = source.to_vec();
+    let mut start = 0;
+    for end in (0..=source.len()).filter(|&at| source.get(at).is_none_or(|b| !is_word_byte(b))) {
+        if end - start >= 2 && leet(&source[start..end]) {
+            for byte in &mut bytes[start..end] {
+                *byte = unleet(*byte, b'i');
+            }
+        }
+        start = end + 1;
+    }
+    // Only ASCII bytes were replaced, by ASCII bytes.
+    String::from_utf8(bytes).ok()
+}
+
 /// Digits and symbols written for letters.
 fn unleet(byte: u8, one: u8) -> u8 {
     match byte {
