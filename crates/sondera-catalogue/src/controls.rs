@@ -158,6 +158,11 @@ pub const HARDENING_SETTINGS: &[&str] = &[
 /// one hands out a way in.
 pub const LOGIN_PORTS: &[u16] = &[22, 23, 3389, 5900];
 
+/// Ports of data stores (PostgreSQL, MySQL, Redis, MongoDB, Elasticsearch,
+/// etcd, Memcached, SQL Server, CouchDB): a relay that exposes one hands
+/// out its data.
+pub const DATA_PORTS: &[u16] = &[5432, 3306, 6379, 27017, 9200, 2379, 11211, 1433, 5984];
+
 /// The control whose own program `program` is, if it is one.
 pub fn control(program: &str) -> Option<&'static Control> {
     CONTROLS.iter().find(|c| c.programs.contains(&program))

@@ -7,7 +7,8 @@
 //! ([`sondera_catalogue::controls`]); here it is read from the command.
 
 use sondera_catalogue::controls::{
-    LOGIN_PORTS, SECURITY_UNIT_TOKENS, SERVICE_MANAGERS, STOPPING_VERBS, control, hardening_setting,
+    DATA_PORTS, LOGIN_PORTS, SECURITY_UNIT_TOKENS, SERVICE_MANAGERS, STOPPING_VERBS, control,
+    hardening_setting,
 };
 use sondera_catalogue::grammar::{
     self, ADMIN_ROLE_PIECES, ANYONE_TOKENS, BROAD_ROLES, EVERY_ADDRESS, GRANTING_VERBS,
@@ -165,6 +166,7 @@ fn tunnelled(i: &Invocation) -> Option<String> {
                     || a.starts_with("tcp://") && last_port(a)
             })
             .cloned(),
+        "socat" => relayed(&i.args),
         "ssh" | "autossh" => i.args.iter().enumerate().find_map(|(n, a)| {
             let spec = match a.strip_prefix("-R") {
                 Some("") => i.args.get(n + 1)?.as_str(),
@@ -175,6 +177,47 @@ fn tunnelled(i: &Invocation) -> Option<String> {
         }),
         _ => None,
     }
+}
+
+/// What `socat LISTEN-ADDRESS TARGET` relays from every interface: a
+/// login or data store port of another address (`TCP4-LISTEN:8080,fork
+/// TCP4:10.0.0.5:5432`). A listener bound to the loopback interface
+/// exposes nothing.
+fn relayed(args: &[String]) -> Option<String> {
+    let listens = args.iter().map(|a| a.to_ascii_uppercase()).any(|a| {
+        let listener = ["TCP-LISTEN:", "TCP4-LISTEN:", "TCP6-LISTEN:"]
+            .iter()
+            .any(|p| a.starts_with(p));
+        let loopback = ["BIND=127.", "BIND=LOCALHOST", "BIND=[::1]", "BIND=::1"]
+            .iter()
+            .any(|b| a.contains(b));
+        listener && !loopback
+    });
+    if !listens {
+        return None;
+    }
+    args.iter().find_map(|a| {
+        let target = ["TCP:", "TCP4:", "TCP6:", "TCP-CONNECT:"]
+            .iter()
+            .find_map(|p| {
+                a.get(..p.len())
+                    .filter(|h| h.eq_ignore_ascii_case(p))
+                    .map(|_| &a[p.len()..])
+            })?;
+        let port = target
+            .split(',')
+            .next()?
+            .rsplit(':')
+            .next()?
+            .parse::<u16>()
+            .ok()?;
+        (LOGIN_PORTS.contains(&port) || DATA_PORTS.contains(&port)).then(|| {
+            format!(
+                "port {port} of {}",
+                target.split(',').next().unwrap_or(target)
+            )
+        })
+    })
 }
 
 /// Access widened in a control plane, whatever the tool: a resource opened
@@ -377,6 +420,8 @@ mod tests {
             "ngrok http file:///home/dev",
             "cloudflared tunnel --url ssh://localhost:22",
             "ssh -R 0.0.0.0:2222:localhost:22 user@203.0.113.7",
+            "socat TCP-LISTEN:15432,fork TCP:db.internal:5432",
+            "socat tcp4-listen:2222,reuseaddr,fork tcp4:10.1.2.3:22",
         ] {
             assert!(has(command, RiskKind::Exposure), "{command}");
         }
@@ -388,6 +433,9 @@ mod tests {
             "ssh -L 5432:localhost:5432 bastion",
             "ssh -R 8080:localhost:3000 tunnel.example",
             "cloudflared tunnel --url http://localhost:3000",
+            "socat TCP-LISTEN:15432,bind=127.0.0.1,fork TCP:db.internal:5432",
+            "socat TCP-LISTEN:8080,fork TCP:localhost:3000",
+            "socat - TCP:db.internal:5432",
         ] {
             assert!(!has(command, RiskKind::Exposure), "{command}");
         }
