@@ -14,7 +14,6 @@
 //! written to change what an agent answers. The lexicon covers English,
 //! Spanish, German, French, Portuguese, Italian, Dutch and Polish.
 
-use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::LazyLock;
 
@@ -128,10 +127,11 @@ const LEXICON: &[(u32, &[&str])] = &[
             "нейросети",
             "помощник",
             "помощнику",
+            // Turkish's dotless ı is read as i.
             "asistan",
-            "asistanı",
+            "asistani",
             "asistana",
-            "asistanına",
+            "asistanina",
             "zeka",
             "सहायक",
             "एआई",
@@ -477,12 +477,12 @@ const LEXICON: &[(u32, &[&str])] = &[
             "söyle",
             "söyleyin",
             "yaz",
-            "yazın",
+            "yazin",
             "belirt",
             "belirtin",
             "bildir",
             "öner",
-            "yanıtla",
+            "yanitla",
             "cevapla",
             "बताएं",
             "बताओ",
@@ -566,26 +566,39 @@ struct Word {
     agentive: bool,
 }
 
-/// The lexicon's words as the text reads them: a word beyond ASCII is
-/// normalised as the text is (`ассистент`'s look-alike letters become
-/// Latin ones), so that it is found in the text at all.
-static CLASSES: LazyLock<fnv::FnvHashMap<Cow<'static, str>, u32>> = LazyLock::new(|| {
+static CLASSES: LazyLock<fnv::FnvHashMap<&'static str, u32>> = LazyLock::new(|| {
     let mut classes = fnv::FnvHashMap::default();
     for (bits, words) in LEXICON {
         for word in *words {
-            let read = if !word.is_ascii() {
-                Cow::Owned(Normalized::new(word).text.into_owned())
-            } else {
-                Cow::Borrowed(*word)
-            };
-            *classes.entry(read).or_insert(0) |= bits;
+            *classes.entry(*word).or_insert(0) |= bits;
         }
     }
     classes
 });
 
+/// The lexicon's words whose letters the text's normalisation folds
+/// (Cyrillic look-alikes become Latin letters: `бот` is read `6oт`), under
+/// the form the text has them in. Built the first time a word beyond ASCII
+/// is not found as written, so text in ASCII never pays for it.
+static FOLDED: LazyLock<fnv::FnvHashMap<String, u32>> = LazyLock::new(|| {
+    let mut folded = fnv::FnvHashMap::default();
+    for (bits, words) in LEXICON {
+        for word in words.iter().filter(|w| !w.is_ascii()) {
+            let read = Normalized::new(word).text;
+            if read != *word {
+                *folded.entry(read.into_owned()).or_insert(0) |= bits;
+            }
+        }
+    }
+    folded
+});
+
 fn class(word: &str) -> u32 {
-    CLASSES.get(word).copied().unwrap_or(0)
+    match CLASSES.get(word) {
+        Some(bits) => *bits,
+        None if !word.is_ascii() => FOLDED.get(word).copied().unwrap_or(0),
+        None => 0,
+    }
 }
 
 /// Postpositions read past (Hindi "के", "लिए", "को"; Turkish "için").
@@ -955,6 +968,21 @@ mod tests {
             "AI models: what they say and what they mean.",
         ] {
             assert!(!directed(text), "{text}");
+        }
+    }
+
+    /// A word the normalisation folds to ASCII would be looked for only
+    /// among the words written in ASCII: it must be written as it is read.
+    #[test]
+    fn every_word_is_found_as_the_text_reads_it() {
+        for (_, words) in super::LEXICON {
+            for word in *words {
+                let read = Normalized::new(word).text;
+                assert!(
+                    read == *word || !read.is_ascii(),
+                    "`{word}` is read `{read}`: write it so"
+                );
+            }
         }
     }
 }

@@ -140,7 +140,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"@sentence\b([a-z]+\s+)?({AGENT})s?[*_`~]*\s*([,:]\s|\s-)[^.\n]{{0,60}}?\b(please|you|ignore|disregard|forget|now|immediately|first|before|your|{ACTION})\b"
+                r"@sentence\b([a-z]+\s+)?({AGENT})s?[^\w,:.\n()\[\]'\x22-]{{0,3}}([,:]\s|\s-)[^.\n]{{0,60}}?\b(please|you|ignore|disregard|forget|now|immediately|first|before|your|{ACTION})\b"
             ),
         ),
         (
@@ -251,7 +251,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // plural noun, or a participle ("powered by").
             ActionRequest,
             &format!(
-                r"(?:\b|_)({AGENT})s?[*_`~]*\s*[,:][\s*_`~]*((please|also|now|just|kindly|then|first)[*_`~]*\s+[*_`~]*)*[a-z](?:[a-z-]*(?:[a-cefh-rt-z]|[^e\W]d|[^n\W]g))?[*_`~]*\s+(the|to|all|every|each|my|our|your|this|these|that|those|it|them|yes|any)\b"
+                r"\b({AGENT})s?[^\w,:.\n()\[\]'\x22-]{{0,3}}[,:][^\w.\n]{{0,4}}((please|also|now|just|kindly|then|first)[^\w.\n]{{1,4}})*[a-z](?:[a-z-]*(?:[a-cefh-rt-z]|[^e\W]d|[^n\W]g))?[^\w.\n]{{0,2}}\s+(the|to|all|every|each|my|our|your|this|these|that|those|it|them|yes|any)\b"
             ),
         ),
         (

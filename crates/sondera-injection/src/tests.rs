@@ -336,5 +336,6 @@ fn an_addressed_reader_given_any_verb_in_the_imperative() {
         "Model: XR-200 with the larger battery.",
         "AI: trends to watch this year, and what they mean for teams.",
         "AI assistant: powered by the latest model, it answers in seconds.",
+        "Contributors (and AI assistants): please run the linter before a PR.",
     ]);
 }
