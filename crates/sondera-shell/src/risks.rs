@@ -796,6 +796,15 @@ fn disk(i: &Invocation, out: &mut Vec<Risk>) {
     }
 }
 
+/// Whether `path` lies beyond the workspace and scratch space, where
+/// changing who may use a file is not ordinary work.
+fn beyond_work(path: &str, ctx: &ShellContext<'_>) -> bool {
+    !matches!(
+        sondera_catalogue::places::place(path, ctx.workspace_root, ctx.home),
+        Place::Workspace | Place::Scratch
+    )
+}
+
 /// `chattr +i` (immutable) or `+a` (append only), set or taken off, on a
 /// file beyond the workspace: a planted key or a tampered system file then
 /// stays as it is whoever tries to undo it, or a protected one is opened to
@@ -817,11 +826,7 @@ fn file_attributes(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) 
         .filter(|w| !w.text.starts_with(['+', '-', '=']))
     {
         let path = resolve(target, ctx).path;
-        let beyond_work = !matches!(
-            sondera_catalogue::places::place(&path, ctx.workspace_root, ctx.home),
-            Place::Workspace | Place::Scratch
-        );
-        if beyond_work {
+        if beyond_work(&path, ctx) {
             out.push(risk(
                 RiskKind::PermissionChange,
                 format!("chattr {change} on {path}"),
@@ -861,11 +866,11 @@ fn permissions(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
             sondera_catalogue::places::place(&path, ctx.workspace_root, ctx.home),
             Place::System | Place::Home
         ) || sondera_catalogue::places::holds_home(&path, ctx.home);
-        let beyond_work = !matches!(
-            sondera_catalogue::places::place(&path, ctx.workspace_root, ctx.home),
-            Place::Workspace | Place::Scratch
-        );
-        if setuid || (recursive && broad) || path == "/" || (world_writable && beyond_work) {
+        if setuid
+            || (recursive && broad)
+            || path == "/"
+            || (world_writable && beyond_work(&path, ctx))
+        {
             out.push(risk(
                 RiskKind::PermissionChange,
                 format!("{} {} on {path}", i.program, i.args.join(" ")),
@@ -916,11 +921,7 @@ fn access_lists(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
         .skip(1);
     for file in files {
         let path = resolve(file, ctx).path;
-        let beyond_work = !matches!(
-            sondera_catalogue::places::place(&path, ctx.workspace_root, ctx.home),
-            Place::Workspace | Place::Scratch
-        );
-        if beyond_work {
+        if beyond_work(&path, ctx) {
             out.push(risk(
                 RiskKind::PermissionChange,
                 format!("setfacl {} on {path}", i.args.join(" ")),
