@@ -180,9 +180,9 @@ fn tunnelled(i: &Invocation) -> Option<String> {
 }
 
 /// What `socat LISTEN-ADDRESS TARGET` relays from every interface: a
-/// login or data store port of another address (`TCP4-LISTEN:8080,fork
-/// TCP4:10.0.0.5:5432`). A listener bound to the loopback interface
-/// exposes nothing.
+/// login or data store port, of this machine or another
+/// (`TCP4-LISTEN:8080,fork TCP4:10.0.0.5:5432`). A listener bound to the
+/// loopback interface exposes nothing.
 fn relayed(args: &[String]) -> Option<String> {
     let listens = args.iter().map(|a| a.to_ascii_uppercase()).any(|a| {
         let listener = ["TCP-LISTEN:", "TCP4-LISTEN:", "TCP6-LISTEN:"]
