@@ -323,15 +323,29 @@ fn best_window(evidence: &[Evidence]) -> u32 {
     best
 }
 
+/// At most the first `n` bytes of `text`, cut at a character's boundary.
+fn head(text: &str, n: usize) -> &str {
+    let mut end = n.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// At most the last `n` bytes of `text`, cut at a character's boundary.
+fn tail(text: &str, n: usize) -> &str {
+    let mut start = text.len().saturating_sub(n);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
 /// Whether an override phrase is discussed rather than given: it follows
 /// words that talk about such phrases ("attacks such as", "phrases like").
 /// Quotation marks alone do not count: injected text is often quoted.
 fn is_quoted(text: &str, span: &Range<usize>) -> bool {
-    let mut from = span.start.saturating_sub(40);
-    while !text.is_char_boundary(from) {
-        from += 1;
-    }
-    let before = text[from..span.start]
+    let before = tail(&text[..span.start], 40)
         .trim_end_matches(|c: char| c.is_whitespace() || "\"'`\u{201c}\u{2018}\u{ab}:".contains(c));
     const DISCUSSING: &[&str] = &[
         "such as",

@@ -291,7 +291,8 @@ fn starts_a_word(plain: &str, span: &Range<usize>) -> bool {
         .is_none_or(|c| !c.is_alphanumeric())
 }
 
-fn written_without_spaces(c: char) -> bool {
+/// Thai, kana and Han: scripts written without spaces between words.
+pub(crate) fn written_without_spaces(c: char) -> bool {
     matches!(
         c,
         '\u{0E00}'..='\u{0E7F}'

@@ -12,6 +12,8 @@
 
 use std::ops::Range;
 
+use crate::{head, tail};
+
 /// Words for a machine reader (after NFKC and lower case: "ＡＩ" is "ai").
 const READERS: &[&str] = &[
     "人工智能",
@@ -103,9 +105,10 @@ pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// Han, kana and Hangul.
+/// Han and kana, written without spaces, and Hangul, whose particles join
+/// the noun.
 fn written_without_word_spaces(c: char) -> bool {
-    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
+    crate::multilingual::written_without_spaces(c) || matches!(c, '\u{ac00}'..='\u{d7af}')
 }
 
 fn sentences(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
@@ -169,24 +172,6 @@ const READER_TAIL: &[char] = &[' ', '助', '手', '理'];
 fn colon_after(sentence: &str, from: usize) -> Option<usize> {
     let colon = head(&sentence[from..], MARK_WITHIN + 1).find(':')?;
     Some(from + colon + 1)
-}
-
-/// At most the first `n` bytes of `text`, cut at a character's boundary.
-fn head(text: &str, n: usize) -> &str {
-    let mut end = n.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
-/// At most the last `n` bytes of `text`, cut at a character's boundary.
-fn tail(text: &str, n: usize) -> &str {
-    let mut start = text.len().saturating_sub(n);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
 }
 
 #[cfg(test)]
