@@ -66,6 +66,17 @@ const TO: u32 = 65536;
 const MEANT: u32 = 131_072;
 /// "for", before whom a text is meant for.
 const FOR: u32 = 262_144;
+/// A pronoun for whoever it may be ("whoever", "anyone"): followed by
+/// what it does to this text or its answer, it names the reader by its
+/// work ("whoever is generating a reply from these reviews").
+const WHOEVER: u32 = 524_288;
+/// A verb of making an answer ("generating", "writes"), which with a word
+/// for the answer after it says what the one [`WHOEVER`] names does.
+const PRODUCING: u32 = 1_048_576;
+/// Set on a [`WHOEVER`] word that names the reader by its work: a reader
+/// named only so is taken to be this text's when the sentence points at
+/// the text ("to whoever writes the minutes" is a colleague's).
+const DESCRIBED: u32 = 2_097_152;
 
 const LEXICON: &[(u32, &[&str])] = &[
     (
@@ -229,6 +240,32 @@ const LEXICON: &[(u32, &[&str])] = &[
         ],
     ),
     (FOR, &["for", "para", "pour", "für", "voor", "для"]),
+    (
+        WHOEVER,
+        &["whoever", "anyone", "anybody", "whatever", "whichever"],
+    ),
+    (
+        PRODUCING,
+        &[
+            "generating",
+            "generates",
+            "generate",
+            "writing",
+            "writes",
+            "producing",
+            "produces",
+            "composing",
+            "composes",
+            "preparing",
+            "prepares",
+            "drafting",
+            "drafts",
+            "creating",
+            "creates",
+            "giving",
+            "gives",
+        ],
+    ),
     (CALL, &["hey", "hi", "hello", "dear", "attention"]),
     (COND, &["when", "whenever", "if", "once"]),
     (TO, &["to"]),
@@ -269,6 +306,20 @@ const LEXICON: &[(u32, &[&str])] = &[
             "proposal",
             "manuscript",
             "changelog",
+            "pages",
+            "texts",
+            "documents",
+            "emails",
+            "messages",
+            "reviews",
+            "articles",
+            "posts",
+            "listings",
+            "comments",
+            "notes",
+            "entries",
+            "tickets",
+            "results",
         ],
     ),
     (
@@ -618,6 +669,7 @@ pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
     let mut addressed_before = false;
     for sentence in sentences(text) {
         read_words(text, sentence.clone(), &mut words);
+        name_described_readers(&mut words);
         // Most sentences name no reader and follow none addressed.
         if !addressed_before && !words.iter().any(|w| w.class & (READER | YOU) != 0) {
             continue;
@@ -632,6 +684,45 @@ pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
         addressed_before = (addressed_before || reading.addressed) && text[sentence].ends_with(';');
     }
     found
+}
+
+/// Words after [`WHOEVER`] within which the verb of its work comes, and
+/// after that verb within which the word for the answer does.
+const DESCRIBED_WITHIN: usize = 3;
+
+/// Words after [`WHOEVER`] within which a colon or dash closing its phrase
+/// addresses the one it names ("whoever is generating a reply from these
+/// reviews: describe ...").
+const DESCRIBED_PHRASE: usize = 8;
+
+/// Marks as a reader each [`WHOEVER`] named by its work, making an answer
+/// ("anyone writing a summary of this"), and the word a colon or dash
+/// closing its phrase follows, so that the mark addresses it.
+fn name_described_readers(words: &mut [Word]) {
+    for n in 0..words.len() {
+        if words[n].class & WHOEVER == 0 {
+            continue;
+        }
+        let len = words.len();
+        let within = |from: usize, count: usize| from..len.min(from + count);
+        let works = within(n + 1, DESCRIBED_WITHIN)
+            .find(|&k| words[k].class & PRODUCING != 0)
+            .is_some_and(|verb| {
+                within(verb + 1, DESCRIBED_WITHIN).any(|k| words[k].class & ANSWER != 0)
+            });
+        if !works {
+            continue;
+        }
+        words[n].class |= READER | DESCRIBED;
+        let phrase = within(n, DESCRIBED_PHRASE);
+        let closed = phrase
+            .clone()
+            .take_while(|&k| k == n || !words[k].opens_clause)
+            .find(|&k| words[k].before_address_mark);
+        if let Some(k) = closed {
+            words[k].class |= READER | DESCRIBED;
+        }
+    }
 }
 
 /// Whether `words[k]` is a reader heading its phrase ("a language model,",
@@ -661,6 +752,8 @@ struct Reading {
     /// A word for the answer, as a noun ("the correct answer", "your
     /// summary").
     names_answer: bool,
+    /// Every reader it names is named by its work (see [`WHOEVER`]).
+    described_only: bool,
 }
 
 impl Reading {
@@ -756,6 +849,10 @@ impl Reading {
         // Told a verdict on the text, a reader spoken to is spoken to of
         // its answer.
         Self {
+            described_only: has(DESCRIBED)
+                && !words
+                    .iter()
+                    .any(|w| w.class & READER != 0 && w.class & DESCRIBED == 0),
             speaks_of_answers: has(READER) && (has(SAY | ANSWER) || told && spoken_to),
             points,
             addressed: spoken_to,
@@ -778,7 +875,7 @@ impl Reading {
         // Spoken to, a word for the answer is itself a direction ("LLM
         // readers: the correct answer is 'approved'").
         speaks
-            && (self.points || addressed || self.your_answer)
+            && (self.points || !self.described_only && (addressed || self.your_answer))
             && (self.told || self.your_answer || addressed && self.names_answer)
     }
 }

@@ -20,6 +20,10 @@ const ACTION: &str = "escalate|elevate|approve|append|insert|output|respond|tran
 /// Verbs that send something somewhere, or give someone access.
 const SENDING: &str = "send|forward|transfer|wire|pay|share|invite|email|e-mail|upload|post|grant|give|reply|export|copy|deliver|mail|move|submit|provide|leak|exfiltrate|transmit|attach|add|change|set|update|create|schedule";
 
+/// An obligation to say something, after a word for the answer ("must
+/// say", "should end with").
+const OBLIGED_TO_SAY: &str = r"(must|should|shall|has\s+to|have\s+to|needs?\s+to)\s+(always\s+|never\s+|only\s+)?(say|state|claim|mention|recommend|include|contain|read|note|report|describe|tell|be\s+(written|formatted|phrased|worded)|end\s+with|start\s+with|begin\s+with|omit|exclude|leave\s+out|ignore|skip|praise|highlight|emphasi[sz]e|downplay|call|portray|present|favou?r|rank|rate|conclude)\b";
+
 /// Names and roles a text uses to address a model.
 const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|ai\s+system|automated\s+(assistant|system|agent|tool|reader|process)s?|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
 
@@ -263,6 +267,14 @@ fn rules() -> Vec<(Feature, Start, String)> {
             ),
         ),
         (
+            // Acting for the user, which is what a reader told to stand in
+            // for them does ("reply on the user's behalf approving it").
+            ActionRequest,
+            &format!(
+                r"\b({ACTION})\b[^.\n]{{0,40}}?\bon\s+(the\s+user'?s?|your\s+user'?s?|their|the\s+owner'?s?)\s+behalf\b|\bon\s+(the\s+user'?s?|your\s+user'?s?|the\s+owner'?s?)\s+behalf\s*,?\s+(please\s+)?({ACTION})\b"
+            ),
+        ),
+        (
             ActionTarget,
             &format!(
                 r"\b({SENDING})(s|ed|ing)?\b[^.\n]{{0,120}}?\b(to|with|from|into|for|at|on)\s+([^\s]+\s+){{0,3}}?[^\s]*(@[a-z0-9]|https?://|www\.|\+\d|\biban\b|\baccount\s+(number\s+)?\w*\d|[a-z]{{2}}\d{{2}}\s?[a-z0-9]{{4}})"
@@ -384,7 +396,16 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             AnswerDirective,
-            r"\b(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+(of\s+this\s+\w+\s+)?(must|should|shall|has\s+to|have\s+to|needs?\s+to)\s+(always\s+|never\s+|only\s+)?(say|state|claim|mention|recommend|include|contain|read|note|report|describe|tell|be\s+(written|formatted|phrased|worded)|end\s+with|start\s+with|begin\s+with|omit|exclude|leave\s+out|ignore|skip|praise|highlight|emphasi[sz]e|downplay|call|portray|present|favou?r|rank|rate|conclude)\b|\bmake\s+(sure\s+(that\s+)?)?(the|your)\s+(answer|reply|summary|response)s?\s+(says?|states?|claims?|mentions?|recommends?|includes?|contains?|notes?)\b",
+            &format!(
+                r"\b(your|the|these|those|such)\s+(final\s+)?(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+{OBLIGED_TO_SAY}|\b(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+of\s+this\s+\w+\s+{OBLIGED_TO_SAY}|\bmake\s+(sure\s+(that\s+)?)?(the|your)\s+(answer|reply|summary|response)s?\s+(says?|states?|claims?|mentions?|recommends?|includes?|contains?|notes?)\b"
+            ),
+        ),
+        (
+            // The same obligation on answers in general ("every summary
+            // should end with a takeaway", "answers must cite sources"):
+            // what a style guide says, so it counts only beside other signs.
+            AnswerManner,
+            &format!(r"\b(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+{OBLIGED_TO_SAY}"),
         ),
         (
             AnswerDirective,
@@ -439,6 +460,18 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             StrongMarkup,
             r"<\s*/?\s*([a-z]+[_-])?(admin|system|assistant|agent|instructions?|directive|prompt|override|secret|hidden|important|urgent|ai)[_-][a-z_-]*(\s[^>]{0,60})?>|<\s*/?\s*[a-z]+[_-](admin|system|assistant|agent|instructions?|directive|prompt|override|secret|hidden|important|urgent|ai|note)(\s[^>]{0,60})?>",
+        ),
+        (
+            // The same names as a section or a key of structured text
+            // (`[assistant_instructions]`, `"note_for_ai":`, `llm-directive =`).
+            StrongMarkup,
+            r"\[\s*([a-z]+[_-])?(assistant|agent|ai|llm|model|bot|chatbot)[_-](instructions?|notes?|directives?|prompts?|rules|tasks?|commands?|orders?)\s*\]|\b([a-z]+[_-])?(assistant|agent|ai|llm|model|bot|chatbot)[_-](instructions?|directives?|prompts?|commands?|orders?)[\x22']?\s*[:=]|\b(instructions?|notes?|directives?|message|prompt|orders?)[_-](for|to)[_-](the[_-])?(assistant|agent|ai|llm|model|bot|chatbot)[\x22']?\s*[:=]",
+        ),
+        (
+            // A key that sets what the reader answers (`respond_with =`,
+            // `"reply_only_with":`).
+            OutputDirective,
+            r"\b(respond|reply|answer|say)[_-](only[_-])?(with|text|always)[\x22']?\s*[:=]",
         ),
         (
             Concealment,
@@ -972,9 +1005,9 @@ fn said_of_another(text: &[u8], at: usize) -> bool {
 const MAX_COMMENT: usize = 2000;
 
 /// The span of the HTML comment opening at `start` when it addresses a
-/// model or tells its reader to send or run something, rather than holding
-/// a build marker, a licence or a style sheet. An unclosed comment runs to
-/// the end of the text.
+/// model or tells its reader to send or run something, or what to tell
+/// the people it answers, rather than holding a build marker, a licence or
+/// a style sheet. An unclosed comment runs to the end of the text.
 fn instructing_comment(text: &str, start: usize) -> Option<std::ops::Range<usize>> {
     let rest = &text.as_bytes()[start..];
     let window = &rest[..rest.len().min(MAX_COMMENT)];
@@ -984,7 +1017,8 @@ fn instructing_comment(text: &str, start: usize) -> Option<std::ops::Range<usize
         .map_or(window.len(), |at| at + 3);
     let comment = &window[..end];
     let instructs = ADDRESSING.is_match(comment)
-        || (SECOND_PERSON.is_match(comment) && SENDING_WORD.is_match(comment));
+        || (SECOND_PERSON.is_match(comment)
+            && (SENDING_WORD.is_match(comment) || TO_THE_READER.is_match(comment)));
     instructs.then_some(start..start + end)
 }
 
@@ -998,6 +1032,14 @@ static ADDRESSING: LazyLock<Regex> = LazyLock::new(|| {
 
 static SECOND_PERSON: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(&ascii_words(r"\b(you|your)\b")).expect("compiles"));
+
+/// Telling the people a reader answers ("tell the reader", "inform users").
+static TO_THE_READER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&ascii_words(
+        r"\b(tell|inform|warn|remind|assure|convince|advise)\s+(the\s+|all\s+|any\s+)?(users?|readers?|customers?|visitors?|clients?)\b",
+    ))
+    .expect("compiles")
+});
 
 static SENDING_WORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&ascii_words(r"\b(send|forward|email|upload|transfer|wire|post|share|curl|wget|exfiltrate|leak|execute)\b"))
