@@ -12,7 +12,8 @@
 //! directs it but points at nothing here; a note to visitors points and
 //! directs but names no machine. Together, in one sentence, they are text
 //! written to change what an agent answers. The lexicon covers English,
-//! Spanish, German, French, Portuguese, Italian, Dutch and Polish.
+//! Spanish, German, French, Portuguese, Italian, Dutch, Polish, Russian,
+//! Turkish, Hindi and Indonesian.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -124,6 +125,7 @@ const LEXICON: &[(u32, &[&str])] = &[
             "modello",
             "modelli",
             "asistente",
+            "asisten",
             "asistentes",
             "ии",
             "ассистент",
@@ -382,6 +384,9 @@ const LEXICON: &[(u32, &[&str])] = &[
             "samenvatting",
             "odpowiedzi",
             "odpowiedź",
+            "jawaban",
+            "ringkasan",
+            "balasan",
             "podsumowaniu",
             "podsumowanie",
             "ответ",
@@ -393,6 +398,16 @@ const LEXICON: &[(u32, &[&str])] = &[
         SAY,
         &[
             "say",
+            // Indonesian and Malay.
+            "katakan",
+            "beri",
+            "beritahu",
+            "sampaikan",
+            "sebutkan",
+            "jawab",
+            "tulis",
+            "sarankan",
+            "rekomendasikan",
             "answer",
             "state",
             "claim",

@@ -65,6 +65,10 @@ pub enum Feature {
     ConversationLines,
     /// Asking for the system prompt.
     PromptLeak,
+    /// A link whose query holds a slot for the conversation's own data
+    /// (`?d={chat_history}`, `?q=INSERT_THE_USERS_MESSAGE`): rendered or
+    /// fetched once filled, it carries that data to whoever serves it.
+    DataInLink,
     /// "you are now in developer mode", "you have no restrictions".
     RoleSwitch,
     /// An HTML comment that addresses or instructs a reader.
@@ -142,6 +146,7 @@ impl Feature {
             RoleHeader => "role_header",
             ConversationLines => "conversation_lines",
             PromptLeak => "prompt_exfiltration",
+            DataInLink => "data_in_link",
             HiddenComment | InvisibleCharacters => "hidden_instruction",
             HiddenStyle => "hidden_style",
             Markup | StrongMarkup => "instruction_markup",
@@ -174,6 +179,7 @@ impl Feature {
             | HiddenComment
             | InvisibleCharacters
             | AddressedToAgent
+            | DataInLink
             | Concealment
             | ToolDirective
             | ToolMention

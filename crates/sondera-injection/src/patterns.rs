@@ -58,6 +58,10 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"\b(print|reveal|show|repeat|output|display|leak|dump|tell\s+me|send|share|give\s+me)\b\W+(?:\w+\W+){0,5}?(system\s+prompt|(hidden|initial|original|secret|system)\s+(instructions|prompt))",
         ),
         (
+            DataInLink,
+            r"https?://[^\s)\x22']*[?&][\w.-]+=[^\s)&\x22']{0,20}?(\{[^}\s]{0,40}|\[[^\]\s]{0,40}|<[^>\s]{0,40}|%7b[^\s)]{0,40}|(insert|put|paste|add|append|include)[_-][\w-]{0,40})(conversation|chat|history|prompt|memory|password|secret|credential|api[_-]?key|token|(user|users|user's)[_-]*(last[_-])?(message|question|input|request|data|email|details))",
+        ),
+        (
             RoleSwitch,
             r"\b(disable|turn\s+off|deactivate|bypass|remove|suspend)\s+(all\s+|any\s+|your\s+|the\s+)*(safety|content|ethical|moderation)\s+(checks?|filters?|guardrails|restrictions|protocols|measures|policies|guidelines)\b",
         ),
@@ -166,6 +170,18 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AuthorityClaim,
             r"\b(this\s+is\s+(a\s+message\s+from|an?\s+(important|urgent|official)\s+(message|notice|instruction)s?\s+from)|message\s+from|on\s+behalf\s+of|a\s+note\s+from|instructions?\s+from)\s+(me,?\s+)?(the\s+|your\s+)?(user|developer|administrator|admin|operator|system|owner|creator|principal|supervisor|it\s+department|security\s+team|openai|anthropic|google|boss)\b",
+        ),
+        (
+            // A change of request said to come from the user, relayed by the
+            // data ("correction from the user: they want ...").
+            AuthorityClaim,
+            r"\b(correction|clarification|update|follow[\s-]?up|change|amendment|addendum)s?\s+from\s+(the\s+|your\s+)?(user|owner|principal|account\s+owner|requester)\b",
+        ),
+        (
+            // The text knows its reader works for a user ("the user who
+            // asked you", "the person you are helping").
+            AddressedToAgent,
+            r"\bthe\s+user\s+(who|that)\s+(asked|is\s+(talking|chatting|speaking)\s+(to|with)|instructed|prompted|is\s+using|deployed|set\s+up)\s+you\b|\bthe\s+(person|human|user)\s+you\s+are\s+(helping|assisting|working\s+for|chatting\s+with|talking\s+to)\b",
         ),
         (
             AuthorityClaim,
@@ -352,7 +368,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             OutputDirective,
-            r"\b(in|into|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\bto\s+your\s+(final\s+)?(answer|summary|reply|completion|translation)s?\b|\byour\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\b|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b",
+            r"\b(in|into|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\bto\s+your\s+(final\s+)?(answer|summary|completion|translation)s?\b|\byour\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\b|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b",
         ),
         (
             OutputDirective,
@@ -368,7 +384,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             AnswerDirective,
-            r"\b(add|append|prepend|include|insert|embed|attach|put|place|inject|integrate|incorporate|paste)\b[^!?\n]{0,80}?\b(to|in|into|within|(at|to)\s+the\s+(end|start|top|bottom|beginning)\s+of)\s+(the|your|each|every|any|all)\s+(final\s+|next\s+)?(answers?|repl(y|ies)|summar(y|ies)|completions?)\b",
+            r"\b(add|append|prepend|include|insert|embed|attach|put|place|inject|integrate|incorporate|paste)\b[^!?\n]{0,80}?\b(to|in|into|within|(at|to)\s+the\s+(end|start|top|bottom|beginning)\s+of)\s+(the|your|each|every|any|all)\s+(final\s+|next\s+)?(answers?|summar(y|ies)|completions?)\b",
         ),
         (
             AnswerDirective,
@@ -399,6 +415,18 @@ fn rules() -> Vec<(Feature, Start, String)> {
             &format!(
                 r"\b(your|the|these|those|such)\s+(final\s+)?(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+{OBLIGED_TO_SAY}|\b(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+of\s+this\s+\w+\s+{OBLIGED_TO_SAY}|\bmake\s+(sure\s+(that\s+)?)?(the|your)\s+(answer|reply|summary|response)s?\s+(says?|states?|claims?|mentions?|recommends?|includes?|contains?|notes?)\b"
             ),
+        ),
+        (
+            // Markup the reader's answer is to show, which a client renders
+            // and fetches ("render this in your reply: ![](...)").
+            OutputDirective,
+            r"\b(render|embed|display)\s+(this|these|the\s+following|it|the\s+(image|picture|badge|pixel|card|markdown|link|url))\b[^.\n]{0,40}?\b(in|into|within|at\s+the\s+(end|top)\s+of)\s+(your|the|each|every)\s+(answer|reply|response|output|message|summary)s?\b",
+        ),
+        (
+            // Text handed over to stand for the answer ("use this exact
+            // text as your summary", "return the following as your reply").
+            OutputDirective,
+            r"\b(use|take|give|return|copy|paste|output|submit|present)\b[^.\n]{0,60}?\bas\s+your\s+(final\s+|whole\s+|entire\s+|only\s+)?(answer|summary|reply|response|output)\b",
         ),
         (
             // The same obligation on answers in general ("every summary
