@@ -27,6 +27,11 @@ const OBLIGED_TO_SAY: &str = r"(must|should|shall|has\s+to|have\s+to|needs?\s+to
 /// Names and roles a text uses to address a model.
 const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|ai\s+system|automated\s+(assistant|system|agent|tool|reader|process)s?|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
 
+/// What follows a reader's name that heads its phrase ("Dear AI, please",
+/// "Note to AI models reading this"), not one that modifies a noun after
+/// it ("Dear AI researchers", "Hi assistant managers").
+const READER_ENDS: &str = r"(?:[^\w\s]|\s*$|\s+(?:please|you|your|\w+ing|who|that|which|if|when|ignore|disregard|do|don't|must|should|shall|will|would|can|could|may|might|has|have|is|are|was|were|needs|wants|here|below|only|and|or|of|in|on|at|for|to|with)\b)";
+
 /// Who addresses a reader in a greeting, a header or a label.
 const GREETING: &str = "dear|hey|hi|hello|yo|ok|okay|psst|listen|attention|attn|note|message|instructions?|reminder|notice|memo|important|p\\.s\\.|ps";
 
@@ -110,7 +115,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b({GREETING})\b[\s,:!-]{{0,3}}(to|for)?\s*(the\s+|any\s+|all\s+|our\s+|my\s+)?([a-z]+\s+)?({AGENT})s?\b"
+                r"\b({GREETING})\b[\s,:!-]{{0,3}}(to|for)?\s*(the\s+|any\s+|all\s+|our\s+|my\s+)?([a-z]+\s+){{0,2}}({AGENT})s?\b{READER_ENDS}"
             ),
         ),
         (
@@ -368,7 +373,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             OutputDirective,
-            r"\b(in|into|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\bto\s+your\s+(final\s+)?(answer|summary|completion|translation)s?\b|\byour\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\b|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b",
+            r"\b(in|into|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\bto\s+your\s+(final\s+)?(answer|summary|completion|translation)s?\b|\byour\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\s*(,|\.|$|(this|these|it|them|that)\b|the\s+(above|following|page|pages|text|document|article|email|message|content|results?|site|post|thread|reviews?|file)\b)|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b",
         ),
         (
             OutputDirective,
