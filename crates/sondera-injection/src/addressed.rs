@@ -87,6 +87,9 @@ const ROLE: u32 = 4_194_304;
 /// A noun that makes a reader's name before it a word about people ("AI
 /// researchers", "the AI team", "AI ethics"): no reader is named there.
 const PEOPLE: u32 = 8_388_608;
+/// A relative pronoun, after which a reader's name goes on to what it does
+/// ("l'IA qui résume", "the model that reads this").
+const WHICH: u32 = 16_777_216;
 
 const LEXICON: &[(u32, &[&str])] = &[
     (
@@ -197,6 +200,7 @@ const LEXICON: &[(u32, &[&str])] = &[
             "parses",
             "indexes",
             "crawls",
+            "scans",
         ],
     ),
     (THIS, &["this", "these"]),
@@ -268,6 +272,29 @@ const LEXICON: &[(u32, &[&str])] = &[
     (
         WHOEVER,
         &["whoever", "anyone", "anybody", "whatever", "whichever"],
+    ),
+    (
+        WHICH,
+        &[
+            "who",
+            "that",
+            "which",
+            "qui",
+            "que",
+            "quien",
+            "die",
+            "der",
+            "welche",
+            "welcher",
+            "che",
+            "cui",
+            "który",
+            "która",
+            "które",
+            "который",
+            "которая",
+            "которые",
+        ],
     ),
     (
         PEOPLE,
@@ -689,6 +716,16 @@ const LEXICON: &[(u32, &[&str])] = &[
             "affirmez",
             "réponds",
             "répondez",
+            "indique",
+            "indiquez",
+            "précise",
+            "précisez",
+            "mentionne",
+            "mentionnez",
+            "écris",
+            "écrivez",
+            "signale",
+            "signalez",
             "recommande",
             "recommandez",
             "écris",
@@ -960,7 +997,7 @@ fn names_the_reader(words: &[Word], k: usize) -> bool {
     words[k].class & READER != 0
         && words.get(k + 1).is_none_or(|next| {
             next.opens_clause
-                || next.class & (READER | READING | SAY | MUST | OF | ROLE) != 0
+                || next.class & (READER | READING | SAY | MUST | OF | ROLE | WHICH) != 0
                 || after_one(ROLE)
                 || after_one(ANSWER)
         })

@@ -151,6 +151,22 @@ fn rules() -> Vec<(Feature, Start, String)> {
             &format!(r"\byou,\s+(the\s+|my\s+|dear\s+)?({AGENT})\b"),
         ),
         (
+            // A condition naming a machine reader of this very text: "if an
+            // automated agent reads this file, it should ...".
+            AddressedToAgent,
+            &format!(
+                r"\b(if|when|whenever|once|should)\s+(an?\s+|the\s+|any\s+)?([a-z]+\s+)?({AGENT})s?\s+(reads?|sees?|opens?|views?|process(es)?|parses?|scans?|summari[sz]es?|reviews?|is\s+(reading|processing|summari[sz]ing|parsing|reviewing))\s+(this|these|the\s+following)\b"
+            ),
+        ),
+        (
+            // What "it" or "they", the reader a condition named, is then to
+            // do: "..., it should quietly append ...".
+            ActionRequest,
+            &format!(
+                r"[,;]\s*(it|they|then\s+it|then\s+they)\s+(should|must|shall|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to)\s+(\w+ly\s+|also\s+|first\s+)?({ACTION})\b"
+            ),
+        ),
+        (
             AddressedToAgent,
             &format!(
                 r"@sentence\b([a-z]+\s+)?({AGENT})s?[^\w,:.\n()\[\]'\x22-]{{0,3}}([,:]\s|\s-)[^.\n]{{0,60}}?\b(please|you|ignore|disregard|forget|now|immediately|first|before|your|{ACTION})\b"
