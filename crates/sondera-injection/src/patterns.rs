@@ -514,7 +514,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // The same names as a section or a key of structured text
             // (`[assistant_instructions]`, `"note_for_ai":`, `llm-directive =`).
             StrongMarkup,
-            r"\[\s*([a-z]+[_-])?(assistant|agent|ai|llm|model|bot|chatbot)[_-](instructions?|notes?|directives?|prompts?|rules|tasks?|commands?|orders?)\s*\]|\b([a-z]+[_-])?(assistant|agent|ai|llm|model|bot|chatbot)[_-](instructions?|directives?|prompts?|commands?|orders?)[\x22']?\s*[:=]|\b(instructions?|notes?|directives?|message|prompt|orders?)[_-](for|to)[_-](the[_-])?(assistant|agent|ai|llm|model|bot|chatbot)[\x22']?\s*[:=]",
+            r"\b(assistant|agent|ai|llm|model|bot|chatbot)[_-](instructions?|notes?|directives?|prompts?|rules|tasks?|commands?|orders?)\b\s*[\]\x22']?\s*[:=\]]|\b(instructions?|notes?|directives?|message|prompt|orders?)[_-](for|to)[_-](the[_-])?(assistant|agent|ai|llm|model|bot|chatbot)[\x22']?\s*[:=]",
         ),
         (
             // A key that sets what the reader answers (`respond_with =`,
@@ -1098,6 +1098,19 @@ static SENDING_WORD: LazyLock<Regex> = LazyLock::new(|| {
 #[cfg(test)]
 mod compiled {
     use super::*;
+
+    /// A pattern with no literal it must contain is a candidate for every
+    /// text, so every process compiles it when it starts (one such pattern
+    /// cost a fresh process 1.4 million instructions): each needs one.
+    #[test]
+    fn every_pattern_needs_a_literal() {
+        let always: Vec<&str> = PATTERNS
+            .candidates
+            .always()
+            .map(|p| PATTERNS.each[p].source.as_str())
+            .collect();
+        assert!(always.is_empty(), "patterns without a literal: {always:?}");
+    }
 
     /// The literal automaton's candidates, each checked by its pattern, are
     /// the patterns a `RegexSet` of them all says match, and each pattern
