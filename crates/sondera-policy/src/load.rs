@@ -521,7 +521,8 @@ fn builtin_policies(
                 .expect("the generated policies have no slots");
             let policy = Policy::from_pst(pst::Policy::Static(static_policy))
                 .expect("the generated policies are Cedar's syntax trees of the packs");
-            let at = id_location(source, &annotations);
+            let id = annotations.get("id").cloned();
+            let at = || id.as_deref().map_or((0, 0), |id| source.id_location(id));
             let mut loaded = check_policy(source, &policy, annotations, at, errors)?;
             loaded.generated = Some((tree, builtin.reading));
             Some(loaded)
@@ -571,7 +572,7 @@ fn parse_text(source: &Source, errors: &mut Vec<PolicyError>) -> Vec<LoadedPolic
                 source,
                 policy,
                 annotations,
-                line_column(&source.text, offset),
+                || line_column(&source.text, offset),
                 errors,
             )
         })
@@ -590,13 +591,6 @@ pub(crate) fn in_file_order(set: &PolicySet) -> Vec<&Policy> {
     policies
 }
 
-/// Where a policy's `@id` annotation is written in its file, (0, 0) if not found.
-fn id_location(source: &Source, annotations: &BTreeMap<String, String>) -> (usize, usize) {
-    annotations
-        .get("id")
-        .map_or((0, 0), |id| source.id_location(id))
-}
-
 impl Source {
     /// Where `@id("id")` is written in this file, (0, 0) if not found.
     pub(crate) fn id_location(&self, id: &str) -> (usize, usize) {
@@ -607,22 +601,27 @@ impl Source {
 }
 
 /// `policy`, whose annotations are `annotations`, if it passes the
-/// per-policy rules.
+/// per-policy rules. `at` finds where it is written, which only an error
+/// needs: searching the file for every policy a process loads costs more
+/// than a fresh process's first verdict can spare.
 fn check_policy(
     source: &Source,
     policy: &Policy,
     annotations: BTreeMap<String, String>,
-    (line, column): (usize, usize),
+    at: impl Fn() -> (usize, usize),
     errors: &mut Vec<PolicyError>,
 ) -> Option<LoadedPolicy> {
-    let error = |id: Option<&str>, message: String, help: &str| PolicyError {
-        span_len: 0,
-        file: source.name.clone(),
-        line,
-        column,
-        policy_id: id.map(str::to_string),
-        message,
-        help: Some(help.to_string()),
+    let error = |id: Option<&str>, message: String, help: &str| {
+        let (line, column) = at();
+        PolicyError {
+            span_len: 0,
+            file: source.name.clone(),
+            line,
+            column,
+            policy_id: id.map(str::to_string),
+            message,
+            help: Some(help.to_string()),
+        }
     };
     let annotation = |key: &str| annotations.get(key).map(String::as_str);
     let Some(id) = annotation("id").filter(|id| !id.trim().is_empty()) else {
@@ -831,8 +830,8 @@ mod tests {
                 assert_eq!(bare(&a.policy), bare(&b.policy));
                 assert_eq!(a.policy.id(), b.policy.id());
                 assert_eq!(
-                    id_location(&source, &a.metadata.annotations),
-                    id_location(&source, &b.metadata.annotations)
+                    source.id_location(&a.metadata.policy_id),
+                    source.id_location(&b.metadata.policy_id)
                 );
             }
         }
