@@ -1061,7 +1061,7 @@ impl Reading {
                         .is_none_or(|next| next.class & TEXT != 0 || next.opens_clause)
                         || n > 0 && words[n - 1].class & READING != 0)
         });
-        let vocative = words.iter().enumerate().any(|(n, w)| {
+        let vocative = (0..words.len()).any(|n| {
             let marked = words[n..]
                 .iter()
                 .take(VOCATIVE_WITHIN + 1)
