@@ -151,6 +151,15 @@ fn rules() -> Vec<(Feature, Start, String)> {
             &format!(r"\byou,\s+(the\s+|my\s+|dear\s+)?({AGENT})\b"),
         ),
         (
+            // An assistant @-mentioned and told to act: "@copilot please
+            // open a PR". A handle that only contains the name
+            // ("@copilot-user") is a person's.
+            AddressedToAgent,
+            &format!(
+                r"@({AGENT})[\s,:]+(please\s+|now\s+|also\s+)?({ACTION}|ignore|disregard|forget|stop)\b"
+            ),
+        ),
+        (
             // A condition naming a machine reader of this very text: "if an
             // automated agent reads this file, it should ...".
             AddressedToAgent,
@@ -181,7 +190,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b({AGENT})s?\s+(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\s+(not\s+)?({ACTION}|ignore|disregard|forget|first|immediately|now|always|never)\b"
+                r"\b({AGENT})s?\s+([a-z]+ing\s+(this|these|the)\s+[a-z]+\s+)?(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\s+(not\s+|also\s+)?({ACTION}|ignore|disregard|forget|first|immediately|now|always|never)\b"
             ),
         ),
         (
@@ -308,7 +317,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // for them does ("reply on the user's behalf approving it").
             ActionRequest,
             &format!(
-                r"\b({ACTION})\b[^.\n]{{0,40}}?\bon\s+(the\s+user'?s?|your\s+user'?s?|their|the\s+owner'?s?)\s+behalf\b|\bon\s+(the\s+user'?s?|your\s+user'?s?|the\s+owner'?s?)\s+behalf\s*,?\s+(please\s+)?({ACTION})\b"
+                r"\b({ACTION})\b([^.\n]|\.\S){{0,60}}?\bon\s+(the\s+user'?s?|your\s+user'?s?|their|the\s+owner'?s?)\s+behalf\b|\bon\s+(the\s+user'?s?|your\s+user'?s?|the\s+owner'?s?)\s+behalf\s*,?\s+(please\s+)?({ACTION})\b"
             ),
         ),
         (
@@ -493,6 +502,12 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // that, instead send ...".
             FromNowOn,
             r"\b(forget|ignore|disregard|scratch|never\s+mind)\s+(that|this|it|the\s+above|what\s+i\s+(said|asked|wrote)|my\s+(last|previous|earlier)\s+(message|request|email|note|instructions?))\s*[,.;:!-]*\s*(and\s+|but\s+)?instead\b",
+        ),
+        (
+            // The task set aside for another: "ignore the issue text and
+            // instead open a PR".
+            FromNowOn,
+            r"\b(ignore|disregard|skip|forget)\s+(the|this|that|these|my|your|all)\b[^.\n]{0,40}?\band\s+(instead|rather)\b",
         ),
         (
             FromNowOn,
