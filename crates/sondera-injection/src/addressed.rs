@@ -13,7 +13,7 @@
 //! directs but names no machine. Together, in one sentence, they are text
 //! written to change what an agent answers. The lexicon covers English,
 //! Spanish, German, French, Portuguese, Italian, Dutch, Polish, Russian,
-//! Turkish, Hindi and Indonesian.
+//! Turkish, Hindi, Indonesian, Swedish, Norwegian and Danish.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -623,6 +623,7 @@ const LEXICON: &[(u32, &[&str])] = &[
         SAY,
         &[
             "say",
+            // Swedish, Norwegian and Danish (æ is read "ae").
             "säg",
             "sig",
             "berätta",
@@ -635,6 +636,7 @@ const LEXICON: &[(u32, &[&str])] = &[
             "naevn",
             "rekommendera",
             "anbefal",
+            // Adding to or concluding the answer.
             "conclude",
             "add",
             "aggiungi",
@@ -737,10 +739,7 @@ const LEXICON: &[(u32, &[&str])] = &[
             "indiquez",
             "précise",
             "précisez",
-            "mentionne",
             "mentionnez",
-            "écris",
-            "écrivez",
             "signale",
             "signalez",
             "recommande",
@@ -947,7 +946,7 @@ pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
     let mut addressed_before = false;
     for sentence in sentences(text) {
         read_words(text, sentence.clone(), &mut words);
-        name_described_readers(&mut words);
+        name_readers_by_their_work(&mut words);
         // Most sentences name no reader and follow none addressed.
         if !addressed_before && !words.iter().any(|w| w.class & (READER | YOU) != 0) {
             continue;
@@ -977,8 +976,10 @@ const DESCRIBED_PHRASE: usize = 8;
 /// ("anyone writing a summary of this"), and the word a colon or dash
 /// closing its phrase follows, so that the mark addresses it; and each
 /// [`ROLE`] after a word for the answer ("answer engines").
-fn name_described_readers(words: &mut [Word]) {
-    for n in 0..words.len() {
+fn name_readers_by_their_work(words: &mut [Word]) {
+    let len = words.len();
+    let within = |from: usize, count: usize| from..len.min(from + count);
+    for n in 0..len {
         // A role that makes answers is a machine reader ("answer engines",
         // "summary tools").
         if n > 0 && words[n].class & ROLE != 0 && words[n - 1].class & ANSWER != 0 {
@@ -987,8 +988,6 @@ fn name_described_readers(words: &mut [Word]) {
         if words[n].class & WHOEVER == 0 {
             continue;
         }
-        let len = words.len();
-        let within = |from: usize, count: usize| from..len.min(from + count);
         let works = within(n + 1, DESCRIBED_WITHIN)
             .find(|&k| words[k].class & PRODUCING != 0)
             .is_some_and(|verb| {
@@ -1054,6 +1053,9 @@ struct Reading {
 impl Reading {
     fn of(words: &[Word]) -> Self {
         let has = |bits: u32| words.iter().any(|w| w.class & bits != 0);
+        // Looser than [`names_the_reader`], which a vocative needs: a
+        // reader's name before a verb names it too ("if a machine is
+        // summarising this"); only a noun for people after it does not.
         let names_a_reader = words.iter().enumerate().any(|(n, w)| {
             w.class & READER != 0 && words.get(n + 1).is_none_or(|next| next.class & PEOPLE == 0)
         });
@@ -1402,6 +1404,19 @@ mod tests {
 
     /// A word the normalisation folds to ASCII would be looked for only
     /// among the words written in ASCII: it must be written as it is read.
+    #[test]
+    fn no_class_lists_a_word_twice() {
+        for (class, words) in super::LEXICON {
+            let mut seen = std::collections::HashSet::new();
+            for word in *words {
+                assert!(
+                    seen.insert(word),
+                    "`{word}` is listed twice in class {class}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn every_word_is_found_as_the_text_reads_it() {
         for (_, words) in super::LEXICON {

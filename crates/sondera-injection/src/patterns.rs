@@ -32,6 +32,13 @@ const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s
 /// it ("Dear AI researchers", "Hi assistant managers").
 const READER_ENDS: &str = r"(?:[^\w\s]|\s*$|\s+(?:please|you|your|\w+ing|who|that|which|if|when|ignore|disregard|do|don't|must|should|shall|will|would|can|could|may|might|has|have|is|are|was|were|needs|wants|here|below|only|and|or|of|in|on|at|for|to|with)\b)";
 
+/// A reader's name as the word before or after `_` or `-` in a key of
+/// structured text (`assistant_instructions`, `note_for_ai`).
+const KEY_READER: &str = "assistant|agent|ai|llm|model|bot|chatbot";
+
+/// The user, as the one a reader acts for ("on the user's behalf").
+const USERS: &str = r"the\s+user'?s?|your\s+user'?s?|the\s+owner'?s?";
+
 /// Who addresses a reader in a greeting, a header or a label.
 const GREETING: &str = "dear|hey|hi|hello|yo|ok|okay|psst|listen|attention|attn|note|message|instructions?|reminder|notice|memo|important|p\\.s\\.|ps";
 
@@ -317,7 +324,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // for them does ("reply on the user's behalf approving it").
             ActionRequest,
             &format!(
-                r"\b({ACTION})\b([^.\n]|\.\S){{0,60}}?\bon\s+(the\s+user'?s?|your\s+user'?s?|their|the\s+owner'?s?)\s+behalf\b|\bon\s+(the\s+user'?s?|your\s+user'?s?|the\s+owner'?s?)\s+behalf\s*,?\s+(please\s+)?({ACTION})\b"
+                r"\b({ACTION})\b([^.\n]|\.\S){{0,60}}?\bon\s+({USERS}|their)\s+behalf\b|\bon\s+({USERS})\s+behalf\s*,?\s+(please\s+)?({ACTION})\b"
             ),
         ),
         (
@@ -529,7 +536,9 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // The same names as a section or a key of structured text
             // (`[assistant_instructions]`, `"note_for_ai":`, `llm-directive =`).
             StrongMarkup,
-            r"\b(assistant|agent|ai|llm|model|bot|chatbot)[_-](instructions?|notes?|directives?|prompts?|rules|tasks?|commands?|orders?)\b\s*[\]\x22']?\s*[:=\]]|\b(instructions?|notes?|directives?|message|prompt|orders?)[_-](for|to)[_-](the[_-])?(assistant|agent|ai|llm|model|bot|chatbot)[\x22']?\s*[:=]",
+            &format!(
+                r"\b({KEY_READER})[_-](instructions?|notes?|directives?|prompts?|rules|tasks?|commands?|orders?)\b\s*[\]\x22']?\s*[:=\]]|\b(instructions?|notes?|directives?|message|prompt|orders?)[_-](for|to)[_-](the[_-])?({KEY_READER})[\x22']?\s*[:=]"
+            ),
         ),
         (
             // A key that sets what the reader answers (`respond_with =`,
