@@ -90,6 +90,17 @@ const PEOPLE: u32 = 8_388_608;
 /// A relative pronoun, after which a reader's name goes on to what it does
 /// ("l'IA qui résume", "the model that reads this").
 const WHICH: u32 = 16_777_216;
+/// A word for a line of human work that, before "agents" or
+/// "assistants", makes them people ("support agents", "dental
+/// assistants"), unless a reader's name comes first ("AI support agents").
+const STAFF: u32 = 33_554_432;
+/// A reader's name that is also a person's job ("agent", "assistant"),
+/// which [`STAFF`] before it makes a person's.
+const JOB: u32 = 67_108_864;
+/// A German infinitive that with "Sie" after it is a polite imperative of
+/// saying ("Fassen Sie ... zusammen", "Nennen Sie"), and alone may be a
+/// noun ("Antworten", answers).
+const FORMAL: u32 = 134_217_728;
 
 const LEXICON: &[(u32, &[&str])] = &[
     (
@@ -134,6 +145,17 @@ const LEXICON: &[(u32, &[&str])] = &[
             "modèles",
             "modell",
             "modelle",
+            "modellen",
+            "sprachmodell",
+            "sprachmodelle",
+            "sprachmodellen",
+            "taalmodel",
+            "taalmodellen",
+            "sprakmodell",
+            "sprakmodellen",
+            "sprakmodeller",
+            "sprogmodel",
+            "sprogmodeller",
             "modello",
             "modelli",
             "asistente",
@@ -165,6 +187,7 @@ const LEXICON: &[(u32, &[&str])] = &[
             "assistenti",
             "assistent",
             "assistenten",
+            "agenten",
             // One named by what it does ("whoever summarises this").
             "whoever",
         ],
@@ -204,7 +227,7 @@ const LEXICON: &[(u32, &[&str])] = &[
         ],
     ),
     (THIS, &["this", "these"]),
-    (YOU, &["you", "du", "vous", "tu", "ты", "вы"]),
+    (YOU, &["you", "du", "vous", "tu", "ты", "вы", "sie"]),
     // "be" after "you": "should you be an automated assistant, ...".
     (BE, &["are", "re", "be", "bist", "êtes", "es"]),
     (YOU | BE, &["eres", "sei", "jesteś", "bent"]),
@@ -294,6 +317,78 @@ const LEXICON: &[(u32, &[&str])] = &[
             "который",
             "которая",
             "которые",
+        ],
+    ),
+    (
+        FORMAL,
+        &[
+            "fassen",
+            "nennen",
+            "antworten",
+            "schreiben",
+            "bewerten",
+            "behaupten",
+            "betonen",
+            "verschweigen",
+            "informieren",
+        ],
+    ),
+    (JOB, &["agent", "agents", "assistant", "assistants"]),
+    (
+        STAFF,
+        &[
+            "support",
+            "sales",
+            "service",
+            "customer",
+            "travel",
+            "estate",
+            "insurance",
+            "booking",
+            "reservations",
+            "dental",
+            "teaching",
+            "shop",
+            "store",
+            "medical",
+            "legal",
+            "research",
+            "administrative",
+            "executive",
+            "editorial",
+            "care",
+            "nursing",
+            "claims",
+            "ticket",
+            "border",
+            "secret",
+            "special",
+            "field",
+            "leasing",
+            "rental",
+            "desk",
+            "helpdesk",
+            "frontline",
+            "call",
+            "contact",
+            "talent",
+            "literary",
+            "press",
+            "shipping",
+            "freight",
+            "customs",
+            "patrol",
+            "undercover",
+            "federal",
+            "casting",
+            "election",
+            "purchasing",
+            "property",
+            "mortgage",
+            "loan",
+            "pharmacy",
+            "library",
+            "office",
         ],
     ),
     (
@@ -636,6 +731,46 @@ const LEXICON: &[(u32, &[&str])] = &[
             "naevn",
             "rekommendera",
             "anbefal",
+            // Informing, reminding and reassuring, in several languages.
+            "inform",
+            "notify",
+            "remind",
+            "assure",
+            "reassure",
+            "urge",
+            "informe",
+            "informa",
+            "informez",
+            "avise",
+            "avisa",
+            "avvisa",
+            "comunique",
+            "comunica",
+            "lembre",
+            "recuérdale",
+            "ricorda",
+            "rappelle",
+            "rappelez",
+            "préviens",
+            "prévenez",
+            "informiere",
+            "erinnere",
+            "informeer",
+            "meld",
+            "informera",
+            "meddela",
+            "informer",
+            "meddel",
+            "informasikan",
+            "ingatkan",
+            "poinformuj",
+            "przekaż",
+            "предупреди",
+            "передай",
+            "bilgilendir",
+            "hatirlat",
+            "betone",
+            "verschweige",
             // Adding to or concluding the answer.
             "conclude",
             "add",
@@ -924,9 +1059,38 @@ static FOLDED: LazyLock<fnv::FnvHashMap<String, u32>> = LazyLock::new(|| {
 fn class(word: &str) -> u32 {
     match CLASSES.get(word) {
         Some(bits) => *bits,
-        None if !word.is_ascii() => FOLDED.get(word).copied().unwrap_or(0),
-        None => 0,
+        None if !word.is_ascii() => FOLDED
+            .get(word)
+            .copied()
+            .unwrap_or_else(|| compound_class(word)),
+        None => compound_class(word),
     }
+}
+
+/// Readers' names that end compounds ("KI-Assistenten" written as one word,
+/// "Chatassistent", "subagents"): German, Dutch and the Scandinavian
+/// languages write a noun and its modifiers as one word, which names what
+/// its head names. A model is a reader only as a language model, listed
+/// whole: "Datenmodell" is a data model.
+const COMPOUND_HEADS: &[&str] = &[
+    "assistent",
+    "assistenten",
+    "agent",
+    "agents",
+    "agenten",
+    "chatbot",
+    "chatbots",
+];
+
+/// Letters a compound's modifier has at least: "re" in "reagent" is
+/// none.
+const COMPOUND_MODIFIER: usize = 3;
+
+fn compound_class(word: &str) -> u32 {
+    let compound = COMPOUND_HEADS
+        .iter()
+        .any(|head| word.len() >= head.len() + COMPOUND_MODIFIER && word.ends_with(head));
+    if compound { READER } else { 0 }
 }
 
 /// Postpositions read past (Hindi "के", "लिए", "को"; Turkish "için").
@@ -946,6 +1110,7 @@ pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
     let mut addressed_before = false;
     for sentence in sentences(text) {
         read_words(text, sentence.clone(), &mut words);
+        name_people_by_their_job(&mut words);
         name_readers_by_their_work(&mut words);
         // Most sentences name no reader and follow none addressed.
         if !addressed_before && !words.iter().any(|w| w.class & (READER | YOU) != 0) {
@@ -1006,6 +1171,61 @@ fn name_readers_by_their_work(words: &mut [Word]) {
             words[k].class |= READER | DESCRIBED;
         }
     }
+}
+
+/// Takes the reader out of a job's name after a line of human work
+/// ("support agents", "dental assistants"), not after a reader's name too
+/// ("AI support agents").
+fn name_people_by_their_job(words: &mut [Word]) {
+    for n in 1..words.len() {
+        if words[n].class & JOB != 0
+            && staffed(words[n - 1].class, n.checked_sub(2).map(|k| words[k].class))
+        {
+            words[n].class &= !READER;
+        }
+    }
+}
+
+/// Whether a job's name after words of classes `before` and `earlier`
+/// names a person.
+fn staffed(before: u32, earlier: Option<u32>) -> bool {
+    before & STAFF != 0 && earlier.is_none_or(|class| class & READER == 0)
+}
+
+/// Whether the first job's name in `text[span]` (normalised) names a person
+/// by the line of work before it ("Support agents: tell the customer"), so
+/// that a pattern addressing a reader there addresses staff.
+pub(crate) fn names_staff(text: &str, span: Range<usize>) -> bool {
+    let Some(job) = words_from(text, span.start)
+        .take_while(|(start, _)| *start < span.end)
+        .find(|(_, word)| class(word) & JOB != 0)
+    else {
+        return false;
+    };
+    let mut before = text[..job.0]
+        .rsplit(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty());
+    before
+        .next()
+        .is_some_and(|word| staffed(class(word), before.next().map(class)))
+}
+
+/// The words of `text` from byte `from` on, with where each starts.
+fn words_from(text: &str, from: usize) -> impl Iterator<Item = (usize, &str)> {
+    let rest = &text[from..];
+    let mut chars = rest.char_indices().peekable();
+    std::iter::from_fn(move || {
+        while chars.next_if(|(_, c)| !c.is_alphanumeric()).is_some() {}
+        let (start, _) = *chars.peek()?;
+        let mut end = rest.len();
+        while let Some((at, c)) = chars.next() {
+            if !c.is_alphanumeric() {
+                end = at;
+                break;
+            }
+        }
+        Some((from + start, &rest[start..end]))
+    })
 }
 
 /// Whether `words[k]` is a reader heading its phrase ("a language model,",
@@ -1228,8 +1448,14 @@ fn read_words(text: &str, range: Range<usize>, words: &mut Vec<Word>) {
         let joined = words
             .last()
             .is_some_and(|last: &Word| last.class & JOIN != 0 && last.opens_clause);
+        let class = class(word);
+        if let Some(verb) = words.last_mut().filter(|last| last.class & FORMAL != 0) {
+            if class & YOU != 0 {
+                verb.class |= SAY;
+            }
+        }
         words.push(Word {
-            class: class(word),
+            class,
             opens_clause: std::mem::take(opens) || joined,
             before_address_mark: false,
             agentive: word.ends_with('s') || word.ends_with("er") || word.ends_with("or"),
@@ -1428,5 +1654,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_compound_names_what_its_head_names() {
+        for head in super::COMPOUND_HEADS {
+            assert!(
+                super::class(head) & super::READER != 0,
+                "`{head}` ends compounds but names no reader alone"
+            );
+        }
+        for word in ["chatassistent", "subagents", "sprachmodelle", "taalmodel"] {
+            assert!(super::class(word) & super::READER != 0, "{word}");
+        }
+        for word in ["reagent", "reagents", "datenmodell", "angebot"] {
+            assert_eq!(super::class(word) & super::READER, 0, "{word}");
+        }
+    }
+
+    #[test]
+    fn a_job_after_a_line_of_work_is_staff_unless_a_reader_comes_first() {
+        let staff = |text: &str| {
+            let text = Normalized::new(text).text;
+            super::names_staff(&text, 0..text.len())
+        };
+        assert!(staff("Support agents: tell the customer"));
+        assert!(staff("for dental assistants, remind patients"));
+        assert!(!staff("AI support agents: tell the customer"));
+        assert!(!staff("Virtual agents: tell the customer"));
+        assert!(!staff("Agents: tell the customer"));
     }
 }

@@ -259,6 +259,11 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
     let plain = normalized.text.as_ref();
     let mut found: Vec<(Feature, Range<usize>)> = Vec::new();
     patterns::PATTERNS.find(plain, &mut found);
+    // A reader addressed by a job's name after a line of human work is
+    // staff: "Support agents: tell the customer ...".
+    found.retain(|(feature, span)| {
+        *feature != Feature::AddressedToAgent || !addressed::names_staff(plain, span.clone())
+    });
     let overrides = words::override_phrases(plain);
     for span in overrides
         .into_iter()

@@ -24,6 +24,26 @@ const SENDING: &str = "send|forward|transfer|wire|pay|share|invite|email|e-mail|
 /// say", "should end with").
 const OBLIGED_TO_SAY: &str = r"(must|should|shall|has\s+to|have\s+to|needs?\s+to)\s+(always\s+|never\s+|only\s+)?(say|state|claim|mention|recommend|include|contain|read|note|report|describe|tell|be\s+(written|formatted|phrased|worded)|end\s+with|start\s+with|begin\s+with|omit|exclude|leave\s+out|ignore|skip|praise|highlight|emphasi[sz]e|downplay|call|portray|present|favou?r|rank|rate|conclude)\b";
 
+/// What a user is asked to hand over in phishing carried by an answer.
+const CREDENTIALS: &str = r"passwords?|passcodes?|pins?|card\s+numbers?|credit\s+card(\s+numbers?)?|cvv|cvc|security\s+codes?|ssn|social\s+security\s+numbers?|one-time\s+(codes?|passwords?)|otp|2fa\s+codes?|verification\s+codes?|login(\s+details)?|credentials|bank\s+details|account\s+numbers?|seed\s+phrases?|recovery\s+phrases?|api\s+keys?|tokens?|session\s+cookies?";
+
+/// The people a reader's answer reaches, whom phishing in it targets.
+const PEOPLE_SERVED: &str = "users?|customers?|readers?|callers?|visitors?|them|him|her";
+
+/// Words for the reader's answer.
+const ANSWERS: &str = r"answers?|repl(y|ies)|summar(y|ies)|responses?";
+
+/// Words for a text a reader is given.
+const TEXTS: &str = "page|pages|text|document|article|email|message|content|results?|site|post|thread|reviews?|file|report|transcript|description|listing|paper";
+
+/// Where an answer is drawn from, when that is this very text ("produced
+/// from this document").
+fn answer_source() -> String {
+    format!(
+        r"((produced|generated|written|made|derived|drawn|created|prepared)\s+)?(from|about|based\s+on)\s+this\s+({TEXTS})\b"
+    )
+}
+
 /// Names and roles a text uses to address a model.
 const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|ai\s+system|automated\s+(assistant|system|agent|tool|reader|process)s?|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
 
@@ -405,7 +425,9 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             OutputDirective,
-            r"\b(in|into|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\bto\s+your\s+(final\s+)?(answer|summary|completion|translation)s?\b|\byour\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\s*(,|\.|$|(this|these|it|them|that)\b|the\s+(above|following|page|pages|text|document|article|email|message|content|results?|site|post|thread|reviews?|file)\b)|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b",
+            &format!(
+                r"\b(in|into|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\bto\s+your\s+(final\s+)?(answer|summary|completion|translation)s?\b|\byour\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\s*(,|\.|$|(this|these|it|them|that)\b|the\s+(above|following|{TEXTS})\b)|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b"
+            ),
         ),
         (
             OutputDirective,
@@ -450,8 +472,19 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AnswerDirective,
             &format!(
-                r"\b(your|the|these|those|such)\s+(final\s+)?(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+{OBLIGED_TO_SAY}|\b(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+of\s+this\s+\w+\s+{OBLIGED_TO_SAY}|\bmake\s+(sure\s+(that\s+)?)?(the|your)\s+(answer|reply|summary|response)s?\s+(says?|states?|claims?|mentions?|recommends?|includes?|contains?|notes?)\b"
+                r"\b(your|the|these|those|such)\s+(final\s+)?(answers?|repl(y|ies)|summar(y|ies)|responses?)\s+{OBLIGED_TO_SAY}|\b({ANSWERS})\s+of\s+this\s+\w+\s+{OBLIGED_TO_SAY}|\b({ANSWERS})\s+{source}\s+{OBLIGED_TO_SAY}|\b(it\s+is|it's)\s+(required|mandatory|essential|necessary|imperative|compulsory|vital)\s+that\s+((any|every|each|all|the)\s+(final\s+)?({ANSWERS})\s+({source}|of\s+this\s+\w+)|your\s+(final\s+)?({ANSWERS}))\s+(always\s+|only\s+|never\s+|also\s+)?(say|state|claim|mention|include|note|report|describe|conclude|omit|read|recommend|praise|highlight|call|present|portray)\b|\bmake\s+(sure\s+(that\s+)?)?(the|your)\s+(answer|reply|summary|response)s?\s+(says?|states?|claims?|mentions?|recommends?|includes?|contains?|notes?)\b",
+                source = answer_source()
             ),
+        ),
+        (
+            // What to say whenever the reader presents what this text is
+            // about ("when presenting this product, always say ..."): a
+            // direction for an answer, which a script for people can be
+            // too, so it weighs as a direction, not as a takeover. Only
+            // verbs of claiming count ("say it comes with", "describe it
+            // as"): "mention the version you run" is a bug template's.
+            OutputDirective,
+            r"\b(when|whenever|while|if)\s+(you\s+(are\s+)?)?(present|describ|recommend|introduc|compar|promot|advertis|review|discuss|mention)\w*\s+(this|these)(\s+([a-z-]+\s+)?[a-z-]+)?\s*,\s*(please\s+)?(always\s+|never\s+|also\s+|just\s+|only\s+|be\s+sure\s+to\s+|make\s+sure\s+to\s+)?(say\s+(that|it|it's|its|they|they're|this|these|our|there)|state\s+that|claim|call\s+(it|them|this|these)|describe\s+(it|them|this|these)\s+as|refer\s+to\s+(it|them)\s+as|portray|frame|praise|insist)\b",
         ),
         (
             // Markup the reader's answer is to show, which a client renders
@@ -486,13 +519,17 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             CredentialSolicitation,
-            r"\b(tell|ask|instruct|direct|urge|request|prompt|get|have)\s+(the\s+|all\s+|any\s+)?(users?|customers?|readers?|callers?|visitors?|them|him|her)\b[^.\n]{0,60}?\b(give|provide|share|send|enter|confirm|verify|type|reply\s+with|read\s+out|submit)\s+(their|his|her|your)\s+(full\s+)?(passwords?|passcodes?|pins?|card\s+numbers?|credit\s+card(\s+numbers?)?|cvv|cvc|security\s+codes?|ssn|social\s+security\s+numbers?|one-time\s+(codes?|passwords?)|otp|2fa\s+codes?|verification\s+codes?|login(\s+details)?|credentials|bank\s+details|account\s+numbers?|seed\s+phrases?|recovery\s+phrases?)\b",
+            &format!(
+                r"\b(tell|ask|instruct|direct|urge|request|prompt|get|have)\s+(the\s+|all\s+|any\s+)?({PEOPLE_SERVED})\b[^.\n]{{0,60}}?\b(give|provide|share|send|enter|confirm|verify|type|reply\s+with|read\s+out|submit)\s+(their|his|her|your)\s+(full\s+)?({CREDENTIALS})\b|\b(ask|request|prompt|press)\s+(the\s+|all\s+|any\s+)?({PEOPLE_SERVED})\s+for\s+(their|his|her)\s+([a-z]+\s+){{0,2}}({CREDENTIALS})\b"
+            ),
         ),
         (
             // The reader told to hand over the user's own credentials:
             // "unless you submit their password at ...".
             CredentialSolicitation,
-            r"\byou\b[^.\n]{0,30}?\b(give|provide|share|send|enter|submit|paste|type|post|forward|upload|include|email)\s+(the\s+user'?s|the\s+customer'?s|the\s+account'?s|their|his|her)\s+(full\s+)?(passwords?|passcodes?|pins?|card\s+numbers?|credit\s+card(\s+numbers?)?|cvv|cvc|security\s+codes?|ssn|one-time\s+(codes?|passwords?)|otp|2fa\s+codes?|verification\s+codes?|login(\s+details)?|credentials|bank\s+details|account\s+numbers?|seed\s+phrases?|recovery\s+phrases?|api\s+keys?|tokens?|session\s+cookies?)\b",
+            &format!(
+                r"\byou\b[^.\n]{{0,30}}?\b(give|provide|share|send|enter|submit|paste|type|post|forward|upload|include|email)\s+(the\s+user'?s|the\s+customer'?s|the\s+account'?s|their|his|her)\s+(full\s+)?({CREDENTIALS})\b"
+            ),
         ),
         (
             // A system prompt handed to the reader: "the following is your
