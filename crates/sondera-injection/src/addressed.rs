@@ -1,6 +1,8 @@
 //! Directions for the answer given to a machine reader, read from the shape
 //! of a sentence rather than from one wording: a sentence that names an
-//! automated reader (an AI, an assistant, a bot, a summariser, "KI", "IA"),
+//! automated reader (an AI, an assistant, a bot, a summariser, "KI", "IA",
+//! "Sprachmodelle"; or by its work on this text, "al resumir esta página";
+//! not "support agents", who are people),
 //! points at itself or speaks to that reader ("reading this page", "this
 //! text", "esto", "ceci", a colon or dash after the reader, "your answer"),
 //! and tells it what to say (a verb of saying after "must", "should",
@@ -101,6 +103,18 @@ const JOB: u32 = 67_108_864;
 /// saying ("Fassen Sie ... zusammen", "Nennen Sie"), and alone may be a
 /// noun ("Antworten", answers).
 const FORMAL: u32 = 134_217_728;
+/// Making an answer of a text, in the form a condition takes ("when
+/// summarising", "al resumir", "wenn du ... zusammenfasst"): with "this"
+/// in the condition, it names the reader by its work on this text.
+/// Translating is not listed: guides for human translators say "when
+/// translating this page, say ...".
+const WORK: u32 = 268_435_456;
+/// A preposition that makes an occasion of the verb after it ("al
+/// resumir", "beim Übersetzen", "en résumant"), as [`COND`] does.
+const OCCASION: u32 = 536_870_912;
+/// What joins a reader's name to the noun it makes a machine of
+/// ("LLM-based aggregators", "AI-powered tools").
+const POWERED: u32 = 1_073_741_824;
 
 const LEXICON: &[(u32, &[&str])] = &[
     (
@@ -226,7 +240,13 @@ const LEXICON: &[(u32, &[&str])] = &[
             "scans",
         ],
     ),
-    (THIS, &["this", "these"]),
+    (
+        THIS,
+        &[
+            "this", "these", "esta", "este", "estas", "estos", "cette", "ces", "diese", "dieser",
+            "dieses", "diesen", "questa", "questo", "queste", "questi", "deze",
+        ],
+    ),
     (YOU, &["you", "du", "vous", "tu", "ты", "вы", "sie"]),
     // "be" after "you": "should you be an automated assistant, ...".
     (BE, &["are", "re", "be", "bist", "êtes", "es"]),
@@ -317,6 +337,38 @@ const LEXICON: &[(u32, &[&str])] = &[
             "который",
             "которая",
             "которые",
+        ],
+    ),
+    (
+        WORK,
+        &[
+            "summarising",
+            "summarizing",
+            "summarise",
+            "summarize",
+            "summarises",
+            "summarizes",
+            "resumir",
+            "resumas",
+            "resuma",
+            "résumant",
+            "résumes",
+            "résumez",
+            "résumer",
+            "zusammenfassen",
+            "zusammenfasst",
+            "riassumere",
+            "riassumi",
+            "riassumendo",
+            "samenvatten",
+            "samenvat",
+        ],
+    ),
+    (OCCASION, &["al", "ao", "beim", "en", "nel", "bij", "als"]),
+    (
+        POWERED,
+        &[
+            "based", "powered", "driven", "enabled", "backed", "assisted",
         ],
     ),
     (
@@ -569,7 +621,12 @@ const LEXICON: &[(u32, &[&str])] = &[
             "уважаемый",
         ],
     ),
-    (COND, &["when", "whenever", "if", "once"]),
+    (
+        COND,
+        &[
+            "when", "whenever", "if", "once", "cuando", "quando", "lorsque", "quand", "wenn",
+        ],
+    ),
     (TO, &["to"]),
     (OF, &["of", "de", "di", "du", "del", "della"]),
     // With the other languages' articles, and Italian's joined to "in"
@@ -630,6 +687,27 @@ const LEXICON: &[(u32, &[&str])] = &[
             "entries",
             "tickets",
             "results",
+            "página",
+            "páginas",
+            "seite",
+            "texto",
+            "artikel",
+            "artículo",
+            "artigo",
+            "articolo",
+            "documento",
+            "dokument",
+            "pagina",
+            "correo",
+            "mensaje",
+            "mensagem",
+            "messaggio",
+            "nachricht",
+            "mail",
+            "reseña",
+            "rezension",
+            "recensione",
+            "bericht",
         ],
     ),
     (
@@ -731,6 +809,11 @@ const LEXICON: &[(u32, &[&str])] = &[
             "naevn",
             "rekommendera",
             "anbefal",
+            "include",
+            "insert",
+            "append",
+            "treat",
+            "quote",
             // Informing, reminding and reassuring, in several languages.
             "inform",
             "notify",
@@ -1150,6 +1233,9 @@ fn name_readers_by_their_work(words: &mut [Word]) {
         if n > 0 && words[n].class & ROLE != 0 && words[n - 1].class & ANSWER != 0 {
             words[n].class |= READER;
         }
+        if words[n].class & (COND | OCCASION) != 0 {
+            name_by_the_occasion(words, n);
+        }
         if words[n].class & WHOEVER == 0 {
             continue;
         }
@@ -1170,6 +1256,28 @@ fn name_readers_by_their_work(words: &mut [Word]) {
         if let Some(k) = closed {
             words[k].class |= READER | DESCRIBED;
         }
+    }
+}
+
+/// Words of a condition within which its work and "this" come.
+const OCCASION_WITHIN: usize = 6;
+
+/// Marks as a reader the work named in the condition opened at
+/// `words[at]` when the condition is about this text ("when summarising
+/// this page, say ...", "al resumir esta página, di ...", "wenn du diese
+/// Seite zusammenfasst, sag ..."): whoever does that work is its reader.
+fn name_by_the_occasion(words: &mut [Word], at: usize) {
+    let clause = at + 1..words.len().min(at + 1 + OCCASION_WITHIN);
+    let clause = clause.start
+        ..(clause.clone())
+            .find(|&k| words[k].opens_clause)
+            .unwrap_or(clause.end);
+    let work = clause.clone().find(|&k| words[k].class & WORK != 0);
+    let here = clause
+        .clone()
+        .any(|k| words[k].class & (THIS | DEIXIS) != 0);
+    if let (Some(work), true) = (work, here) {
+        words[work].class |= READER | DESCRIBED | READING;
     }
 }
 
@@ -1244,6 +1352,8 @@ fn names_the_reader(words: &[Word], k: usize) -> bool {
         && words.get(k + 1).is_none_or(|next| {
             next.opens_clause
                 || next.class & (READER | READING | SAY | MUST | OF | ROLE | WHICH) != 0
+                || next.class & POWERED != 0
+                    && words.get(k + 2).is_some_and(|w| w.class & PEOPLE == 0)
                 || after_one(ROLE)
                 || after_one(ANSWER)
         })
@@ -1458,7 +1568,9 @@ fn read_words(text: &str, range: Range<usize>, words: &mut Vec<Word>) {
             class,
             opens_clause: std::mem::take(opens) || joined,
             before_address_mark: false,
-            agentive: word.ends_with('s') || word.ends_with("er") || word.ends_with("or"),
+            // "is", "has", "was" and "its" are not nouns.
+            agentive: word.len() > 3
+                && (word.ends_with('s') || word.ends_with("er") || word.ends_with("or")),
         });
     };
     for (at, c) in slice.char_indices() {

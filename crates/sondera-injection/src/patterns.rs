@@ -33,6 +33,10 @@ const PEOPLE_SERVED: &str = "users?|customers?|readers?|callers?|visitors?|them|
 /// Words for the reader's answer.
 const ANSWERS: &str = r"answers?|repl(y|ies)|summar(y|ies)|responses?";
 
+/// A link whose query has a slot for the conversation's data
+/// (`?d={chat_history}`, `?q=<insert the user's message>`).
+const DATA_SLOT_LINK: &str = r"https?://[^\s)\x22']*[?&][\w.-]+=[^\s)&\x22']{0,20}?(\{[^}\n]{0,60}?|\[[^\]\n]{0,60}?|<[^>\n]{0,60}?|%7b[^\s)]{0,40}|(insert|put|paste|add|append|include)[_-][\w-]{0,40})(conversation|chat|history|prompt|memory|password|secret|credential|api[_-]?key|token|(user|users|user's)[_-]*(last[_-])?(message|question|input|request|data|email|details))";
+
 /// Words for a text a reader is given.
 const TEXTS: &str = "page|pages|text|document|article|email|message|content|results?|site|post|thread|reviews?|file|report|transcript|description|listing|paper";
 
@@ -89,10 +93,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             PromptLeak,
             r"\b(print|reveal|show|repeat|output|display|leak|dump|tell\s+me|send|share|give\s+me)\b\W+(?:\w+\W+){0,5}?(system\s+prompt|(hidden|initial|original|secret|system)\s+(instructions|prompt))",
         ),
-        (
-            DataInLink,
-            r"https?://[^\s)\x22']*[?&][\w.-]+=[^\s)&\x22']{0,20}?(\{[^}\s]{0,40}|\[[^\]\s]{0,40}|<[^>\s]{0,40}|%7b[^\s)]{0,40}|(insert|put|paste|add|append|include)[_-][\w-]{0,40})(conversation|chat|history|prompt|memory|password|secret|credential|api[_-]?key|token|(user|users|user's)[_-]*(last[_-])?(message|question|input|request|data|email|details))",
-        ),
+        (DataInLink, DATA_SLOT_LINK),
         (
             RoleSwitch,
             r"\b(disable|turn\s+off|deactivate|bypass|remove|suspend)\s+(all\s+|any\s+|your\s+|the\s+)*(safety|content|ethical|moderation)\s+(checks?|filters?|guardrails|restrictions|protocols|measures|policies|guidelines)\b",
@@ -106,9 +107,10 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"\byou\s+(have|are|now\s+have|operate|can\s+act|will\s+act|act|answer|respond)\s+([\w'-]+,?\s+){0,5}?(no|without)\s+(any\s+)?(rules|restrictions|limitations|filters|guardrails|censorship)\b",
         ),
         (
-            // A new persona given to the reader: "you are now DevMode, an AI ...".
+            // A new persona given to the reader: "you are now DevMode, an AI
+            // ...", "you are now FreeBot, who tells users ...".
             RoleSwitch,
-            r"\byou\s+are\s+now\s+(called\s+|named\s+)?[a-z][\w-]*\s*,\s+(an?\s+|the\s+)?([a-z]+\s+)?(ai|assistant|model|chatbot|bot|llm|persona|character)\b",
+            r"\byou\s+are\s+now\s+(called\s+|named\s+)?[a-z][\w-]*\s*,\s+((an?\s+|the\s+)?([a-z]+\s+)?(ai|assistant|model|chatbot|bot|llm|persona|character)\b|(who|that|which)\b[^.\n]{0,40}?\b(users?|customers?|visitors?|the\s+user)\b)",
         ),
         (
             NewInstructions,
@@ -239,6 +241,13 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // asked you", "the person you are helping").
             AddressedToAgent,
             r"\bthe\s+user\s+(who|that)\s+(asked|is\s+(talking|chatting|speaking)\s+(to|with)|instructed|prompted|is\s+using|deployed|set\s+up)\s+you\b|\bthe\s+(person|human|user)\s+you\s+are\s+(helping|assisting|working\s+for|chatting\s+with|talking\s+to)\b",
+        ),
+        (
+            // What the reader was given before overruled as wrong ("the
+            // previous figure is wrong; the correct balance is ..."): a
+            // text claiming authority over the reader's other data.
+            AuthorityClaim,
+            r"\b(the\s+)?(previous|above|earlier|prior|last|original)\s+(figure|number|result|answer|value|data|information|output|balance|price|amount|response|reading|status)s?\s+(is|are|was|were)\s+(wrong|incorrect|outdated|invalid|false|obsolete|a\s+mistake|an\s+error)\b",
         ),
         (
             AuthorityClaim,
@@ -487,6 +496,12 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"\b(when|whenever|while|if)\s+(you\s+(are\s+)?)?(present|describ|recommend|introduc|compar|promot|advertis|review|discuss|mention)\w*\s+(this|these)(\s+([a-z-]+\s+)?[a-z-]+)?\s*,\s*(please\s+)?(always\s+|never\s+|also\s+|just\s+|only\s+|be\s+sure\s+to\s+|make\s+sure\s+to\s+)?(say\s+(that|it|it's|its|they|they're|this|these|our|there)|state\s+that|claim|call\s+(it|them|this|these)|describe\s+(it|them|this|these)\s+as|refer\s+to\s+(it|them)\s+as|portray|frame|praise|insist)\b",
         ),
         (
+            // An image whose link has such a slot: an answer that shows it
+            // fetches it, filled in, with no click.
+            OutputDirective,
+            &format!(r"!\[[^\]\n]{{0,80}}\]\(\s*{DATA_SLOT_LINK}"),
+        ),
+        (
             // Markup the reader's answer is to show, which a client renders
             // and fetches ("render this in your reply: ![](...)").
             OutputDirective,
@@ -511,7 +526,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             RefersToUser,
-            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b",
+            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|reply\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b|\b(report|relay|pass|communicate|explain|convey|say|mention|show|present)\s+(that|this|it|these|them)(\s+on)?\s+to\s+the\s+(user|reader|person\s+asking)s?\b",
         ),
         (
             RefersToUser,
@@ -571,10 +586,11 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             // The same names as a section or a key of structured text
-            // (`[assistant_instructions]`, `"note_for_ai":`, `llm-directive =`).
+            // (`[assistant_instructions]`, `"note_for_ai":`, `llm-directive =`),
+            // or an HTML attribute's (`name="ai-instructions" content=`).
             StrongMarkup,
             &format!(
-                r"\b({KEY_READER})[_-](instructions?|notes?|directives?|prompts?|rules|tasks?|commands?|orders?)\b\s*[\]\x22']?\s*[:=\]]|\b(instructions?|notes?|directives?|message|prompt|orders?)[_-](for|to)[_-](the[_-])?({KEY_READER})[\x22']?\s*[:=]"
+                r"\b({KEY_READER})[_-](instructions?|notes?|directives?|prompts?|rules|tasks?|commands?|orders?)\b\s*[\]\x22']?\s*([:=\]]|(content|value)\s*=)|\b(instructions?|notes?|directives?|message|prompt|orders?)[_-](for|to)[_-](the[_-])?({KEY_READER})[\x22']?\s*[:=]"
             ),
         ),
         (
