@@ -149,11 +149,13 @@ fn configured_source(i: &Invocation) -> Option<String> {
         .args
         .iter()
         .any(|a| matches!(a.as_str(), "config" | "add" | "--add" | "-a" | "sources"));
+    // A piece in an address is a path's, not a setting's:
+    // `https://github.com/org/repo.git` names no source.
     if !configures
         || !i
             .args
             .iter()
-            .any(|a| squeezed(a, |key| has_piece(key, SOURCE_PIECES)))
+            .any(|a| !is_address(a) && squeezed(a, |key| has_piece(key, SOURCE_PIECES)))
     {
         return None;
     }
@@ -164,6 +166,24 @@ fn configured_source(i: &Invocation) -> Option<String> {
     hosts
         .into_iter()
         .find(|host| !official_registry(&format!("https://{host}/")))
+}
+
+/// Whether `word` is an address (`https://host/path`,
+/// `git@host:path`), not a setting whose name may hold one
+/// (`url.https://host/.insteadOf`).
+fn is_address(word: &str) -> bool {
+    let url = word.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'+')
+    });
+    let scp = word.split_once('@').is_some_and(|(user, rest)| {
+        !user.is_empty()
+            && !user.contains(['/', ':'])
+            && rest.find(':').is_some_and(|colon| !rest[..colon].contains('/'))
+    });
+    url || scp
 }
 
 /// Hosts of the URLs in a word, including one inside a setting's name

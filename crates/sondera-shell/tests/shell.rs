@@ -1153,6 +1153,7 @@ fn package_sources_redirected_or_unverified() {
         "GIT_SSL_NO_VERIFY=1 git clone https://git.example.org/acme/app.git",
         "conda config --set ssl_verify false",
         "git -c http.sslVerify=false clone https://git.example.org/acme/app.git",
+        "pip config set global.index-url https://pypi.evil.example/simple",
     ] {
         assert_risk(command, UntrustedPackageSource);
     }
@@ -1166,6 +1167,9 @@ fn package_sources_redirected_or_unverified() {
         "git commit --no-verify -m wip",
         "go env -w GOFLAGS=-mod=mod",
         "npm config set registry «ü»https://registry.npmjs.org/",
+        // A path of an address that reads like a setting names no source.
+        "git remote add upstream https://github.com/org/repo.git && git fetch upstream",
+        "git remote add fork git@github.com:acme/package-index.git",
     ] {
         assert!(
             !analyze(command, &CTX).has(UntrustedPackageSource),
