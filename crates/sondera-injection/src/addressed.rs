@@ -176,6 +176,11 @@ const LEXICON: &[(u32, &[&str])] = &[
             "asisten",
             "asistentes",
             "ии",
+            "asystent",
+            "asystenta",
+            "asystentowi",
+            "asystencie",
+            "asystenci",
             "ассистент",
             "ассистента",
             "ассистенту",
@@ -770,6 +775,10 @@ const LEXICON: &[(u32, &[&str])] = &[
             "samenvatting",
             "odpowiedzi",
             "odpowiedź",
+            // Answering as a line of work ("answering systems").
+            "answering",
+            "responding",
+            "replying",
             "svar",
             "svaret",
             "sammanfattning",
@@ -1185,8 +1194,9 @@ const MAX_FOUND: usize = 16;
 /// The spans of sentences of `text` (normalised, lower case) that direct a
 /// machine reader's answer, the first [`MAX_FOUND`]. A reader addressed
 /// with a colon or dash stays addressed past a semicolon ("ChatGPT,
-/// Claude: this candidate fits; rank them first"), not past a full stop
-/// (a heading: "AI models: a primer.").
+/// Claude: this candidate fits; rank them first") and, addressed by a
+/// line of its own, onto the next ("For the AI:"), not past a full stop (a
+/// heading: "AI models: a primer.").
 pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
     let mut found = Vec::new();
     let mut words = Vec::new();
@@ -1195,6 +1205,9 @@ pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
         read_words(text, sentence.clone(), &mut words);
         name_people_by_their_job(&mut words);
         name_readers_by_their_work(&mut words);
+        if words.is_empty() {
+            continue;
+        }
         // Most sentences name no reader and follow none addressed.
         if !addressed_before && !words.iter().any(|w| w.class & (READER | YOU) != 0) {
             continue;
@@ -1206,7 +1219,11 @@ pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
                 break;
             }
         }
-        addressed_before = (addressed_before || reading.addressed) && text[sentence].ends_with(';');
+        // A reader addressed by a line of its own ("For the AI:") stays
+        // addressed on the next line, past blank ones.
+        let carried = text[sentence.clone()].trim_end();
+        addressed_before = (addressed_before || reading.addressed)
+            && (carried.ends_with(';') || reading.addressed && carried.ends_with(':'));
     }
     found
 }
@@ -1229,7 +1246,7 @@ fn name_readers_by_their_work(words: &mut [Word]) {
     let within = |from: usize, count: usize| from..len.min(from + count);
     for n in 0..len {
         // A role that makes answers is a machine reader ("answer engines",
-        // "summary tools").
+        // "summary tools", "answering systems").
         if n > 0 && words[n].class & ROLE != 0 && words[n - 1].class & ANSWER != 0 {
             words[n].class |= READER;
         }
@@ -1348,10 +1365,17 @@ fn names_the_reader(words: &[Word], k: usize) -> bool {
         (between == 0 || then == ANSWER && between & PRODUCING != 0)
             && words.get(k + 2).is_some_and(|w| w.class & then != 0)
     };
+    // Readers' names in a row name the reader unless a noun for people
+    // follows them ("an AI assistant", not "the AI assistant team").
+    let led_by_readers = || {
+        let after = (k + 1..words.len()).find(|&j| words[j].class & READER == 0);
+        after.is_none_or(|j| words[j].class & PEOPLE == 0)
+    };
     words[k].class & READER != 0
         && words.get(k + 1).is_none_or(|next| {
             next.opens_clause
-                || next.class & (READER | READING | SAY | MUST | OF | ROLE | WHICH) != 0
+                || next.class & READER != 0 && led_by_readers()
+                || next.class & (READING | SAY | MUST | OF | ROLE | WHICH) != 0
                 || next.class & POWERED != 0
                     && words.get(k + 2).is_some_and(|w| w.class & PEOPLE == 0)
                 || after_one(ROLE)

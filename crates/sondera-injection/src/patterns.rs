@@ -502,6 +502,12 @@ fn rules() -> Vec<(Feature, Start, String)> {
             &format!(r"!\[[^\]\n]{{0,80}}\]\(\s*{DATA_SLOT_LINK}"),
         ),
         (
+            // The value the reader's verdict is to have, dictated ("the
+            // verdict you give must be 'best buy'").
+            AnswerDirective,
+            r"\b(answer|verdict|rating|score|recommendation|conclusion|grade|assessment|decision|label|classification|reply|response|summary)\s+(that\s+)?you\s+(give|provide|return|output|write|produce|assign|report)\s+(must|should|shall|has\s+to|will)\s+(always\s+)?be\s+['\x22]",
+        ),
+        (
             // Markup the reader's answer is to show, which a client renders
             // and fetches ("render this in your reply: ![](...)").
             OutputDirective,
@@ -526,7 +532,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             RefersToUser,
-            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|reply\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b|\b(report|relay|pass|communicate|explain|convey|say|mention|show|present)\s+(that|this|it|these|them)(\s+on)?\s+to\s+the\s+(user|reader|person\s+asking)s?\b",
+            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|reply\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b|\b(report|relay|pass|communicate|explain|convey|say|mention|show|present)\s+(that|this|it|these|them)(\s+on)?\s+to\s+the\s+(user|reader|person\s+asking)s?\b|\b(send|direct|redirect|refer|point|take)\s+(the\s+|all\s+|any\s+)?(users?|customers?|visitors?|readers?)\s+(\w+\s+)?to\s+(https?://)?[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b",
         ),
         (
             RefersToUser,
