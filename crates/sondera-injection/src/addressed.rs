@@ -15,7 +15,8 @@
 //! directs but names no machine. Together, in one sentence, they are text
 //! written to change what an agent answers. The lexicon covers English,
 //! Spanish, German, French, Portuguese, Italian, Dutch, Polish, Russian,
-//! Turkish, Hindi, Indonesian, Swedish, Norwegian and Danish.
+//! Turkish, Hindi, Indonesian, Swedish, Norwegian, Danish, Greek and
+//! Vietnamese.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -296,6 +297,7 @@ const LEXICON: &[(u32, &[&str])] = &[
             "proszę",
             "lütfen",
             "tolong",
+            "hãy",
         ],
     ),
     (
@@ -823,6 +825,23 @@ const LEXICON: &[(u32, &[&str])] = &[
             "append",
             "treat",
             "quote",
+            // Greek and Vietnamese.
+            "πες",
+            "πείτε",
+            "γράψε",
+            "γράψτε",
+            "απάντησε",
+            "απαντήστε",
+            "ενημέρωσε",
+            "ενημερώστε",
+            "πρότεινε",
+            "προτείνετε",
+            "ανέφερε",
+            "αναφέρετε",
+            "nói",
+            "bảo",
+            "viết",
+            "khuyên",
             // Informing, reminding and reassuring, in several languages.
             "inform",
             "notify",
