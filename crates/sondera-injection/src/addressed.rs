@@ -116,6 +116,11 @@ const OCCASION: u32 = 536_870_912;
 /// What joins a reader's name to the noun it makes a machine of
 /// ("LLM-based aggregators", "AI-powered tools").
 const POWERED: u32 = 1_073_741_824;
+/// The one a reader answers, in the singular ("the user", "dem Nutzer",
+/// "al usuario"): what a reader is told to say to it is said in the
+/// reader's own conversation, so the sentence points at the reader's work
+/// as "this" points at its text.
+const USER: u32 = 2_147_483_648;
 
 const LEXICON: &[(u32, &[&str])] = &[
     (
@@ -372,6 +377,36 @@ const LEXICON: &[(u32, &[&str])] = &[
         ],
     ),
     (OCCASION, &["al", "ao", "beim", "en", "nel", "bij", "als"]),
+    (
+        USER,
+        &[
+            "user",
+            "nutzer",
+            "benutzer",
+            "nutzerin",
+            "benutzerin",
+            "anwender",
+            "usuario",
+            "usuaria",
+            "utilisateur",
+            "utilisatrice",
+            "utente",
+            "usuário",
+            "utilizador",
+            "gebruiker",
+            "użytkownik",
+            "użytkownika",
+            "użytkownikowi",
+            "пользователю",
+            "пользователя",
+            "kullaniciya",
+            "pengguna",
+            "användaren",
+            "brukeren",
+            "brugeren",
+            "χρήστη",
+        ],
+    ),
     (
         POWERED,
         &[
@@ -866,6 +901,12 @@ const LEXICON: &[(u32, &[&str])] = &[
             "prévenez",
             "informiere",
             "erinnere",
+            "mitteilen",
+            "decirle",
+            "decirles",
+            "informarle",
+            "comunicarle",
+            "avisarle",
             "informeer",
             "meld",
             "informera",
@@ -1138,6 +1179,8 @@ struct Word {
     /// It may name people or things other than the reader: a plural or a
     /// noun of one who does ("companies", "reviewer").
     agentive: bool,
+    /// An apostrophe and "s" follow it ("the user's language").
+    possessive: bool,
 }
 
 static CLASSES: LazyLock<fnv::FnvHashMap<&'static str, u32>> = LazyLock::new(|| {
@@ -1402,6 +1445,28 @@ fn names_the_reader(words: &[Word], k: usize) -> bool {
         })
 }
 
+/// Words before the user within which a verb of saying has it as its
+/// object ("tell the user", "decirle al usuario").
+const SAID_TO_WITHIN: usize = 3;
+
+/// Whether the user at `words[n]` is the one something is said to: a verb
+/// of saying just before it, or later in its clause ("dem Nutzer
+/// mitteilen"); not the owner of something ("the user's language") nor
+/// the one called ("Gebruiker: zeg ...").
+fn told_to_the_user(words: &[Word], n: usize) -> bool {
+    let user = &words[n];
+    let said_before = words[n.saturating_sub(SAID_TO_WITHIN)..n]
+        .iter()
+        .any(|w| w.class & SAY != 0);
+    let said_after = || {
+        words[n + 1..]
+            .iter()
+            .take_while(|w| !w.opens_clause)
+            .any(|w| w.class & (SAY | FORMAL) != 0)
+    };
+    !user.possessive && !user.before_address_mark && (said_before || said_after())
+}
+
 /// What one sentence holds of a direction to a machine reader.
 struct Reading {
     /// It names a reader and a verb of saying or a word for the answer.
@@ -1434,6 +1499,7 @@ impl Reading {
         });
         let points = words.iter().enumerate().any(|(n, w)| {
             w.class & DEIXIS != 0
+                || w.class & USER != 0 && told_to_the_user(words, n)
                 || w.class & THIS != 0
                     && (words
                         .get(n + 1)
@@ -1517,7 +1583,9 @@ impl Reading {
                             || words[n + 1..]
                                 .iter()
                                 .take(GOVERNED_WITHIN)
-                                .any(|w| w.class & SAY != 0))
+                                // An infinitive after a modal is a verb
+                                // ("soll ... bewerten"), not a noun.
+                                .any(|w| w.class & (SAY | FORMAL) != 0))
             });
         // Told a verdict on the text, a reader spoken to is spoken to of
         // its answer.
@@ -1602,6 +1670,11 @@ fn read_words(text: &str, range: Range<usize>, words: &mut Vec<Word>) {
             .last()
             .is_some_and(|last: &Word| last.class & JOIN != 0 && last.opens_clause);
         let class = class(word);
+        if word == "s" && slice[..from].ends_with(['\'', '\u{2019}']) {
+            if let Some(owner) = words.last_mut() {
+                owner.possessive = true;
+            }
+        }
         if let Some(verb) = words.last_mut().filter(|last| last.class & FORMAL != 0) {
             if class & YOU != 0 {
                 verb.class |= SAY;
@@ -1614,6 +1687,7 @@ fn read_words(text: &str, range: Range<usize>, words: &mut Vec<Word>) {
             // "is", "has", "was" and "its" are not nouns.
             agentive: word.len() > 3
                 && (word.ends_with('s') || word.ends_with("er") || word.ends_with("or")),
+            possessive: false,
         });
     };
     for (at, c) in slice.char_indices() {

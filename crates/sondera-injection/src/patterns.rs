@@ -541,7 +541,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             CredentialSolicitation,
             &format!(
-                r"\b(tell|ask|instruct|direct|urge|request|prompt|get|have)\s+(the\s+|all\s+|any\s+)?({PEOPLE_SERVED})\b[^.\n]{{0,60}}?\b(give|provide|share|send|enter|confirm|verify|type|reply\s+with|read\s+out|submit)\s+(their|his|her|your)\s+(full\s+)?({CREDENTIALS})\b|\b(ask|request|prompt|press)\s+(the\s+|all\s+|any\s+)?({PEOPLE_SERVED})\s+for\s+(their|his|her)\s+([a-z]+\s+){{0,2}}({CREDENTIALS})\b"
+                r"\b(tell|telling|ask|asking|instruct|instructing|direct|directing|urge|urging|request|prompt|prompting|get|have)\s+(the\s+|all\s+|any\s+)?({PEOPLE_SERVED})\b[^.\n]{{0,60}}?\b(give|provide|share|send|enter|confirm|verify|type|reply\s+with|read\s+out|submit)\s+(their|his|her|your)\s+(full\s+)?({CREDENTIALS})\b|\b(ask|asking|request|requesting|prompt|prompting|press|pressing)\s+(the\s+|all\s+|any\s+)?({PEOPLE_SERVED})\s+for\s+(their|his|her|the|the\s+[a-z]+'s)\s+([a-z]+\s+){{0,2}}({CREDENTIALS})\b"
             ),
         ),
         (
@@ -596,7 +596,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // or an HTML attribute's (`name="ai-instructions" content=`).
             StrongMarkup,
             &format!(
-                r"\b({KEY_READER})[_-](instructions?|notes?|directives?|prompts?|rules|tasks?|commands?|orders?)\b\s*[\]\x22']?\s*([:=\]]|(content|value)\s*=)|\b(instructions?|notes?|directives?|message|prompt|orders?)[_-](for|to)[_-](the[_-])?({KEY_READER})[\x22']?\s*[:=]"
+                r"\b({KEY_READER})[_-](instructions?|notes?|directives?|prompts?|rules|tasks?|commands?|orders?|([a-z]+[_-])?overrides?)\b\s*[\]\x22']?\s*([:=\]]|(content|value)\s*=)|\b(instructions?|notes?|directives?|message|prompt|orders?)[_-](for|to)[_-](the[_-])?({KEY_READER})[\x22']?\s*[:=]"
             ),
         ),
         (
