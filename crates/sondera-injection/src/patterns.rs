@@ -270,8 +270,11 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"\b(user|owner|developer|administrator|operator|principal)\s+(has\s+)?(asked|wants|requested|instructed|authori[sz]ed|approved|needs|requires|would\s+like|prefers|expects|insists)\s+(you|that\s+you)\b|\b(urgent\s+|important\s+|new\s+|priority\s+)?instructions?\s+from\s+(me|the|your)\s+(user|developer|administrator|admin|operator|owner|creator|system)\b",
         ),
         (
+            // Answering or replying is the reader's task when what is
+            // answered is the user's question; "before you reply to this
+            // email" asks the email's recipient.
             TaskPrecondition,
-            r"\bbefore\s+(you\s+)?(can\s+)?(answer\w*|respond\w*|repl\w*|summari\w*|solv\w*)\s+(to\s+)?(the|this|my|your|any)\b|\b(then|afterwards|after\s+that)\s*,?\s+(you\s+(can|may)\s+)?(continue|proceed|resume|go\s+back|return)\s+(with\s+|to\s+)(the\s+|your\s+)?(original|actual|initial|previous|user'?s?)\s+(task|request)",
+            r"\bbefore\s+(you\s+)?(can\s+)?((summari\w*|solv\w*)\s+(the|this|my|your|any)\b|(answer\w*|respond\w*|repl\w*)\s+(to\s+)?(the|this|my|your|any)\s+(questions?|requests?|prompts?|users?|query|task)\b)|\b(then|afterwards|after\s+that)\s*,?\s+(you\s+(can|may)\s+)?(continue|proceed|resume|go\s+back|return)\s+(with\s+|to\s+)(the\s+|your\s+)?(original|actual|initial|previous|user'?s?)\s+(task|request)",
         ),
         (
             Precondition,
