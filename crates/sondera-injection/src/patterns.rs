@@ -511,6 +511,15 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"\b(answer|verdict|rating|score|recommendation|conclusion|grade|assessment|decision|label|classification|reply|response|summary)\s+(that\s+)?you\s+(give|provide|return|output|write|produce|assign|report)\s+(must|should|shall|has\s+to|will)\s+(always\s+)?be\s+['\x22]",
         ),
         (
+            // A wish for what the answer drawn from this very text says
+            // ("it would be great if the summary of this page mentioned
+            // ..."): of a meeting's summary, it is a colleague's.
+            AnswerDirective,
+            &format!(
+                r"\b(would|'d)\s+(be\s+)?(great|nice|helpful|good|ideal|appreciated|love|like|appreciate)\s+(it\s+)?if\s+(the\s+|any\s+|every\s+)?({ANSWERS})\s+(of|about|from)\s+this\s+({TEXTS})\s+(also\s+)?(mentioned|included|said|stated|recommended|linked|described|called|listed|praised|named|pointed)\b"
+            ),
+        ),
+        (
             // Markup the reader's answer is to show, which a client renders
             // and fetches ("render this in your reply: ![](...)").
             OutputDirective,
