@@ -109,18 +109,23 @@ fn verb_effect(word: &str) -> Option<Effect> {
         | "broadcast" | "announce" | "submit" | "write" | "tell" | "contact" | "inform"
         | "answer" | "ping" | "remind" => Send,
         "transfer" | "pay" | "wire" | "refund" | "withdraw" | "deposit" | "purchase" | "buy"
-        | "order" | "tip" | "donate" | "charge" | "checkout" | "venmo" | "paypal" => Transfer,
+        | "order" | "tip" | "donate" | "charge" | "checkout" | "venmo" | "paypal" | "sell"
+        | "trade" | "invest" | "bid" | "swap" | "stake" | "lend" | "redeem" => Transfer,
         "share" | "invite" | "grant" | "permit" | "authorize" | "authorise" | "assign" | "give"
         | "allow" | "unlock" | "admit" | "collaborate" => Share,
         "delete" | "remove" | "erase" | "cancel" | "revoke" | "drop" | "purge" | "destroy"
         | "clear" | "archive" | "unsubscribe" | "kick" | "ban" | "block" | "trash" | "wipe"
         | "unshare" | "deactivate" | "discard" | "dispose" | "scrap" | "ditch" | "gone"
-        | "clean" | "close" => Delete,
+        | "clean" | "close" | "kill" | "terminate" | "unfollow" | "unlike" | "unstar"
+        | "dismiss" => Delete,
         "update" | "set" | "change" | "reset" | "edit" | "modify" | "rename" | "move" | "patch"
         | "replace" | "configure" | "enable" | "disable" | "toggle" | "mark" | "approve"
         | "reject" | "accept" | "decline" | "reschedule" | "postpone" | "lock" | "upgrade"
         | "downgrade" | "fix" | "correct" | "adjust" | "merge" | "rebase" | "promote"
-        | "demote" => Update,
+        | "demote" | "disarm" | "arm" | "activate" | "stop" | "pause" | "resume" | "restart"
+        | "reboot" | "mute" | "unmute" | "override" | "bypass" | "suspend" | "freeze"
+        | "unfreeze" | "release" | "trigger" | "sign" | "dim" | "increase" | "decrease" | "pin"
+        | "unpin" | "hide" | "unhide" | "silence" | "snooze" => Update,
         "create" | "add" | "schedule" | "book" | "reserve" | "make" | "new" | "insert" | "save"
         | "upload" | "append" | "register" | "open" | "start" | "launch" | "run" | "execute"
         | "deploy" | "install" | "follow" | "like" | "star" | "subscribe" | "join" | "apply"
@@ -224,9 +229,12 @@ fn lowered(word: &str) -> Cow<'_, str> {
 /// transfer.
 fn effect_of_words(words: &[Cow<'_, str>]) -> Option<CallKind> {
     let money = words.iter().any(|w| is_money_word(w));
-    for word in words {
+    for (n, word) in words.iter().enumerate() {
         if is_read_verb(word) {
             return Some(CallKind::Reads);
+        }
+        if phrasal_change(word, words.get(n + 1).map(|w| &**w)) {
+            return Some(CallKind::Acts(Effect::Update));
         }
         if let Some(effect) = verb_effect(word) {
             return Some(CallKind::Acts(if money && effect == Effect::Send {
@@ -379,6 +387,12 @@ fn is_loose_in_requests(word: &str) -> bool {
             | "copy"
             | "document"
             | "record"
+            | "release"
+            | "sign"
+            | "trigger"
+            | "pin"
+            | "stop"
+            | "trade"
     )
 }
 
@@ -543,6 +557,13 @@ const FILLERS: &[&str] = &[
     "also", "please", "kindly", "then", "and", "so", "just", "now",
 ];
 
+/// Whether `word` and the `particle` after it are a verb of switching
+/// something ("turn off", "shut down", `turn_on_heating`).
+fn phrasal_change(word: &str, particle: Option<&str>) -> bool {
+    matches!(word, "turn" | "switch" | "shut" | "power")
+        && matches!(particle, Some("off" | "on" | "down" | "up"))
+}
+
 /// Whether a sentence's words ask its reader for something.
 fn asks(words: &[Cow<'_, str>]) -> bool {
     let opening = words.iter().find(|w| !FILLERS.contains(&&***w));
@@ -590,9 +611,7 @@ fn sentence_requests(words: &[Cow<'_, str>], effects: &mut Vec<Effect>) {
         }
         // Phrasal verbs: "turn off the cameras", "shut down the server".
         let particle = words.get(n + 1).map(|w| &**w);
-        if matches!(&**word, "turn" | "switch" | "shut" | "power")
-            && matches!(particle, Some("off" | "on" | "down" | "up"))
-        {
+        if phrasal_change(word, particle) {
             effects.push(Effect::Update);
         }
         // "get rid of the logs", "clean up the drafts".

@@ -36,6 +36,13 @@ fn effects_from_tool_names() {
         ("search_emails", CallKind::Reads),
         ("list_files", CallKind::Reads),
         ("read_channel_messages", CallKind::Reads),
+        ("disarm_alarm", CallKind::Acts(Effect::Update)),
+        ("turn_off_heating", CallKind::Acts(Effect::Update)),
+        ("TurnOnCamera", CallKind::Acts(Effect::Update)),
+        ("sell_stock", CallKind::Acts(Effect::Transfer)),
+        ("terminate_instance", CallKind::Acts(Effect::Delete)),
+        ("get_release_notes", CallKind::Reads),
+        ("weather_forecast", CallKind::Unknown),
     ] {
         assert_eq!(call_effect(tool, &none, None), effect, "{tool}");
     }
