@@ -1397,8 +1397,12 @@ pub(crate) fn names_staff(text: &str, span: Range<usize>) -> bool {
         .is_some_and(|word| staffed(class(word), before.next().map(class)))
 }
 
-/// The words of `text` from byte `from` on, with where each starts.
+/// The words of `text` from byte `from` on (or the next character's
+/// start, if `from` falls inside one), with where each starts.
 fn words_from(text: &str, from: usize) -> impl Iterator<Item = (usize, &str)> {
+    let from = (from..=text.len())
+        .find(|&at| text.is_char_boundary(at))
+        .unwrap_or(text.len());
     let rest = &text[from..];
     let mut chars = rest.char_indices().peekable();
     std::iter::from_fn(move || {
@@ -1415,6 +1419,10 @@ fn words_from(text: &str, from: usize) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
+/// Readers' names in a row looked through for a noun for people after
+/// them: bounded, so that a run of them costs each a fixed look ahead.
+const READERS_IN_A_ROW: usize = 4;
+
 /// Whether `words[k]` is a reader heading its phrase ("a language model,",
 /// "an AI assistant", "un modelo de lenguaje"), not a modifier ("an AI
 /// researcher").
@@ -1430,7 +1438,9 @@ fn names_the_reader(words: &[Word], k: usize) -> bool {
     // Readers' names in a row name the reader unless a noun for people
     // follows them ("an AI assistant", not "the AI assistant team").
     let led_by_readers = || {
-        let after = (k + 1..words.len()).find(|&j| words[j].class & READER == 0);
+        let after = (k + 1..words.len())
+            .take(READERS_IN_A_ROW)
+            .find(|&j| words[j].class & READER == 0);
         after.is_none_or(|j| words[j].class & PEOPLE == 0)
     };
     words[k].class & READER != 0
@@ -1449,6 +1459,10 @@ fn names_the_reader(words: &[Word], k: usize) -> bool {
 /// object ("tell the user", "decirle al usuario").
 const SAID_TO_WITHIN: usize = 3;
 
+/// Words after the user within which a verb last in its clause has it as
+/// its object ("dem Nutzer mitteilen", "kullanıcıya ... söyle").
+const SAID_TO_AFTER: usize = 6;
+
 /// Whether the user at `words[n]` is the one something is said to: a verb
 /// of saying just before it, or later in its clause ("dem Nutzer
 /// mitteilen"); not the owner of something ("the user's language") nor
@@ -1461,6 +1475,7 @@ fn told_to_the_user(words: &[Word], n: usize) -> bool {
     let said_after = || {
         words[n + 1..]
             .iter()
+            .take(SAID_TO_AFTER)
             .take_while(|w| !w.opens_clause)
             .any(|w| w.class & (SAY | FORMAL) != 0)
     };
