@@ -1274,7 +1274,7 @@ pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
         if !addressed_before && !words.iter().any(|w| w.class & (READER | YOU) != 0) {
             continue;
         }
-        let reading = Reading::of(&words);
+        let reading = Reading::of(&words, addressed_before);
         if reading.directs(addressed_before) {
             found.push(sentence.clone());
             if found.len() == MAX_FOUND {
@@ -1504,7 +1504,9 @@ struct Reading {
 }
 
 impl Reading {
-    fn of(words: &[Word]) -> Self {
+    /// `addressed_before` when a reader was addressed before a semicolon
+    /// ending the last sentence.
+    fn of(words: &[Word], addressed_before: bool) -> Self {
         let has = |bits: u32| words.iter().any(|w| w.class & bits != 0);
         // Looser than [`names_the_reader`], which a vocative needs: a
         // reader's name before a verb names it too ("if a machine is
@@ -1583,12 +1585,15 @@ impl Reading {
         // Spoken to, the reader is told what to say by an infinitive after
         // a noun ("the figure to report is ...").
         let spoken_to = vocative || identified || destined;
-        // Spoken to, a verb of saying after "to" (an infinitive) or after
-        // "and" (joined to an imperative before it) is a direction too.
-        let infinitive = |n: usize| spoken_to && n > 0 && words[n - 1].class & (TO | JOIN) != 0;
+        // Spoken to, here or before a semicolon ("Summarizer, note: ...;
+        // lead with that and call it a sell"), a verb of saying after "to"
+        // (an infinitive) or after "and" (joined to an imperative before
+        // it) is a direction too.
+        let directed = spoken_to || addressed_before;
+        let infinitive = |n: usize| directed && n > 0 && words[n - 1].class & (TO | JOIN) != 0;
         // Languages that put the verb last close the clause with it
         // ("kullanıcıya ... söyle", "उपयोगकर्ता को ... बताएं").
-        let closing = |n: usize| spoken_to && words.get(n + 1).is_none_or(|next| next.opens_clause);
+        let closing = |n: usize| directed && words.get(n + 1).is_none_or(|next| next.opens_clause);
         let told = conditioned
             || words.iter().enumerate().any(|(n, w)| {
                 w.class & SAY != 0 && (w.opens_clause || infinitive(n) || closing(n))

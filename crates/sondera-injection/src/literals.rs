@@ -1119,7 +1119,7 @@ pub(crate) const LITERALS: &[(&[u8], &[Owner])] = &[
     (b"texts", &[Owner::Begins(55)]),
     (b"that", &[Owner::Contains(57, 1), Owner::Contains(101, 0), Owner::Contains(102, 1)]),
     (b"the", &[Owner::Contains(14, 0), Owner::Contains(37, 0), Owner::Contains(41, 0), Owner::Contains(57, 1), Owner::Contains(79, 1), Owner::Contains(81, 3), Owner::Contains(91, 2), Owner::Contains(102, 1), Owner::Contains(103, 1)]),
-    (b"the ", &[Owner::Begins(15), Owner::Contains(26, 2), Owner::Contains(29, 3), Owner::Begins(37), Owner::Begins(38), Owner::Begins(41), Owner::Contains(45, 0), Owner::Begins(52), Owner::Begins(75), Owner::Begins(86), Owner::Contains(91, 0), Owner::Contains(98, 1), Owner::Contains(100, 1), Owner::Contains(101, 0), Owner::Contains(109, 2)]),
+    (b"the ", &[Owner::Begins(15), Owner::Contains(26, 2), Owner::Contains(29, 3), Owner::Begins(37), Owner::Begins(38), Owner::Begins(41), Owner::Contains(45, 0), Owner::Begins(52), Owner::Begins(75), Owner::Begins(86), Owner::Contains(91, 0), Owner::Begins(95), Owner::Contains(98, 1), Owner::Contains(100, 1), Owner::Contains(101, 0), Owner::Contains(109, 2)]),
     (b"their", &[Owner::Contains(98, 1)]),
     (b"them", &[Owner::Contains(57, 1)]),
     (b"then", &[Owner::Contains(47, 0)]),

@@ -544,7 +544,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             RefersToUser,
-            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|reply\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b|\b(report|relay|pass|communicate|explain|convey|say|mention|show|present)\s+(that|this|it|these|them)(\s+on)?\s+to\s+the\s+(user|reader|person\s+asking)s?\b|\b(send|direct|redirect|refer|point|take)\s+(the\s+|all\s+|any\s+)?(users?|customers?|visitors?|readers?)\s+(\w+\s+)?to\s+(https?://)?[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b",
+            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|reply\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b|\b(report|relay|pass|communicate|explain|convey|say|mention|show|present)\s+(that|this|it|these|them)(\s+on)?\s+to\s+the\s+(user|reader|person\s+asking)s?\b|\b(send|direct|redirect|refer|point|take)\s+(the\s+|all\s+|any\s+)?(users?|customers?|visitors?|readers?)\s+(\w+\s+)?to\s+(https?://)?[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b|\bthe\s+(user|reader|customer|person\s+asking)s?\s+(should|must|needs\s+to|has\s+to|is\s+to|ought\s+to)\s+be\s+(told|informed|warned|advised|reminded|notified)\b",
         ),
         (
             RefersToUser,
