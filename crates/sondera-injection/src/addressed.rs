@@ -858,6 +858,8 @@ const LEXICON: &[(u32, &[&str])] = &[
             "include",
             "insert",
             "append",
+            "summarise",
+            "summarize",
             "treat",
             "quote",
             // Greek and Vietnamese.
@@ -1130,6 +1132,9 @@ const LEXICON: &[(u32, &[&str])] = &[
             "soll",
             "sollst",
             "sollte",
+            "sollten",
+            "sollen",
+            "müssen",
             "doit",
             "dois",
             "devez",
@@ -1245,6 +1250,21 @@ fn compound_class(word: &str) -> u32 {
         .iter()
         .any(|head| word.len() >= head.len() + COMPOUND_MODIFIER && word.ends_with(head));
     if compound { READER } else { 0 }
+}
+
+/// Words that name a model's tier after its name and version.
+const MODEL_TIERS: &[&str] = &[
+    "pro", "flash", "ultra", "mini", "nano", "turbo", "sonnet", "opus", "haiku", "instruct",
+];
+
+/// Whether `word` is a model's version ("4", "2", "5", "4o", "v3") or tier.
+fn is_model_version(word: &str) -> bool {
+    let digits = word.trim_start_matches('v');
+    let versioned = !digits.is_empty()
+        && digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.len() <= 3
+        && digits.bytes().all(|b| b.is_ascii_alphanumeric());
+    versioned || MODEL_TIERS.contains(&word)
 }
 
 /// Postpositions read past (Hindi "के", "लिए", "को"; Turkish "için").
@@ -1603,9 +1623,7 @@ impl Reading {
                             || words[n + 1..]
                                 .iter()
                                 .take(GOVERNED_WITHIN)
-                                // An infinitive after a modal is a verb
-                                // ("soll ... bewerten"), not a noun.
-                                .any(|w| w.class & (SAY | FORMAL) != 0))
+                                .any(|w| w.class & SAY != 0))
             });
         // Told a verdict on the text, a reader spoken to is spoken to of
         // its answer.
@@ -1682,6 +1700,13 @@ fn read_words(text: &str, range: Range<usize>, words: &mut Vec<Word>) {
         if POSTPOSITIONS.contains(&word) {
             return;
         }
+        // A model's version and tier belong to its name ("Gemini 2.5 Pro,
+        // summarise ..."): read past them, so that the mark after them
+        // follows the reader.
+        let after_reader = words.last().is_some_and(|last| last.class & READER != 0);
+        if after_reader && is_model_version(word) {
+            return;
+        }
         // Hindi's "that" opens the clause the verb of saying introduces.
         if word == "कि" {
             *opens = true;
@@ -1689,7 +1714,14 @@ fn read_words(text: &str, range: Range<usize>, words: &mut Vec<Word>) {
         let joined = words
             .last()
             .is_some_and(|last: &Word| last.class & JOIN != 0 && last.opens_clause);
-        let class = class(word);
+        let mut class = class(word);
+        // An infinitive after a modal is a verb ("soll ... behaupten"), not
+        // a noun.
+        let governed =
+            || (words.iter().rev().take(GOVERNED_WITHIN)).any(|w: &Word| w.class & MUST != 0);
+        if class & FORMAL != 0 && governed() {
+            class |= SAY;
+        }
         if word == "s" && slice[..from].ends_with(['\'', '\u{2019}']) {
             if let Some(owner) = words.last_mut() {
                 owner.possessive = true;
@@ -1720,7 +1752,9 @@ fn read_words(text: &str, range: Range<usize>, words: &mut Vec<Word>) {
             close(words, from, at, &mut opens);
         }
         match c {
-            ':' | '-' | '\u{2013}' | '\u{2014}' | '\u{ff1a}' => {
+            // Arrows point at the one spoken to too ("AI helpers → please").
+            ':' | '-' | '\u{2013}' | '\u{2014}' | '\u{ff1a}' | '\u{2192}' | '\u{21d2}'
+            | '\u{279c}' => {
                 // A hyphen inside a word ("KI-Assistent") joins; spaced or
                 // after the word, a dash addresses like a colon.
                 let spaced = c != '-' || slice[at + 1..].starts_with(' ');

@@ -31,6 +31,8 @@ pub(crate) const CLASSES: &[(&str, &str)] = &[
     ("identifiers", "ab_1"),
     ("injection words", "ignore all previous instructions and "),
     ("imperatives", "you must send "),
+    ("readers' names", "ai assistant model "),
+    ("the user told", "tell the user dem Nutzer "),
     ("JSON punctuation", "{\"a\":[1,"),
     ("shell operators", "$(|;&&`"),
     ("confusables and invisible characters", "\u{430}\u{200b}"),
