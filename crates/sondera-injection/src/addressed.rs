@@ -1429,7 +1429,7 @@ fn words_from(text: &str, from: usize) -> impl Iterator<Item = (usize, &str)> {
         while chars.next_if(|(_, c)| !c.is_alphanumeric()).is_some() {}
         let (start, _) = *chars.peek()?;
         let mut end = rest.len();
-        while let Some((at, c)) = chars.next() {
+        for (at, c) in chars.by_ref() {
             if !c.is_alphanumeric() {
                 end = at;
                 break;
@@ -1722,15 +1722,16 @@ fn read_words(text: &str, range: Range<usize>, words: &mut Vec<Word>) {
         if class & FORMAL != 0 && governed() {
             class |= SAY;
         }
-        if word == "s" && slice[..from].ends_with(['\'', '\u{2019}']) {
-            if let Some(owner) = words.last_mut() {
-                owner.possessive = true;
-            }
+        if word == "s"
+            && slice[..from].ends_with(['\'', '\u{2019}'])
+            && let Some(owner) = words.last_mut()
+        {
+            owner.possessive = true;
         }
-        if let Some(verb) = words.last_mut().filter(|last| last.class & FORMAL != 0) {
-            if class & YOU != 0 {
-                verb.class |= SAY;
-            }
+        if class & YOU != 0
+            && let Some(verb) = words.last_mut().filter(|last| last.class & FORMAL != 0)
+        {
+            verb.class |= SAY;
         }
         words.push(Word {
             class,
