@@ -23,106 +23,109 @@ use std::sync::LazyLock;
 
 use crate::normalize::Normalized;
 
+/// The classes of a word, one bit each: a word may be in several.
+type Class = u64;
+
 /// A word that names an automated reader.
-const READER: u32 = 1;
+const READER: Class = 1;
 /// A word that points at the text itself ("esto", "ceci").
-const DEIXIS: u32 = 2;
+const DEIXIS: Class = 2;
 /// "this" or "these", which point at the text when a word for a text, or
 /// nothing, follows.
-const THIS: u32 = 4;
+const THIS: Class = 4;
 /// A word for a text ("page", "review").
-const TEXT: u32 = 8;
+const TEXT: Class = 8;
 /// A second-person possessive ("your", "tu", "deiner").
-const YOUR: u32 = 16;
+const YOUR: Class = 16;
 /// A word for the reader's answer ("answer", "respuesta", "Antwort").
-const ANSWER: u32 = 32;
+const ANSWER: Class = 32;
 /// A verb of saying, in the form a direction takes ("say", "di", "sage").
-const SAY: u32 = 64;
+const SAY: Class = 64;
 /// A word of obligation ("must", "debes", "muss").
-const MUST: u32 = 128;
+const MUST: Class = 128;
 /// A verb of reading in the form that names a reader by what it does
 /// ("reading", "summarising"): "this" after it is the text.
-const READING: u32 = 256;
+const READING: Class = 256;
 /// "you", which with a form of "be" before a reader addresses it ("if you
 /// are a language model").
-const YOU: u32 = 512;
+const YOU: Class = 512;
 /// A form of "be" ("are", "'re"); with [`YOU`] too, a single word for
 /// "you are" ("eres", "sei").
-const BE: u32 = 1024;
+const BE: Class = 1024;
 /// A word that joins clauses ("so", "and then", "please"): a verb of
 /// saying after one that opens a clause opens it too ("..., so tell").
-const JOIN: u32 = 2048;
+const JOIN: Class = 2048;
 /// A word that calls to whom it names ("hey", "dear", "attention").
-const CALL: u32 = 4096;
+const CALL: Class = 4096;
 /// "of", after which a reader's name goes on ("modelo de lenguaje").
-const OF: u32 = 8192;
+const OF: Class = 8192;
 /// A determiner, after which a word for the answer is a noun ("the
 /// correct answer"), not a verb ("how they answer").
-const DETERMINER: u32 = 16384;
+const DETERMINER: Class = 16384;
 /// A word opening a condition ("when you describe this, say ..."): the
 /// verb of saying after the condition's own is the direction.
-const COND: u32 = 32768;
+const COND: Class = 32768;
 /// "to", before an infinitive.
-const TO: u32 = 65536;
+const TO: Class = 65536;
 /// A participle that gives a text its destination ("meant", "intended",
 /// "reserved"): with [`FOR`] and a reader after it, the text speaks to
 /// that reader ("the following is meant for the AI model only").
-const MEANT: u32 = 131_072;
+const MEANT: Class = 131_072;
 /// "for", before whom a text is meant for.
-const FOR: u32 = 262_144;
+const FOR: Class = 262_144;
 /// A pronoun for whoever it may be ("whoever", "anyone"): followed by
 /// what it does to this text or its answer, it names the reader by its
 /// work ("whoever is generating a reply from these reviews").
-const WHOEVER: u32 = 524_288;
+const WHOEVER: Class = 524_288;
 /// A verb of making an answer ("generating", "writes"), which with a word
 /// for the answer after it says what the one [`WHOEVER`] names does.
-const PRODUCING: u32 = 1_048_576;
+const PRODUCING: Class = 1_048_576;
 /// Set on a [`WHOEVER`] word that names the reader by its work: a reader
 /// named only so is taken to be this text's when the sentence points at
 /// the text ("to whoever writes the minutes" is a colleague's).
-const DESCRIBED: u32 = 2_097_152;
+const DESCRIBED: Class = 2_097_152;
 /// A noun a reader's name may modify and still name a machine reader, its
 /// role ("automated readers", "AI reviewers") or a note meant for it
 /// ("chatbot guidance:"), or an adjective that follows it ("assistente
 /// virtuale"); other nouns after it name people ("AI researchers",
 /// "assistant managers").
-const ROLE: u32 = 4_194_304;
+const ROLE: Class = 4_194_304;
 /// A noun that makes a reader's name before it a word about people ("AI
 /// researchers", "the AI team", "AI ethics"): no reader is named there.
-const PEOPLE: u32 = 8_388_608;
+const PEOPLE: Class = 8_388_608;
 /// A relative pronoun, after which a reader's name goes on to what it does
 /// ("l'IA qui résume", "the model that reads this").
-const WHICH: u32 = 16_777_216;
+const WHICH: Class = 16_777_216;
 /// A word for a line of human work that, before "agents" or
 /// "assistants", makes them people ("support agents", "dental
 /// assistants"), unless a reader's name comes first ("AI support agents").
-const STAFF: u32 = 33_554_432;
+const STAFF: Class = 33_554_432;
 /// A reader's name that is also a person's job ("agent", "assistant"),
 /// which [`STAFF`] before it makes a person's.
-const JOB: u32 = 67_108_864;
+const JOB: Class = 67_108_864;
 /// A German infinitive that with "Sie" after it is a polite imperative of
 /// saying ("Fassen Sie ... zusammen", "Nennen Sie"), and alone may be a
 /// noun ("Antworten", answers).
-const FORMAL: u32 = 134_217_728;
+const FORMAL: Class = 134_217_728;
 /// Making an answer of a text, in the form a condition takes ("when
 /// summarising", "al resumir", "wenn du ... zusammenfasst"): with "this"
 /// in the condition, it names the reader by its work on this text.
 /// Translating is not listed: guides for human translators say "when
 /// translating this page, say ...".
-const WORK: u32 = 268_435_456;
+const WORK: Class = 268_435_456;
 /// A preposition that makes an occasion of the verb after it ("al
 /// resumir", "beim Übersetzen", "en résumant"), as [`COND`] does.
-const OCCASION: u32 = 536_870_912;
+const OCCASION: Class = 536_870_912;
 /// What joins a reader's name to the noun it makes a machine of
 /// ("LLM-based aggregators", "AI-powered tools").
-const POWERED: u32 = 1_073_741_824;
+const POWERED: Class = 1_073_741_824;
 /// The one a reader answers, in the singular ("the user", "dem Nutzer",
 /// "al usuario"): what a reader is told to say to it is said in the
 /// reader's own conversation, so the sentence points at the reader's work
 /// as "this" points at its text.
-const USER: u32 = 2_147_483_648;
+const USER: Class = 2_147_483_648;
 
-const LEXICON: &[(u32, &[&str])] = &[
+const LEXICON: &[(Class, &[&str])] = &[
     (
         READER,
         &[
@@ -1175,7 +1178,7 @@ const DESTINED_WITHIN: usize = 3;
 const IDENTIFIED_WITHIN: usize = 3;
 
 struct Word {
-    class: u32,
+    class: Class,
     /// A clause starts at this word: the sentence's first, or after a
     /// colon, comma, dash or semicolon.
     opens_clause: bool,
@@ -1188,7 +1191,7 @@ struct Word {
     possessive: bool,
 }
 
-static CLASSES: LazyLock<fnv::FnvHashMap<&'static str, u32>> = LazyLock::new(|| {
+static CLASSES: LazyLock<fnv::FnvHashMap<&'static str, Class>> = LazyLock::new(|| {
     let mut classes = fnv::FnvHashMap::default();
     for (bits, words) in LEXICON {
         for word in *words {
@@ -1202,7 +1205,7 @@ static CLASSES: LazyLock<fnv::FnvHashMap<&'static str, u32>> = LazyLock::new(|| 
 /// (Cyrillic look-alikes become Latin letters: `бот` is read `6oт`), under
 /// the form the text has them in. Built the first time a word beyond ASCII
 /// is not found as written, so text in ASCII never pays for it.
-static FOLDED: LazyLock<fnv::FnvHashMap<String, u32>> = LazyLock::new(|| {
+static FOLDED: LazyLock<fnv::FnvHashMap<String, Class>> = LazyLock::new(|| {
     let mut folded = fnv::FnvHashMap::default();
     for (bits, words) in LEXICON {
         for word in words.iter().filter(|w| !w.is_ascii()) {
@@ -1215,7 +1218,7 @@ static FOLDED: LazyLock<fnv::FnvHashMap<String, u32>> = LazyLock::new(|| {
     folded
 });
 
-fn class(word: &str) -> u32 {
+fn class(word: &str) -> Class {
     match CLASSES.get(word) {
         Some(bits) => *bits,
         None if !word.is_ascii() => FOLDED
@@ -1245,7 +1248,7 @@ const COMPOUND_HEADS: &[&str] = &[
 /// none.
 const COMPOUND_MODIFIER: usize = 3;
 
-fn compound_class(word: &str) -> u32 {
+fn compound_class(word: &str) -> Class {
     let compound = COMPOUND_HEADS
         .iter()
         .any(|head| word.len() >= head.len() + COMPOUND_MODIFIER && word.ends_with(head));
@@ -1395,7 +1398,7 @@ fn name_people_by_their_job(words: &mut [Word]) {
 
 /// Whether a job's name after words of classes `before` and `earlier`
 /// names a person.
-fn staffed(before: u32, earlier: Option<u32>) -> bool {
+fn staffed(before: Class, earlier: Option<Class>) -> bool {
     before & STAFF != 0 && earlier.is_none_or(|class| class & READER == 0)
 }
 
@@ -1450,7 +1453,7 @@ fn names_the_reader(words: &[Word], k: usize) -> bool {
     // A role may come after one more word of its own ("AI code reviewers"),
     // and the reader is named by the answer it makes ("AI-generated
     // summaries").
-    let after_one = |then: u32| {
+    let after_one = |then: Class| {
         let between = words[k + 1].class;
         (between == 0 || then == ANSWER && between & PRODUCING != 0)
             && words.get(k + 2).is_some_and(|w| w.class & then != 0)
@@ -1527,7 +1530,7 @@ impl Reading {
     /// `addressed_before` when a reader was addressed before a semicolon
     /// ending the last sentence.
     fn of(words: &[Word], addressed_before: bool) -> Self {
-        let has = |bits: u32| words.iter().any(|w| w.class & bits != 0);
+        let has = |bits: Class| words.iter().any(|w| w.class & bits != 0);
         // Looser than [`names_the_reader`], which a vocative needs: a
         // reader's name before a verb names it too ("if a machine is
         // summarising this"); only a noun for people after it does not.
