@@ -114,7 +114,7 @@ const FORMAL: Class = 134_217_728;
 /// translating this page, say ...".
 const WORK: Class = 268_435_456;
 /// A preposition that makes an occasion of the verb after it ("al
-/// resumir", "beim Übersetzen", "en résumant"), as [`COND`] does.
+/// resumir", "beim Zusammenfassen", "en résumant"), as [`COND`] does.
 const OCCASION: Class = 536_870_912;
 /// What joins a reader's name to the noun it makes a machine of
 /// ("LLM-based aggregators", "AI-powered tools").
@@ -1229,8 +1229,8 @@ fn class(word: &str) -> Class {
     }
 }
 
-/// Readers' names that end compounds ("KI-Assistenten" written as one word,
-/// "Chatassistent", "subagents"): German, Dutch and the Scandinavian
+/// Readers' names that end compounds ("Chatassistent",
+/// "Sprachassistenten", "subagents"): German, Dutch and the Scandinavian
 /// languages write a noun and its modifiers as one word, which names what
 /// its head names. A model is a reader only as a language model, listed
 /// whole: "Datenmodell" is a data model.
