@@ -1420,6 +1420,32 @@ pub(crate) fn names_staff(text: &str, span: Range<usize>) -> bool {
         .is_some_and(|word| staffed(class(word), before.next().map(class)))
 }
 
+/// Assistants' product names, which a help page uses as labels for the
+/// steps a person takes in them ("ChatGPT: open Settings").
+const PRODUCTS: &[&str] = &["chatgpt", "claude", "gemini", "copilot", "gpt"];
+
+/// Verbs of using an app's interface, which a person is told, not the app.
+const INTERFACE_STEPS: &[&str] = &[
+    "click", "tap", "press", "select", "choose", "open", "go", "navigate", "toggle", "scroll",
+    "swipe", "type", "drag", "hover", "accept", "dismiss",
+];
+
+/// Whether `text[span]` (normalised) labels a step in a product's
+/// interface with the product's name: a product named first, and after
+/// the mark that follows it, a verb of using an interface ("Copilot:
+/// accept suggestions with Tab"). A help page's heading, not an address.
+pub(crate) fn labels_interface_steps(text: &str, span: Range<usize>) -> bool {
+    let mut words = words_from(text, span.start).take_while(|(start, _)| *start < span.end);
+    let Some((_, product)) = words.next() else {
+        return false;
+    };
+    let Some((step_at, step)) = words.find(|(_, w)| !w.bytes().all(|b| b.is_ascii_digit())) else {
+        return false;
+    };
+    let marked = text[span.start..step_at].contains([':', '-', '\u{2013}', '\u{2014}']);
+    PRODUCTS.contains(&product) && marked && INTERFACE_STEPS.contains(&step)
+}
+
 /// The words of `text` from byte `from` on (or the next character's
 /// start, if `from` falls inside one), with where each starts.
 fn words_from(text: &str, from: usize) -> impl Iterator<Item = (usize, &str)> {
