@@ -124,6 +124,11 @@ const POWERED: Class = 1_073_741_824;
 /// reader's own conversation, so the sentence points at the reader's work
 /// as "this" points at its text.
 const USER: Class = 2_147_483_648;
+/// A word that, right after the one a reader speaks to, makes what it says
+/// a rule of conduct rather than a claim ("tell the user when a request
+/// is out of scope"): what a product's specification says of its
+/// assistant. "In" is not one: "tell the user in every answer that ...".
+const RULE: Class = 1 << 32;
 
 const LEXICON: &[(Class, &[&str])] = &[
     (
@@ -428,6 +433,12 @@ const LEXICON: &[(Class, &[&str])] = &[
             "betonen",
             "verschweigen",
             "informieren",
+        ],
+    ),
+    (
+        RULE,
+        &[
+            "when", "whenever", "if", "unless", "within", "before", "after", "once", "while",
         ],
     ),
     (JOB, &["agent", "agents", "assistant", "assistants"]),
@@ -1528,7 +1539,27 @@ fn told_to_the_user(words: &[Word], n: usize) -> bool {
             .take_while(|w| !w.opens_clause)
             .any(|w| w.class & (SAY | FORMAL) != 0)
     };
-    !user.possessive && !user.before_address_mark && (said_before || said_after())
+    let rule = words.get(n + 1).is_some_and(|w| w.class & RULE != 0);
+    !user.possessive && !user.before_address_mark && !rule && (said_before || said_after())
+}
+
+/// Words after a pattern's obligation ("assistant must tell") within which
+/// the one spoken to comes ("to the user").
+const SPOKEN_TO_WITHIN: usize = 3;
+
+/// Whether the obligation that `text[span]` (normalised) lays on a reader
+/// is a rule of conduct: right after the one it speaks to, a word of
+/// [`RULE`] ("The assistant must tell the user when ..."), as a product's
+/// specification says it.
+pub(crate) fn states_a_rule(text: &str, span: Range<usize>) -> bool {
+    let mut after = words_from(text, span.end).take(SPOKEN_TO_WITHIN + 1);
+    after
+        .position(|(_, word)| class(word) & USER != 0)
+        .is_some_and(|_| {
+            after
+                .next()
+                .is_some_and(|(_, word)| class(word) & RULE != 0)
+        })
 }
 
 /// What one sentence holds of a direction to a machine reader.
