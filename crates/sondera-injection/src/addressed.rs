@@ -1413,10 +1413,23 @@ fn staffed(before: Class, earlier: Option<Class>) -> bool {
     before & STAFF != 0 && earlier.is_none_or(|class| class & READER == 0)
 }
 
+/// Whether a pattern's match at `text[span]` (normalised) that names a
+/// reader and speaks to it addresses a machine reader, as the sentence
+/// reader would judge it: not staff named by their job ("Support agents:
+/// tell the customer ..."), not a help page's label for a step in a
+/// product's interface ("Copilot: accept suggestions with Tab"), not a
+/// specification's rule of conduct ("the assistant must tell the user
+/// when ...").
+pub(crate) fn addresses_a_reader(text: &str, span: Range<usize>) -> bool {
+    !names_staff(text, span.clone())
+        && !labels_interface_steps(text, span.clone())
+        && !states_a_rule(text, span)
+}
+
 /// Whether the first job's name in `text[span]` (normalised) names a person
 /// by the line of work before it ("Support agents: tell the customer"), so
 /// that a pattern addressing a reader there addresses staff.
-pub(crate) fn names_staff(text: &str, span: Range<usize>) -> bool {
+fn names_staff(text: &str, span: Range<usize>) -> bool {
     let Some(job) = words_from(text, span.start)
         .take_while(|(start, _)| *start < span.end)
         .find(|(_, word)| class(word) & JOB != 0)
@@ -1445,7 +1458,7 @@ const INTERFACE_STEPS: &[&str] = &[
 /// interface with the product's name: a product named first, and after
 /// the mark that follows it, a verb of using an interface ("Copilot:
 /// accept suggestions with Tab"). A help page's heading, not an address.
-pub(crate) fn labels_interface_steps(text: &str, span: Range<usize>) -> bool {
+fn labels_interface_steps(text: &str, span: Range<usize>) -> bool {
     let mut words = words_from(text, span.start).take_while(|(start, _)| *start < span.end);
     let Some((_, product)) = words.next() else {
         return false;
@@ -1551,7 +1564,7 @@ const SPOKEN_TO_WITHIN: usize = 3;
 /// is a rule of conduct: right after the one it speaks to, a word of
 /// [`RULE`] ("The assistant must tell the user when ..."), as a product's
 /// specification says it.
-pub(crate) fn states_a_rule(text: &str, span: Range<usize>) -> bool {
+fn states_a_rule(text: &str, span: Range<usize>) -> bool {
     let mut after = words_from(text, span.end).take(SPOKEN_TO_WITHIN + 1);
     after
         .position(|(_, word)| class(word) & USER != 0)
@@ -1996,6 +2009,20 @@ mod tests {
                     read == *word || !read.is_ascii(),
                     "`{word}` is read `{read}`: write it so"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn every_product_and_job_is_a_readers_name() {
+        for word in super::PRODUCTS {
+            assert!(super::class(word) & super::READER != 0, "{word}");
+        }
+        for (class, words) in super::LEXICON {
+            if *class == super::JOB {
+                for word in *words {
+                    assert!(super::class(word) & super::READER != 0, "{word}");
+                }
             }
         }
     }

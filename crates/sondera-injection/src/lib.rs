@@ -259,17 +259,8 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
     let plain = normalized.text.as_ref();
     let mut found: Vec<(Feature, Range<usize>)> = Vec::new();
     patterns::PATTERNS.find(plain, &mut found);
-    // A reader addressed by a job's name after a line of human work is
-    // staff ("Support agents: tell the customer ..."), and a product's name
-    // before a step in its interface is a help page's label ("Copilot:
-    // accept suggestions with Tab"); an obligation whose object is
-    // followed by a condition is a specification's rule ("the assistant
-    // must tell the user when ...").
     found.retain(|(feature, span)| {
-        *feature != Feature::AddressedToAgent
-            || !addressed::names_staff(plain, span.clone())
-                && !addressed::labels_interface_steps(plain, span.clone())
-                && !addressed::states_a_rule(plain, span.clone())
+        *feature != Feature::AddressedToAgent || addressed::addresses_a_reader(plain, span.clone())
     });
     let overrides = words::override_phrases(plain);
     for span in overrides
