@@ -37,6 +37,10 @@ const ANSWERS: &str = r"answers?|repl(y|ies)|summar(y|ies)|responses?";
 /// (`?d={chat_history}`, `?q=<insert the user's message>`).
 const DATA_SLOT_LINK: &str = r"https?://[^\s)\x22']*[?&][\w.-]+=[^\s)&\x22']{0,20}?(\{[^}\n]{0,60}?|\[[^\]\n]{0,60}?|<[^>\n]{0,60}?|%7b[^\s)]{0,40}|(insert|put|paste|add|append|include)[_-][\w-]{0,40})(conversation|chat|history|prompt|memory|password|secret|credential|api[_-]?key|token|(user|users|user's)[_-]*(last[_-])?(message|question|input|request|data|email|details))";
 
+/// The reader's own answer, by the possessive or by a clause naming the
+/// reader as its author ("every reply you write").
+const YOUR_ANSWERS: &str = r"(your\s+(final\s+)?(answer|response|reply|summary|output)s?|(the|every|each|any|all)\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(that\s+)?you\s+(give|write|produce|provide|return|generate|send|output))";
+
 /// Words for a text a reader is given.
 const TEXTS: &str = "page|pages|text|document|article|email|message|content|results?|site|post|thread|reviews?|file|report|transcript|description|listing|paper";
 
@@ -49,7 +53,7 @@ fn answer_source() -> String {
 }
 
 /// Names and roles a text uses to address a model.
-const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|ai\s+system|automated\s+(assistant|system|agent|tool|reader|process)s?|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
+const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|ai\s+system|(automated|automatic|autonomous)\s+([a-z]+-?[a-z]+\s+)?(assistant|system|agent|tool|reader|process|reviewer)s?|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
 
 /// What follows a reader's name that heads its phrase ("Dear AI, please",
 /// "Note to AI models reading this"), not one that modifies a noun after
@@ -79,7 +83,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             BracketRole,
-            r"[\[({]\s*(system|admin|developer|operator)(\s*|_)(message|prompt|note|override|instructions?|notice)\s*[\])}]",
+            r"[\[({]\s*(system|admin|developer|operator)(\s*|_)(message|prompt|note|override|instructions?)\s*[\])}]",
         ),
         (RoleHeader, r"\[\s*(system|admin|developer)\s*\]"),
         (
@@ -139,7 +143,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             Markup,
-            r"\[\s*(important|instructions?|attention|urgent|note\s+to\s+(the\s+)?(ai|assistant|agent|model|llm)|ai\s+instructions?|assistant\s+note|system\s+note|hidden\s+instructions?)\s*\]",
+            r"\[\s*(important|instructions?|attention|urgent|note\s+to\s+(the\s+)?(ai|assistant|agent|model|llm)|ai\s+instructions?|assistant\s+note|system\s+(note|notice|update|alert|announcement)|hidden\s+instructions?)\s*\]",
         ),
         (
             AddressedToAgent,
@@ -152,7 +156,17 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // be great if the model could also send ...".
             AddressedToAgent,
             &format!(
-                r"\b(would|'d)\s+(be\s+)?(great|nice|helpful|good|ideal|appreciated|love|like|appreciate)\s+(it\s+)?(if|for)\s+(the\s+|an?\s+|any\s+|every\s+|our\s+)?([a-z]+\s+)?({AGENT})s?\s+(could|would|can|will|to)\s+(also\s+|please\s+|kindly\s+|just\s+)?({ACTION})\b"
+                r"\b(would|'d)\s+(be\s+)?(great|nice|helpful|good|ideal|appreciated|love|like|appreciate)\s+(it\s+)?(if|for)\s+(the\s+|an?\s+|any\s+|every\s+|our\s+)?([a-z]+\s+)?({AGENT})s?\s+([a-z]+ing\s+(this|these|the)\s+[a-z]+\s+)?(could|would|can|will|to)\s+(also\s+|please\s+|kindly\s+|just\s+)?({ACTION})\b"
+            ),
+        ),
+        (
+            // The same wish, of a reader named by its work on this very text,
+            // for what it says ("... if the assistant summarizing this thread
+            // could also mention ..."): a direction for its answer. Of
+            // an assistant in general it is a product's feedback.
+            OutputDirective,
+            &format!(
+                r"\b(would|'d)\s+(be\s+)?(great|nice|helpful|good|ideal|appreciated|love|like|appreciate)\s+(it\s+)?(if|for)\s+(the\s+|an?\s+|any\s+|every\s+|our\s+)?([a-z]+\s+)?({AGENT})s?\s+[a-z]+ing\s+(this|these)\s+[a-z]+\s+(could|would|can|will|to)\s+(also\s+|please\s+|kindly\s+|just\s+)?(mention|say|state|recommend|note|point\s+out|tell|include|add|describe|call|highlight|suggest|praise)\b"
             ),
         ),
         (
@@ -248,6 +262,30 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // text claiming authority over the reader's other data.
             AuthorityClaim,
             r"\b(the\s+)?(previous|above|earlier|prior|last|original)\s+(figure|number|result|answer|value|data|information|output|balance|price|amount|response|reading|status)s?\s+(is|are|was|were)\s+(wrong|incorrect|outdated|invalid|false|obsolete|a\s+mistake|an\s+error)\b",
+        ),
+        (
+            // The user's consent claimed by the data ("the user has
+            // pre-approved all actions"): only the user can give it, and
+            // not through a page the reader fetched.
+            AuthorityClaim,
+            r"\b(the\s+|your\s+)?(user|owner|account\s+owner|principal|requester)\s+(has\s+|had\s+)?(already\s+)?(pre-?approved|approved|authori[sz]ed|consented\s+to|signed\s+off\s+on|okayed|ok'd)\s+(all|every|any|each|these|the\s+following)\s+(actions?|steps?|changes?|requests?|operations?|transfers?|payments?|deletions?|tool\s+calls?|commands?)\b",
+        ),
+        (
+            // A change of the rules the reader works under, announced as
+            // a heading ("Usage rules updated:", "Policy change:"): what a
+            // site's notice says too, so it counts only beside other signs.
+            AuthorityClaim,
+            r"\b(safety|security|usage|content|ai|assistant|agent|model|sharing|operating)\s+(guidelines|policies|policy|rules|restrictions|protocols|permissions)\s+((have|has)\s+been\s+|were\s+|was\s+|are\s+)?(revised|updated|changed|lifted|relaxed|suspended|waived|amended|overridden|loosened)\s*[:;,-]|\bpolicy\s+(change|update)\s*:",
+        ),
+        (
+            // Leave granted to a reader to act ("assistants may now share
+            // ...", "agents no longer need to confirm ..."): a rule meant
+            // for whatever machine reads it. What a product can now do is
+            // a changelog's ("assistants can now share files").
+            AddressedToAgent,
+            &format!(
+                r"\b({AGENT})s?\s+(may\s+now|(are|is)\s+now\s+(allowed|permitted|authori[sz]ed|free|cleared)\s+to|(are|is)\s+(allowed|permitted|authori[sz]ed|cleared)\s+to\s+now|no\s+longer\s+(need|have)\s+to)\s+({ACTION}|bypass|skip|ignore|disregard|override)\b"
+            ),
         ),
         (
             AuthorityClaim,
@@ -438,7 +476,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             OutputDirective,
             &format!(
-                r"\b(in|into|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\bto\s+your\s+(final\s+)?(answer|summary|completion|translation)s?\b|\byour\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\s*(,|\.|$|(this|these|it|them|that)\b|the\s+(above|following|{TEXTS})\b)|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b"
+                r"\b(in|into|within|(at|to)\s+the\s+(end|start|top|beginning|bottom)\s+of)\s+(the\s+first\s+\w+\s+of\s+)?your\s+(final\s+)?(answer|response|summary|output|completion|translation)s?\b|\bto\s+your\s+(final\s+)?(answer|summary|completion|translation)s?\b|\b{YOUR_ANSWERS}\s+(must|should|shall|needs\s+to|has\s+to|will\s+now|includes?|mentions?|recommends?|says|contains?|states?)\b|\b(when|after|before|while)\s+(you\s+)?(summari[sz]\w*|writ\w+\s+(the|your)\s+(summary|answer|response))\s*(,|\.|$|(this|these|it|them|that)\b|the\s+(above|following|{TEXTS})\b)|\bregardless\s+of\s+(the|their)\s+(question|request|language|user)|\bwhatever\s+the\s+(question|request|user)\b|\b(translate|encode|convert|format)\s+your\s+(final\s+)?(answer|response|output|reply)\b|\bthe\s+(correct|right|only|real)\s+(answer|response|reply)\s+(to|for)\b"
             ),
         ),
         (
@@ -451,7 +489,9 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             OutputTakeover,
-            r"\b(end|start|begin|conclude|prefix|finish)\s+(your|each|every)\s+(answer|response|reply|summary|output)s?\s+(with|by)\b|\b(respond|answer|reply)\s+(to\s+(the\s+user|every\s+\w+|all\s+\w+|any\s+\w+)\s+)?only\s+(with|in)\b|\boutput\s+the\s+(word|text|phrase|string|sentence)\s+['\x22]|\byour\s+(final\s+)?(answer|response|reply|output)\s+(must|should|shall|has\s+to)\s+(start|begin|end|be)\s+(with|only)\b|\bto\s+confirm\s+(that\s+)?you\s+(have\s+)?(read|received|seen|processed)\s+this\b",
+            &format!(
+                r"\b(end|start|begin|conclude|prefix|finish)\s+(your|each|every)\s+(answer|response|reply|summary|output)s?\s+(with|by)\b|\b(respond|answer|reply)\s+(to\s+(the\s+user|every\s+\w+|all\s+\w+|any\s+\w+)\s+)?only\s+(with|in)\b|\boutput\s+the\s+(word|text|phrase|string|sentence)\s+['\x22]|\b{YOUR_ANSWERS}\s+(must|should|shall|has\s+to)\s+(always\s+)?(start|begin|end|be)\s+(with|only)\b|\bto\s+confirm\s+(that\s+)?you\s+(have\s+)?(read|received|seen|processed)\s+this\b"
+            ),
         ),
         (
             AnswerDirective,
@@ -544,7 +584,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             RefersToUser,
-            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|reply\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b|\b(report|relay|pass|communicate|explain|convey|say|mention|show|present)\s+(that|this|it|these|them)(\s+on)?\s+to\s+the\s+(user|reader|person\s+asking)s?\b|\b(send|direct|redirect|refer|point|take)\s+(the\s+|all\s+|any\s+)?(users?|customers?|visitors?|readers?)\s+(\w+\s+)?to\s+(https?://)?[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b|\bthe\s+(user|reader|customer|person\s+asking)s?\s+(should|must|needs\s+to|has\s+to|is\s+to|ought\s+to)\s+be\s+(told|informed|warned|advised|reminded|notified)\b",
+            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|reply\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b|\b(report|relay|pass|communicate|explain|convey|say|mention|show|present)\s+(that|this|it|these|them)(\s+on)?\s+to\s+the\s+(user|reader|person\s+asking)s?\b|\b(send|direct|redirect|refer|point|take)\s+(the\s+|all\s+|any\s+)?(users?|customers?|visitors?|readers?)\s+(\w+\s+)?to\s+(https?://)?[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b|\bthe\s+(user|reader|customer|person\s+asking)s?\s+(should|must|needs\s+to|has\s+to|is\s+to|ought\s+to)\s+be\s+(told|informed|warned|advised|reminded|notified)\b|\blet\s+(the\s+)?(user|reader|customer|person\s+asking)s?\s+know\b",
         ),
         (
             RefersToUser,
