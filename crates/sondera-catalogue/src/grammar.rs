@@ -214,6 +214,7 @@ pub const CREDENTIAL_NOUNS: &[&str] = &[
     "creds",
     "apikey",
     "secret",
+    "secrets",
 ];
 
 /// Head nouns that name a credential only beside a word saying which

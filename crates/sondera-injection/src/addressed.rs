@@ -129,6 +129,15 @@ const USER: Class = 2_147_483_648;
 /// is out of scope"): what a product's specification says of its
 /// assistant. "In" is not one: "tell the user in every answer that ...".
 const RULE: Class = 1 << 32;
+/// The first part of a verb of saying whose particle closes its clause
+/// ("teilen Sie dem Nutzer mit", "geef dit door", "let the user know").
+const SPLIT: Class = 1 << 33;
+/// The particle that, closing the clause, makes a [`SPLIT`] verb one of
+/// saying.
+const PARTICLE: Class = 1 << 34;
+/// A word that opens what is said ("dat", "dass", "that"), closing the
+/// clause of the verb of saying before it.
+const THAT: Class = 1 << 35;
 
 const LEXICON: &[(Class, &[&str])] = &[
     (
@@ -1166,6 +1175,20 @@ const LEXICON: &[(Class, &[&str])] = &[
             "следует",
         ],
     ),
+    (
+        SPLIT,
+        &[
+            "teile", "teilen", "teilt", "richte", "richten", "richtet", "gib", "gebt", "geben",
+            "deel", "deelt", "delen", "geef", "geeft", "geven", "laat", "lass", "lassen", "let",
+        ],
+    ),
+    (
+        PARTICLE,
+        &[
+            "mit", "aus", "weiter", "mee", "door", "weten", "wissen", "know",
+        ],
+    ),
+    (THAT, &["that", "dass", "daß", "dat"]),
 ];
 
 /// Words between a word of obligation and the verb it governs ("must
@@ -1299,6 +1322,7 @@ pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
     let mut addressed_before = false;
     for sentence in sentences(text) {
         read_words(text, sentence.clone(), &mut words);
+        join_split_verbs(&mut words);
         name_people_by_their_job(&mut words);
         name_readers_by_their_work(&mut words);
         if words.is_empty() {
@@ -1391,6 +1415,34 @@ fn name_by_the_occasion(words: &mut [Word], at: usize) {
         .any(|k| words[k].class & (THIS | DEIXIS) != 0);
     if let (Some(work), true) = (work, here) {
         words[work].class |= READER | DESCRIBED | READING;
+    }
+}
+
+/// Words after a [`SPLIT`] verb within which its particle closes the
+/// clause.
+const PARTICLE_WITHIN: usize = 8;
+
+/// Makes a verb of saying of the first part of a verb whose particle
+/// closes its clause ("Teilen Sie dem Nutzer mit, dass ...", "laat de
+/// gebruiker weten dat ..."); a particle
+/// inside the clause is a preposition ("teilen Sie es mit dem Team").
+fn join_split_verbs(words: &mut [Word]) {
+    for n in 0..words.len() {
+        if words[n].class & SPLIT == 0 {
+            continue;
+        }
+        let closes = |k: usize| {
+            words
+                .get(k + 1)
+                .is_none_or(|next| next.opens_clause || next.class & THAT != 0)
+        };
+        let particle = (n + 1..words.len())
+            .take(PARTICLE_WITHIN)
+            .take_while(|&k| !words[k].opens_clause)
+            .find(|&k| words[k].class & PARTICLE != 0 && closes(k));
+        if particle.is_some() {
+            words[n].class |= SAY;
+        }
     }
 }
 

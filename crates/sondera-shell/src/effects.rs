@@ -468,6 +468,25 @@ mod tests {
     }
 
     #[test]
+    fn secrets_listed_by_name_are_not_read_their_data_is() {
+        for c in [
+            "kubectl get secrets -A -o yaml",
+            "kubectl get secrets -o jsonpath='{.items[*].data}'",
+        ] {
+            assert!(has(c, RiskKind::SecretRead), "{c}");
+        }
+        for c in [
+            "kubectl get secrets",
+            "kubectl get secrets -A",
+            "kubectl get secrets -o name",
+            "gh secrets list",
+            "aws secretsmanager list-secrets",
+        ] {
+            assert!(!has(c, RiskKind::SecretRead), "{c}");
+        }
+    }
+
+    #[test]
     fn destroying_verbs_of_unknown_tools_are_destructive() {
         for c in [
             "acmectl apps:destroy --app shop",
