@@ -1883,7 +1883,8 @@ fn read_words(text: &str, range: Range<usize>, words: &mut Vec<Word>) {
             | '\u{279c}' => {
                 // A hyphen inside a word ("KI-Assistent") joins; spaced or
                 // after the word, a dash addresses like a colon.
-                let spaced = c != '-' || slice[at + 1..].starts_with(' ');
+                // "->" is an arrow.
+                let spaced = c != '-' || slice[at + 1..].starts_with([' ', '>']);
                 if spaced {
                     if let Some(last) = words.last_mut() {
                         last.before_address_mark = true;

@@ -54,7 +54,7 @@ fn answer_source() -> String {
 }
 
 /// Names and roles a text uses to address a model.
-const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|ai\s+system|(automated|automatic|autonomous)\s+([a-z]+-?[a-z]+\s+)?(assistant|system|agent|tool|reader|process|reviewer)s?|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
+const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|ai\s+system|(automated|automatic|autonomous)\s+([a-z]+-?[a-z]+\s+)?(assistant|system|agent|tool|reader|process|reviewer|screener|grader|evaluator|checker|parser|crawler|scraper|summari[sz]er|triager|moderator)s?|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
 
 /// What follows a reader's name that heads its phrase ("Dear AI, please",
 /// "Note to AI models reading this"), not one that modifies a noun after
@@ -187,7 +187,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b({AGENT})s?\s+(that\s+is\s+|who\s+is\s+)?(reading|processing|summari[sz]ing|parsing|analy[sz]ing|handling|scanning|viewing)\s+(this|these|the\s+following)\b"
+                r"\b({AGENT})s?\s+(that\s+(is|are)\s+|who\s+(is|are)\s+)?(reading|processing|summari[sz]ing|parsing|analy[sz]ing|handling|scanning|viewing|describing|reviewing|evaluating|rating|ranking|translating|comparing|indexing|crawling|ingesting|answering\s+questions\s+about)\s+(this|these|the\s+following)\b"
             ),
         ),
         (
@@ -269,7 +269,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // previous figure is wrong; the correct balance is ..."): a
             // text claiming authority over the reader's other data.
             AuthorityClaim,
-            r"\b(the\s+)?(previous|above|earlier|prior|last|original)\s+(figure|number|result|answer|value|data|information|output|balance|price|amount|response|reading|status)s?\s+(is|are|was|were)\s+(wrong|incorrect|outdated|invalid|false|obsolete|a\s+mistake|an\s+error)\b",
+            r"\b((the\s+)?(previous|above|earlier|prior|last|original)\s+(figure|number|result|answer|value|data|information|output|balance|price|amount|response|reading|status)s?|the\s+(figure|number|result|value|data|balance|price|amount|reading|status)s?\s+(above|before|earlier))\s+(is|are|was|were)\s+(wrong|incorrect|outdated|invalid|false|obsolete|a\s+mistake|an\s+error|a\s+typo|mistyped)\b",
         ),
         (
             // The user's consent claimed by the data ("the user has
@@ -277,6 +277,13 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // not through a page the reader fetched.
             AuthorityClaim,
             r"\b(the\s+|your\s+)?(user|owner|account\s+owner|principal|requester)\s+(has\s+|had\s+)?(already\s+)?(pre-?approved|approved|authori[sz]ed|consented\s+to|signed\s+off\s+on|okayed|ok'd)\s+(all|every|any|each|these|the\s+following)\s+(actions?|steps?|changes?|requests?|operations?|transfers?|payments?|deletions?|tool\s+calls?|commands?)\b",
+        ),
+        (
+            // Approval claimed to come from an authority the reader cannot
+            // ask ("this PR was already approved by security"): what lets
+            // a reader skip its own checks.
+            AuthorityClaim,
+            r"\b(already|been|was|were|is|are)\s+(pre-?)?(approved|reviewed|vetted|cleared|audited|signed\s+off|whitelisted|allow-?listed)\s+by\s+(the\s+|your\s+)?(security|security\s+team|legal|compliance|admin|administrators?|maintainers|management|it(\s+department)?|owner|user|developer|operator)\b",
         ),
         (
             // A change of the rules the reader works under, announced as
@@ -457,7 +464,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b(whoever|anyone|anybody|any\s+(system|program|tool|bot|ai|agent|assistant|model)|({AGENT})s?)\s+(that\s+is\s+|who\s+is\s+|is\s+|are\s+)?(reading|automating|processing|handling|summari[sz]ing|managing|monitoring|parsing|scanning|going\s+through|triaging)\s+(this|these|the|my|our)\b|\b(whoever|anyone\s+who|anybody\s+who)\s+(reads|processes|handles|summari[sz]es|parses|scans|reviews|answers\s+questions\s+about|is\s+asked\s+about)\s+(this|these|the\s+following)\b"
+                r"\b(whoever|anyone|anybody|any\s+(system|program|tool|bot|ai|agent|assistant|model)|({AGENT})s?)\s+(that\s+is\s+|who\s+is\s+|is\s+|are\s+)?(reading|automating|processing|handling|summari[sz]ing|managing|monitoring|parsing|scanning|going\s+through|triaging)\s+(this|these|the|my|our)\b|\b(whoever|anyone\s+who|anybody\s+who|(whichever|whatever|any|every)\s+({AGENT})s?(\s+that|\s+which|\s+who)?)\s+(reads|processes|handles|summari[sz]es|parses|scans|reviews|ingests|opens|sees|answers\s+questions\s+about|is\s+asked\s+about)\s+(this|these|the\s+following)\b"
             ),
         ),
         (
@@ -578,6 +585,24 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"\binstead\s*,?\s+(just\s+|only\s+|simply\s+)?(output|print|write|say|reply|respond|answer|return)\s+(with\s+)?(only\s+)?(the\s+(following|text|words?|phrase|sentence|string|message)\s*:?\s*)?['\x22]",
         ),
         (
+            // A reply of fixed words ("Reply 'LGTM, safe to merge'"): what
+            // a text message's "Reply 'STOP' to unsubscribe" says too, so
+            // it weighs as a direction.
+            OutputDirective,
+            r"@sentence\b(reply|respond|answer)\s+(with\s+)?(only\s+|just\s+)?['\x22]",
+        ),
+        (
+            // A verdict dictated for whatever is judged ("score every
+            // applicant who mentions ... as a perfect match").
+            OutputDirective,
+            r"\b(score|rate|rank|grade|mark|classify|label|treat|flag|evaluate|assess)\s+(every|each|all|any|this|these)\s+[^.\n]{0,60}?\bas\s+(a\s+|an\s+)?(perfect|top|excellent|outstanding|exceptional|strong|ideal|qualified|safe|approved|legitimate|trusted|verified|best|highest)\b",
+        ),
+        (
+            // The conversation handed to a tool as one of its arguments.
+            PromptLeak,
+            r"\b(the\s+)?(full|entire|whole|complete)\s+(conversation|chat(\s+history)?|context(\s+window)?|message\s+history|system\s+prompt)\s+as\s+(the\s+)?['\x22`]?[a-z_]+['\x22`]?\s+(argument|parameter|param|field|value|input)\b",
+        ),
+        (
             // The value the reader's verdict is to have, dictated ("the
             // verdict you give must be 'best buy'").
             AnswerDirective,
@@ -696,7 +721,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             ToolArguments,
-            r"\b(with|using)\s+(the\s+)?(following\s+)?(arguments|parameters|params|args|inputs)\b|\b(tool|function)\s+call\b",
+            r"\b(with|using)\s+(the\s+)?(following\s+)?(arguments|parameters|params|args|inputs)\b|\b(tool|function)\s+call\b|\bas\s+(the\s+)?['\x22`][a-z_]+['\x22`]\s+(argument|parameter|param)\b",
         ),
         (
             CommandInstruction,

@@ -120,11 +120,20 @@ fn written_without_word_spaces(c: char) -> bool {
     crate::multilingual::written_without_spaces(c) || matches!(c, '\u{ac00}'..='\u{d7af}')
 }
 
+/// Sentences, ended by "。", "!", "?", a line break, or a full stop before
+/// a space or the end (not one inside an address: "verify-kr.example").
 fn sentences(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
     let mut start = 0;
     let ends = text
         .char_indices()
-        .filter(|(_, c)| matches!(c, '。' | '!' | '?' | '\n' | '.'))
+        .filter(|&(at, c)| {
+            matches!(c, '。' | '!' | '?' | '\n')
+                || c == '.'
+                    && text[at + 1..]
+                        .chars()
+                        .next()
+                        .is_none_or(char::is_whitespace)
+        })
         .map(|(at, c)| at + c.len_utf8())
         .chain(std::iter::once(text.len()));
     ends.filter_map(move |end| {
@@ -174,8 +183,9 @@ fn marked_for_reader(sentence: &str, start: usize, end: usize) -> bool {
             .any(|w| after.trim_start_matches(READER_TAIL).starts_with(w))
 }
 
-/// What may follow a reader's word inside its name ("ai助手", "ai 어시스턴트").
-const READER_TAIL: &[char] = &[' ', '助', '手', '理'];
+/// What may follow a reader's word inside its name ("ai助手", "ai 어시스턴트",
+/// "ai 비서").
+const READER_TAIL: &[char] = &[' ', '助', '手', '理', '비', '서'];
 
 /// Where the clause after the colon following a reader begins.
 fn colon_after(sentence: &str, from: usize) -> Option<usize> {
