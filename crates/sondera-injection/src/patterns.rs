@@ -69,7 +69,7 @@ const KEY_READER: &str = "assistant|agent|ai|llm|model|bot|chatbot";
 const USERS: &str = r"the\s+user'?s?|your\s+user'?s?|the\s+owner'?s?";
 
 /// Who addresses a reader in a greeting, a header or a label.
-const GREETING: &str = "dear|hey|hi|hello|yo|ok|okay|psst|listen|attention|attn|note|message|instructions?|reminder|notice|memo|important|p\\.s\\.|ps";
+const GREETING: &str = "dear|hey|hi|hello|yo|ok|okay|psst|listen|attention|attn|note|message|instructions?|reminder|notice|memo|important|p\\.s\\.|ps|hints?|tips?";
 
 fn rules() -> Vec<(Feature, Start, String)> {
     use Feature::*;
@@ -187,7 +187,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b({AGENT})s?\s+(that\s+(is|are)\s+|who\s+(is|are)\s+)?(reading|processing|summari[sz]ing|parsing|analy[sz]ing|handling|scanning|viewing|describing|reviewing|evaluating|rating|ranking|translating|comparing|indexing|crawling|ingesting|answering\s+questions\s+about)\s+(this|these|the\s+following)\b"
+                r"\b({AGENT})s?\s+(that\s+(is|are)\s+|who\s+(is|are)\s+)?(reading|processing|summari[sz]ing|parsing|analy[sz]ing|handling|scanning|viewing|describing|reviewing|evaluating|rating|ranking|translating|comparing|indexing|crawling|ingesting|answering\s+questions\s+about|playing|hearing|listening\s+to|watching|opening|loading|fetching|visiting|browsing|seeing|receiving|transcribing)\s+(this|these|the\s+following)\b"
             ),
         ),
         (
@@ -241,7 +241,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b({AGENT})s?\s+([a-z]+ing\s+(this|these|the)\s+[a-z]+\s+)?(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\s+(not\s+|also\s+)?({ACTION}|ignore|disregard|forget|first|immediately|now|always|never)\b"
+                r"\b({AGENT})s?\s+([a-z]+ing\s+(this|these|the)\s+[a-z]+\s+)?(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\s+(not\s+|also\s+)?({ACTION}|ignore|disregard|forget|first|immediately|now|always|never|(re-?)?(authenticate|verify|login|log\s+in|sign\s+in|connect))\b"
             ),
         ),
         (
@@ -286,6 +286,14 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"\b(already|been|was|were|is|are)\s+(pre-?)?(approved|reviewed|vetted|cleared|audited|signed\s+off|whitelisted|allow-?listed)\s+by\s+(the\s+|your\s+)?(security|security\s+team|legal|compliance|admin|administrators?|maintainers|management|it(\s+department)?|owner|user|developer|operator)\b",
         ),
         (
+            // A note handed over from another machine reader ("written by
+            // the previous AI assistant on this project"): a reader trusts
+            // its own conversation, not what a text says an earlier one
+            // decided.
+            AuthorityClaim,
+            r"\b(written|left|prepared|created|made|generated)\s+by\s+(the|your|an?)\s+(previous|earlier|last|prior|other|former|original)\s+(ai|assistant|agent|model|llm|session|instance|bot)\b",
+        ),
+        (
             // A change of the rules the reader works under, announced as
             // a heading ("Usage rules updated:", "Policy change:"): what a
             // site's notice says too, so it counts only beside other signs.
@@ -319,7 +327,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             AuthorityClaim,
-            r"\b(the|your)\s+(user|owner|principal)\s+(prefers|expects|insists|likes|wishes|always\s+wants|has\s+asked|asked)\s+(that\s+)?you\b",
+            r"\b(the|your)\s+(user|owner|principal)\s+(has\s+|had\s+)?(already\s+)?(prefers|expects|insists|likes|wishes|always\s+wants|asked|confirmed|agreed|decided|approved|wants|said|told\s+(me|us))\s+(that\s+)?you\b",
         ),
         (
             AnswerDirective,
@@ -412,6 +420,17 @@ fn rules() -> Vec<(Feature, Start, String)> {
             ),
         ),
         (
+            // Acting through what is the user's: "order two boxes from
+            // the user's Amazon account".
+            ActionRequest,
+            r"\b(from|with|using|on|via|through)\s+(the\s+user'?s|your\s+user'?s|the\s+owner'?s)\s+([a-z]+\s+){0,2}(account|card|wallet|credit\s+card|payment\s+method|paypal|bank\s+account)\b",
+        ),
+        (
+            // A step skipped from now on ("skip the tests from now on").
+            FromNowOn,
+            r"\b(skip|ignore|bypass|disable|stop|never|don'?t|do\s+not)\b[^.\n]{0,60}?\bfrom\s+now\s+on\b",
+        ),
+        (
             // Acting for the user, which is what a reader told to stand in
             // for them does ("reply on the user's behalf approving it").
             ActionRequest,
@@ -422,7 +441,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             ActionTarget,
             &format!(
-                r"\b({SENDING})(s|ed|ing)?\b[^.\n]{{0,120}}?\b(to|with|from|into|for|at|on)\s+([^\s]+\s+){{0,3}}?[^\s]*(@[a-z0-9]|https?://|www\.|\+\d|\biban\b|\baccount\s+(number\s+)?\w*\d|[a-z]{{2}}\d{{2}}\s?[a-z0-9]{{4}})"
+                r"\b({SENDING})(s|ed|ing)?\b([^.\n]|\.\S){{0,120}}?\b(to|with|from|into|for|at|on)\s+([^\s]+\s+){{0,3}}?[^\s]*(@[a-z0-9]|https?://|www\.|\+\d|\biban\b|\baccount\s+(number\s+)?\w*\d|[a-z]{{2}}\d{{2}}\s?[a-z0-9]{{4}})"
             ),
         ),
         (
@@ -698,7 +717,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             StrongMarkup,
-            r"<\s*/?\s*([a-z]+[_-])?(admin|system|assistant|agent|instructions?|directive|prompt|override|secret|hidden|important|urgent|ai)[_-][a-z_-]*(\s[^>]{0,60})?>|<\s*/?\s*[a-z]+[_-](admin|system|assistant|agent|instructions?|directive|prompt|override|secret|hidden|important|urgent|ai|note)(\s[^>]{0,60})?>",
+            r"<\s*/?\s*([a-z]+[_-])?(admin|system|assistant|agent|instructions?|directive|prompt|override|secret|hidden|important|urgent|ai)[_-][a-z_-]*(\s[^>]{0,60})?>|<\s*/?\s*([a-z]+[_-])+(admin|system|assistant|agent|instructions?|directive|prompt|override|secret|hidden|important|urgent|ai|note)(\s[^>]{0,60})?>",
         ),
         (
             // The same names as a section or a key of structured text
