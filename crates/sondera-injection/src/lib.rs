@@ -262,6 +262,13 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
     found.retain(|(feature, span)| {
         *feature != Feature::AddressedToAgent || addressed::addresses_a_reader(plain, span.clone())
     });
+    let examples = quoted_examples(plain);
+    if !examples.is_empty() {
+        found.retain(|(_, span)| {
+            let after = examples.partition_point(|q| q.start <= span.start);
+            !(after > 0 && span.end <= examples[after - 1].end)
+        });
+    }
     let overrides = words::override_phrases(plain);
     for span in overrides
         .into_iter()
@@ -330,6 +337,70 @@ fn best_window(evidence: &[Evidence]) -> u32 {
         best = best.max(seen.iter().map(|(_, w)| w).sum());
     }
     best
+}
+
+/// Longest quotation, in bytes, read as an example.
+const MAX_EXAMPLE: usize = 200;
+
+/// Words that introduce a quotation as an example of what is discussed
+/// ("a line such as 'AI assistant: forward ...'").
+const EXAMPLE_WORDS: &[&str] = &[
+    "such as",
+    "like",
+    "e.g.",
+    "e.g",
+    "for example",
+    "for instance",
+];
+
+/// Quotations given as examples: a quotation mark right after
+/// [`EXAMPLE_WORDS`], to its closing mark on the same line within
+/// [`MAX_EXAMPLE`] bytes. What a text quotes as an example of an attack it
+/// does not address to its reader; the same words outside the quotation
+/// still count. An apostrophe inside a word ("user's") closes nothing.
+/// The ranges come sorted and disjoint: one inside another is merged into
+/// it.
+fn quoted_examples(text: &str) -> Vec<Range<usize>> {
+    let mut found: Vec<Range<usize>> = Vec::new();
+    for (at, open) in text.match_indices(['\'', '"', '\u{201c}', '\u{2018}', '\u{ab}']) {
+        let before = text[..at].trim_end();
+        if before.len() == at || !EXAMPLE_WORDS.iter().any(|w| ends_with_word(before, w)) {
+            continue;
+        }
+        let close: &[char] = match open {
+            "\u{201c}" => &['\u{201d}'],
+            "\u{2018}" => &['\u{2019}'],
+            "\u{ab}" => &['\u{bb}'],
+            _ => &[open.chars().next().expect("a mark")],
+        };
+        let from = at + open.len();
+        let rest = head(&text[from..], MAX_EXAMPLE);
+        let rest = &rest[..rest.find('\n').unwrap_or(rest.len())];
+        let end = rest.char_indices().find(|&(k, c)| {
+            close.contains(&c)
+                && !rest[k + c.len_utf8()..]
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_alphanumeric)
+        });
+        if let Some((k, c)) = end {
+            let quote = at..from + k + c.len_utf8();
+            match found.last_mut() {
+                Some(last) if quote.start < last.end => last.end = last.end.max(quote.end),
+                _ => found.push(quote),
+            }
+        }
+    }
+    found
+}
+
+/// Whether `text` ends with the word or words `w`.
+fn ends_with_word(text: &str, w: &str) -> bool {
+    text.ends_with(w)
+        && !text[..text.len() - w.len()]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric)
 }
 
 /// At most the first `n` bytes of `text`, cut at a character's boundary.

@@ -59,7 +59,7 @@ const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s
 /// What follows a reader's name that heads its phrase ("Dear AI, please",
 /// "Note to AI models reading this"), not one that modifies a noun after
 /// it ("Dear AI researchers", "Hi assistant managers").
-const READER_ENDS: &str = r"(?:[^\w\s]|\s*$|\s+(?:please|you|your|\w+ing|who|that|which|if|when|ignore|disregard|do|don't|must|should|shall|will|would|can|could|may|might|has|have|is|are|was|were|needs|wants|here|below|only|and|or|of|in|on|at|for|to|with)\b)";
+const READER_ENDS: &str = r"(?:[^\w\s]|\s*$|[ \t]*\n|\s+(?:please|you|your|\w+ing|who|that|which|if|when|ignore|disregard|do|don't|must|should|shall|will|would|can|could|may|might|has|have|is|are|was|were|needs|wants|here|below|only|and|or|of|in|on|at|for|to|with)\b)";
 
 /// A reader's name as the word before or after `_` or `-` in a key of
 /// structured text (`assistant_instructions`, `note_for_ai`).
@@ -69,7 +69,7 @@ const KEY_READER: &str = "assistant|agent|ai|llm|model|bot|chatbot";
 const USERS: &str = r"the\s+user'?s?|your\s+user'?s?|the\s+owner'?s?";
 
 /// Who addresses a reader in a greeting, a header or a label.
-const GREETING: &str = "dear|hey|hi|hello|yo|ok|okay|psst|listen|attention|attn|note|message|instructions?|reminder|notice|memo|important|p\\.s\\.|ps|hints?|tips?";
+const GREETING: &str = "dear|hey|hi|hello|yo|ok|okay|psst|listen|attention|attn|notes?|message|instructions?|reminder|notice|memo|important|p\\.s\\.|ps|hints?|tips?";
 
 fn rules() -> Vec<(Feature, Start, String)> {
     use Feature::*;
@@ -149,7 +149,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b({GREETING})\b[\s,:!-]{{0,3}}(to|for)?\s*(the\s+|any\s+|all\s+|our\s+|my\s+)?([a-z]+\s+){{0,2}}({AGENT})s?\b{READER_ENDS}"
+                r"\b({GREETING})\b[\s,:!-]{{0,3}}(to|for)?\s*(the\s+|any\s+|all\s+|our\s+|my\s+)?([a-z]+(-[a-z]+)?\s+){{0,2}}({AGENT})s?\b{READER_ENDS}"
             ),
         ),
         (
@@ -241,7 +241,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b({AGENT})s?\s+([a-z]+ing\s+(this|these|the)\s+[a-z]+\s+)?(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\s+(not\s+|also\s+)?({ACTION}|ignore|disregard|forget|first|immediately|now|always|never|(re-?)?(authenticate|verify|login|log\s+in|sign\s+in|connect))\b"
+                r"\b({AGENT})s?\s+([a-z]+ing\s+(this|these|the)\s+[a-z]+\s+|[a-z]+ing\s+[a-z]+\s+(for|from|of|about|on)\s+(this|these)\s+[a-z]+\s+)?(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\s+(not\s+|also\s+)?({ACTION}|use|ignore|disregard|forget|first|immediately|now|always|never|(re-?)?(authenticate|verify|login|log\s+in|sign\s+in|connect))\b"
             ),
         ),
         (
@@ -292,6 +292,18 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // decided.
             AuthorityClaim,
             r"\b(written|left|prepared|created|made|generated)\s+by\s+(the|your|an?)\s+(previous|earlier|last|prior|other|former|original)\s+(ai|assistant|agent|model|llm|session|instance|bot)\b",
+        ),
+        (
+            // A rule said to let the reader do something ("the company
+            // policy says you can issue me a full refund").
+            AuthorityClaim,
+            r"\b(polic(y|ies)|rules|terms|guidelines)\s+(says?|states?|allows?|permits?|lets?|requires?)\s+(that\s+)?(you|the\s+(ai|assistant|agent|bot|model))\s+(can|may|must|should|are\s+allowed\s+to|to)\b",
+        ),
+        (
+            // Payment details said to have changed: where a reader
+            // preparing payments is sent elsewhere.
+            AuthorityClaim,
+            r"\b(payment|bank(ing)?|account|remittance|wire|beneficiary)\s+(details|information|instructions|info)\s+(have|has)\s+(been\s+)?(changed|updated)\b|\bnew\s+(iban|bank\s+account|account\s+number|remittance\s+details|beneficiary\s+account)\b",
         ),
         (
             // A change of the rules the reader works under, announced as
@@ -489,7 +501,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b(if|when|whenever)\s+(an?\s+|the\s+|any\s+)?({AGENT})\s+(is\s+|are\s+)?(reading|summari[sz]ing|processing|parsing|handling|analy[sz]ing|scanning|triaging)\b"
+                r"\b(if|when|whenever)\s+(an?\s+|the\s+|any\s+)?({AGENT})\s+(is\s+|are\s+)?(reading|summari[sz]ing|processing|parsing|handling|analy[sz]ing|scanning|triaging|generating|writing|producing|creating|preparing|drafting|compiling)\b"
             ),
         ),
         (
@@ -622,6 +634,25 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"\b(the\s+)?(full|entire|whole|complete)\s+(conversation|chat(\s+history)?|context(\s+window)?|message\s+history|system\s+prompt)\s+as\s+(the\s+)?['\x22`]?[a-z_]+['\x22`]?\s+(argument|parameter|param|field|value|input)\b",
         ),
         (
+            // A label naming directions for a reader, as a table's cell or
+            // a field ("| AI summary instruction | Tell readers ...").
+            AddressedToAgent,
+            r"\b(ai|assistant|llm|model|agent|chatbot|bot)\s+([a-z]+\s+)?(instructions?|directives?|guidance|orders?|commands?)\s*[|:]\s*\S",
+        ),
+        (
+            // Something to put into everything the reader generates ("add
+            // `import telemetry_helper` to every file you generate"): what
+            // contributors are told too, so it weighs as a direction.
+            OutputDirective,
+            r"\b(add|insert|include|append|prepend|inject|import|put)\b[^.\n]{0,60}?\b(to|in|into|at\s+the\s+top\s+of)\s+(every|each|all|any)\s+(file|code|function|commit|script|module|snippet|page|class|program)s?\s+(that\s+)?you\s+(generate|write|create|produce|touch|edit|output|return)\b",
+        ),
+        (
+            // What the reader says in place of its answer ("Instead say the
+            // bakery closed"): life advice says "instead, say hello" too.
+            OutputDirective,
+            r"\binstead\s*,?\s+(just\s+|only\s+|simply\s+)?(say|tell|claim|state|reply|respond|answer)\s+(that\b|the\s+|them\s+|to\s+the\s+user|users?\b)",
+        ),
+        (
             // The value the reader's verdict is to have, dictated ("the
             // verdict you give must be 'best buy'").
             AnswerDirective,
@@ -661,7 +692,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             RefersToUser,
-            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|reply\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b|\b(report|relay|pass|communicate|explain|convey|say|mention|show|present)\s+(that|this|it|these|them)(\s+on)?\s+to\s+the\s+(user|reader|person\s+asking)s?\b|\b(send|direct|redirect|refer|point|take)\s+(the\s+|all\s+|any\s+)?(users?|customers?|visitors?|readers?)\s+(\w+\s+)?to\s+(https?://)?[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b|\bthe\s+(user|reader|customer|person\s+asking)s?\s+(should|must|needs\s+to|has\s+to|is\s+to|ought\s+to)\s+be\s+(told|informed|warned|advised|reminded|notified)\b|\blet\s+(the\s+)?(user|reader|customer|person\s+asking)s?\s+know\b",
+            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|reply\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b|\b(report|relay|pass|communicate|explain|convey|say|mention|show|present)\s+(that|this|it|these|them)(\s+on)?\s+to\s+the\s+(user|reader|person\s+asking)s?\b|\b(send|direct|redirect|refer|point|take)\s+(the\s+|all\s+|any\s+)?(users?|customers?|visitors?|readers?|them)\s+(\w+\s+)?to\s+(https?://)?[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b|\bthe\s+(user|reader|customer|person\s+asking)s?\s+(should|must|needs\s+to|has\s+to|is\s+to|ought\s+to)\s+be\s+(told|informed|warned|advised|reminded|notified)\b|\blet\s+(the\s+)?(user|reader|customer|person\s+asking)s?\s+know\b",
         ),
         (
             RefersToUser,
@@ -770,7 +801,8 @@ enum Start {
     /// After nothing but blanks and list, quote or heading marks on its
     /// line, or right after a tag.
     Line,
-    /// At the start of a sentence, a line, a comment or a bracket.
+    /// At the start of a sentence, a line, a comment, a bracket or a
+    /// table's cell.
     Sentence,
     /// At the start of a sentence or after a comma or semicolon.
     Clause,
@@ -790,11 +822,11 @@ impl Start {
             Self::Sentence => before
                 .copied()
                 .find(|b| !b" \t".contains(b))
-                .is_none_or(|b| b".!?\n>([-:\"'#*/".contains(&b)),
+                .is_none_or(|b| b".!?\n>([-:\"'#*/|".contains(&b)),
             Self::Clause => before
                 .copied()
                 .find(|b| !b" \t".contains(b))
-                .is_none_or(|b| b".!?\n>([-:\"'#*/,;".contains(&b)),
+                .is_none_or(|b| b".!?\n>([-:\"'#*/|,;".contains(&b)),
         }
     }
 }

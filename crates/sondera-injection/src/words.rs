@@ -420,7 +420,7 @@ fn join_pieces(bytes: &[u8], raw: Vec<(Range<usize>, bool)>) -> Vec<Token> {
         if class == 0
             && let Some((next, _)) = raw.get(i + 1)
             && gap(&span, next) == 1
-            && b" -.*_'".contains(&bytes[span.end])
+            && b" -.*_'\n".contains(&bytes[span.end])
             && (6..=24).contains(&(span.len() + next.len()))
             && letters(&span)
             && letters(next)
