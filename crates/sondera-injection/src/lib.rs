@@ -290,10 +290,10 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
     mentioned_tools(plain, tools, &mut found);
     if decode {
         encoded_instructions(text, tools, &normalized, &mut found);
-        if let Some(letters) = words::digits_read_as_letters(plain) {
+        for reading in words::hidden_readings(plain) {
             // The same length as `plain`, byte for byte: what is found in
             // it is found at the same place in `plain`.
-            let read = scan_layer(&letters, tools, false);
+            let read = scan_layer(&reading, tools, false);
             found.extend(read.evidence.into_iter().map(|e| (e.feature, e.span)));
         }
     }

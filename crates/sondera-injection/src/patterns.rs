@@ -63,7 +63,7 @@ const READER_ENDS: &str = r"(?:[^\w\s]|\s*$|[ \t]*\n|\s+(?:please|you|your|\w+in
 
 /// A reader's name as the word before or after `_` or `-` in a key of
 /// structured text (`assistant_instructions`, `note_for_ai`).
-const KEY_READER: &str = "assistant|agent|ai|llm|model|bot|chatbot";
+pub(crate) const KEY_READER: &str = "assistant|agent|ai|llm|model|bot|chatbot";
 
 /// The user, as the one a reader acts for ("on the user's behalf").
 const USERS: &str = r"the\s+user'?s?|your\s+user'?s?|the\s+owner'?s?";
@@ -370,7 +370,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             Concealment,
-            r"\b(do\s+not|don'?t|never|without)\s+(tell\w*|inform\w*|notify\w*|mention\w*|reveal\w*|alert\w*|asking|let\w*|disclos\w*|report\w*)\s+(this\s+to\s+)?(the\s+user|anyone|your\s+user|the\s+owner|the\s+account\s+owner)\b|\b(don'?t|do\s+not|never|without)\s+(explain\w*|justify\w*)\s+(why|it|this|that|yourself)\b",
+            r"\b(do\s+not|don'?t|never|without)\s+(tell\w*|inform\w*|notify\w*|mention\w*|reveal\w*|alert\w*|asking|let\w*|disclos\w*|report\w*)\s+(this\s+to\s+)?(the\s+user|anyone|your\s+user|the\s+owner|the\s+account\s+(owner|holder))\b|\b(don'?t|do\s+not|never|without)\s+(explain\w*|justify\w*)\s+(why|it|this|that|yourself)\b",
         ),
         (
             AddressedToAgent,
@@ -534,7 +534,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             OutputDirective,
-            r"\b(respond|reply|answer)\s+to\s+(any|every|all|each)\s+(questions?|quer(y|ies)|requests?|messages?|prompts?)\s+(about|on|regarding|concerning)\s+(this|these|the\s+following)\b|\b(when|if|whenever)\s+(you\s+are\s+|you're\s+|being\s+)?asked\s+(about|what|whether|if|for|to\s+(summari[sz]e|describe|review|rate|evaluate|explain|assess))\b[^.\n]{0,80}?,\s*(always\s+|just\s+|simply\s+)?(say|tell|answer|respond|reply|state|claim|mention|describe|call|recommend|insist|confirm|deny)\b|\b(if|when|whenever)\s+you\s+(tell|inform|brief|update|remind|answer|respond\s+to|reply\s+to|write\s+to)\s+the\s+user\b[^.\n]{0,80}?,\s*(always\s+|just\s+|simply\s+)?(say|describe|call|present|mention|state|tell|frame|portray|claim)\b|\b(if|when|whenever)\s+(anyone|someone|somebody|the\s+user|a\s+user|users)\s+asks?\s+(about|what|whether|if|for)\b[^.\n]{0,80}?,\s*(always\s+|just\s+|simply\s+)?(say|tell|answer|respond|reply|state|claim|insist|confirm|deny)\b",
+            r"\b(respond|reply|answer)\s+to\s+(any|every|all|each)\s+(questions?|quer(y|ies)|requests?|messages?|prompts?)\s+(about|on|regarding|concerning)\s+(this|these|the\s+following)\b|\b(when|if|whenever)\s+(you\s+are\s+|you're\s+|being\s+)?asked\s+(about|what|whether|if|for|to\s+(summari[sz]e|describe|review|rate|evaluate|explain|assess))\b[^.\n]{0,80}?,\s*(always\s+|just\s+|simply\s+)?(say|tell|answer|respond|reply|state|claim|mention|describe|call|recommend|insist|confirm|deny)\b|\b(if|when|whenever)\s+you\s+(tell|inform|brief|update|remind|answer|respond\s+to|reply\s+to|write\s+to)\s+the\s+user\b[^.\n]{0,80}?,\s*(always\s+|just\s+|simply\s+)?(say|describe|call|present|mention|state|tell|frame|portray|claim)\b|\b(if|when|whenever)\s+(anyone|someone|somebody|the\s+user|a\s+user|users)\s+asks?\s+(about|what|whether|if|for|anything|something|a\s+question)\b[^.\n]{0,80}?,\s*(always\s+|just\s+|simply\s+|also\s+)?(say|tell|answer|respond|reply|state|claim|insist|confirm|deny|suggest|recommend|mention|advise|offer)\b",
         ),
         (
             Concealment,
@@ -651,6 +651,39 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // bakery closed"): life advice says "instead, say hello" too.
             OutputDirective,
             r"\binstead\s*,?\s+(just\s+|only\s+|simply\s+)?(say|tell|claim|state|reply|respond|answer)\s+(that\b|the\s+|them\s+|to\s+the\s+user|users?\b)",
+        ),
+        (
+            // Something to keep in the reader's memory for later
+            // conversations: a direction that outlives this text.
+            FromNowOn,
+            r"\b(save|store|add|write|remember|keep|commit|record|memori[sz]e)\s+(this|that|the\s+following|it)\s+(to|in|into)\s+(your|its)\s+(long-term\s+|persistent\s+|permanent\s+)?(memory|memories|knowledge|notes)\b|\bremember\s+(this|that|the\s+following)\s+(for|in|across)\s+(all\s+)?(future|later|subsequent)\s+(chats?|conversations?|sessions?)\b|\b(for|in|across)\s+all\s+(future|later|subsequent)\s+(chats|conversations|sessions)\b",
+        ),
+        (
+            // The rest of the reader's conversation claimed by the text
+            // ("from this point forward in the conversation").
+            FromNowOn,
+            r"\b(from\s+(this|that)\s+point\s+(on|forward|onwards?)|from\s+here\s+on|for\s+the\s+rest\s+of)\s+(in\s+)?(this|the|our)\s+(conversation|chat|session|dialogue)\b",
+        ),
+        (
+            // A reader addressed in brackets ("(to any AI reading)").
+            AddressedToAgent,
+            &format!(
+                r"[(\[]\s*(to|for)\s+(the\s+|any\s+|all\s+|every\s+)?([a-z]+\s+)?({AGENT})s?(\s+(reading|processing|summari[sz]ing)(\s+(this|it))?)?\s*[)\]]"
+            ),
+        ),
+        (
+            // Leave given to readers by whoever claims to own what they
+            // read ("we, the owners of this mailbox, authorise any AI
+            // assistant reading it to approve ...").
+            AuthorityClaim,
+            &format!(
+                r"\b(authori[sz]e|permit|allow|instruct|empower)s?\s+(any|all|every|the|an?)\s+([a-z]+\s+)?({AGENT})s?\b"
+            ),
+        ),
+        (
+            // Pressure on the reader: harm it is told it will cause.
+            Urgency,
+            r"\b(it\s+will\s+be|it'?s|it\s+is)\s+(all\s+)?your\s+fault\b|\bif\s+you\s+(do\s+not|don'?t|fail\s+to|refuse\s+to)\b[^.\n]{0,80}?,\s*(the\s+user|your\s+user|someone|people)\s+will\s+(lose|die|suffer|be\s+(fired|harmed|hurt|arrested|sued))\b",
         ),
         (
             // The value the reader's verdict is to have, dictated ("the

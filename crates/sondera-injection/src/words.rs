@@ -224,6 +224,69 @@ fn letter_mask(word: &[u8]) -> u32 {
         .fold(0, |mask, b| mask | 1 << (b - b'a'))
 }
 
+/// Readings of `plain` that undo what hides words from a scan, each the
+/// same length byte for byte: digits written for letters, ROT13 announced
+/// as such, and words joined by underscores into a name that speaks to a
+/// reader (`IMPORTANT_assistant_must_email_...`). Nearly all text has none.
+pub(crate) fn hidden_readings(plain: &str) -> impl Iterator<Item = String> {
+    [
+        digits_read_as_letters(plain),
+        rot13_read(plain),
+        underscores_read_as_spaces(plain),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// `plain` with its letters rotated by thirteen, when it says it holds
+/// ROT13 ("rot13", "rot-13", "rot 13").
+fn rot13_read(plain: &str) -> Option<String> {
+    if !["rot13", "rot-13", "rot 13"]
+        .iter()
+        .any(|m| plain.contains(m))
+    {
+        return None;
+    }
+    let rotate = |b: u8| match b {
+        b'a'..=b'z' => (b - b'a' + 13) % 26 + b'a',
+        b'A'..=b'Z' => (b - b'A' + 13) % 26 + b'A',
+        _ => b,
+    };
+    String::from_utf8(plain.bytes().map(rotate).collect()).ok()
+}
+
+/// Fewest parts of a name joined by underscores read as words.
+const JOINED_PARTS: usize = 4;
+
+/// `plain` with the underscores of names of [`JOINED_PARTS`] or more parts
+/// read as spaces, when one of the parts names a reader; `None` otherwise.
+fn underscores_read_as_spaces(plain: &str) -> Option<String> {
+    let readers: Vec<&str> = crate::patterns::KEY_READER.split('|').collect();
+    let speaks = |name: &str| {
+        name.split('_').filter(|p| !p.is_empty()).count() >= JOINED_PARTS
+            && name.split('_').any(|p| readers.contains(&p))
+    };
+    let mut bytes: Option<Vec<u8>> = None;
+    let mut at = 0;
+    for name in plain.split(|c: char| c.is_whitespace()) {
+        if name.contains('_') && speaks(name) {
+            let copy = bytes.get_or_insert_with(|| plain.as_bytes().to_vec());
+            for (k, b) in name.bytes().enumerate() {
+                if b == b'_' {
+                    copy[at + k] = b' ';
+                }
+            }
+        }
+        at += name.len()
+            + plain[at + name.len()..]
+                .chars()
+                .next()
+                .map_or(0, char::len_utf8);
+    }
+    // Only ASCII underscores were replaced, by ASCII spaces.
+    bytes.and_then(|b| String::from_utf8(b).ok())
+}
+
 /// Fewest words written with digits for letters ("t3ll th3 us3r") for a
 /// text to be read again with the digits as letters.
 const LEET_WORDS: usize = 3;
