@@ -187,7 +187,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b({AGENT})s?\s+(that\s+(is|are)\s+|who\s+(is|are)\s+)?(reading|processing|summari[sz]ing|parsing|analy[sz]ing|handling|scanning|viewing|describing|reviewing|evaluating|rating|ranking|translating|comparing|indexing|crawling|ingesting|answering\s+questions\s+about|playing|hearing|listening\s+to|watching|opening|loading|fetching|visiting|browsing|seeing|receiving|transcribing)\s+(this|these|the\s+following)\b"
+                r"\b({AGENT})s?\s+(that\s+(is|are)\s+|who\s+(is|are)\s+)?(reading|processing|summari[sz]ing|parsing|analy[sz]ing|handling|scanning|viewing|describing|reviewing|evaluating|rating|ranking|translating|comparing|indexing|crawling|ingesting|answering\s+questions\s+about|playing|hearing|listening\s+to|watching|opening|loading|fetching|visiting|browsing|seeing|receiving|transcribing)\s+([a-z]+\s+(for|from|of|about|on|by)\s+)?(this|these|the\s+following)\b"
             ),
         ),
         (
@@ -241,7 +241,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b({AGENT})s?\s+([a-z]+ing\s+(this|these|the)\s+[a-z]+\s+|[a-z]+ing\s+[a-z]+\s+(for|from|of|about|on)\s+(this|these)\s+[a-z]+\s+)?(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\s+(not\s+|also\s+)?({ACTION}|use|ignore|disregard|forget|first|immediately|now|always|never|(re-?)?(authenticate|verify|login|log\s+in|sign\s+in|connect))\b"
+                r"\b({AGENT})s?\s+([a-z]+ing\s+(this|these|the)\s+[a-z]+\s+|[a-z]+ing\s+[a-z]+\s+(for|from|of|about|on)\s+(this|these)\s+[a-z]+\s+)?(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\s+(not\s+|also\s+)?({ACTION}|ignore|disregard|forget|first|immediately|now|always|never|(re-?)?(authenticate|verify|login|log\s+in|sign\s+in|connect))\b"
             ),
         ),
         (
@@ -616,6 +616,15 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"\binstead\s*,?\s+(just\s+|only\s+|simply\s+)?(output|print|write|say|reply|respond|answer|return)\s+(with\s+)?(only\s+)?(the\s+(following|text|words?|phrase|sentence|string|message)\s*:?\s*)?['\x22]",
         ),
         (
+            // The reader's own answer begun for it ("Assistant's answer:
+            // The article says ..."): an article quoting a model's answer
+            // says the same, so it weighs as a direction.
+            OutputDirective,
+            &format!(
+                r"@sentence\b(the\s+|your\s+)?({AGENT})'?s?\s+(final\s+)?(answer|response|reply|summary|output)\s*:"
+            ),
+        ),
+        (
             // A reply of fixed words ("Reply 'LGTM, safe to merge'"): what
             // a text message's "Reply 'STOP' to unsubscribe" says too, so
             // it weighs as a direction.
@@ -662,7 +671,19 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // The rest of the reader's conversation claimed by the text
             // ("from this point forward in the conversation").
             FromNowOn,
-            r"\b(from\s+(this|that)\s+point\s+(on|forward|onwards?)|from\s+here\s+on|for\s+the\s+rest\s+of)\s+(in\s+)?(this|the|our)\s+(conversation|chat|session|dialogue)\b",
+            r"\b(from\s+(this|that)\s+point\s+(on|forward|onwards?)|from\s+here\s+on|for\s+the\s+rest\s+of)\s+(in\s+)?(this|the|our)\s+(conversation|chat|dialogue)\b",
+        ),
+        (
+            // A bracketed label for a reader, as a tag around what is
+            // meant for it ("[[for_llm]] ... [[/for_llm]]").
+            AddressedToAgent,
+            &format!(
+                r"[\[<{{(]\s*/?\s*(for|to)[_-](the[_-]|an?[_-]|any[_-])?({KEY_READER})s?\s*[\]>}})]"
+            ),
+        ),
+        (
+            StrongMarkup,
+            &format!(r"\[\[\s*/?\s*([a-z]+[_-])*({KEY_READER})([_-][a-z]+)*\s*\]\]"),
         ),
         (
             // A reader addressed in brackets ("(to any AI reading)").
@@ -677,7 +698,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // assistant reading it to approve ...").
             AuthorityClaim,
             &format!(
-                r"\b(authori[sz]e|permit|allow|instruct|empower)s?\s+(any|all|every|the|an?)\s+([a-z]+\s+)?({AGENT})s?\b"
+                r"\b(authori[sz]e|instruct|empower)s?\s+(any|all|every|the|an?)\s+([a-z]+\s+)?({AGENT})s?\b"
             ),
         ),
         (
@@ -789,7 +810,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // or an HTML attribute's (`name="ai-instructions" content=`).
             StrongMarkup,
             &format!(
-                r"\b({KEY_READER})[_-](instructions?|notes?|directives?|prompts?|rules|tasks?|commands?|orders?|([a-z]+[_-])?overrides?)\b\s*[\]\x22']?\s*([:=\]]|(content|value)\s*=)|\b(instructions?|notes?|directives?|message|prompt|orders?)[_-](for|to)[_-](the[_-])?({KEY_READER})[\x22']?\s*[:=]"
+                r"\b({KEY_READER})[_-](instructions?|notes?|directives?|prompts?|rules|tasks?|commands?|orders?|([a-z]+[_-])?overrides?)\b\s*[\]\x22']?\s*([:=\]]|(content|value)\s*=)|\b(instructions?|notes?|directives?|message|prompt|orders?)[_-](for|to)[_-](the[_-])?({KEY_READER})[\x22']?\s*[:=,|]"
             ),
         ),
         (
