@@ -35,7 +35,7 @@ const ANSWERS: &str = r"answers?|repl(y|ies)|summar(y|ies)|responses?";
 
 /// A link whose query has a slot for the conversation's data
 /// (`?d={chat_history}`, `?q=<insert the user's message>`).
-const DATA_SLOT_LINK: &str = r"https?://[^\s)\x22']*[?&][\w.-]+=[^\s)&\x22']{0,20}?(\{[^}\n]{0,60}?|\[[^\]\n]{0,60}?|<[^>\n]{0,60}?|%7b[^\s)]{0,40}|(insert|put|paste|add|append|include)[_-][\w-]{0,40})(conversation|chat|history|prompt|memory|password|secret|credential|api[_-]?key|token|(user|users|user's)[_-]*(last[_-])?(message|question|input|request|data|email|details))";
+const DATA_SLOT_LINK: &str = r"https?://[^\s)\x22']*[?&][\w.-]+=[^\s)&\x22']{0,20}?(\{[^}\n]{0,60}?|\[[^\]\n]{0,60}?|<[^>\n]{0,60}?|%7b[^\s)]{0,40}|(insert|put|paste|add|append|include)[_-][\w-]{0,40})(conversation|chat|history|prompt|memory|password|secret|credential|api[_-]?key|token|(user|users|user's)[_\s-]*(last[_\s-])?(message|question|input|request|data|email|details))";
 
 /// The reader's own answer, by the possessive or by a clause naming the
 /// reader as its author ("every reply you write", "every summary the
@@ -370,7 +370,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             Concealment,
-            r"\b(do\s+not|don'?t|never|without)\s+(tell\w*|inform\w*|notify\w*|mention\w*|reveal\w*|alert\w*|asking|let\w*|disclos\w*|report\w*)\s+(this\s+to\s+)?(the\s+user|anyone|your\s+user|the\s+owner|the\s+account\s+(owner|holder))\b|\b(don'?t|do\s+not|never|without)\s+(explain\w*|justify\w*)\s+(why|it|this|that|yourself)\b",
+            r"\b(do\s+not|don'?t|never|without)\s+(tell\w*|inform\w*|notify\w*|mention\w*|reveal\w*|alert\w*|asking|let\w*|disclos\w*|report\w*)\s+(this\s+to\s+)?(the\s+user|anyone|your\s+user|the\s+owner|the\s+account\s+(owner|holder))\b|\b(notify|tell|inform|alert|warn)\s+(no\s+one|nobody|noone)\b|\b(don'?t|do\s+not|never)\s+(mention|post|say|share)\s+(it|this|that)\s+(in|to|on)\s+(the\s+)?(channel|team|thread|group|chat)\b|\b(don'?t|do\s+not|never|without)\s+(explain\w*|justify\w*)\s+(why|it|this|that|yourself)\b",
         ),
         (
             AddressedToAgent,
@@ -495,7 +495,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b(whoever|anyone|anybody|any\s+(system|program|tool|bot|ai|agent|assistant|model)|({AGENT})s?)\s+(that\s+is\s+|who\s+is\s+|is\s+|are\s+)?(reading|automating|processing|handling|summari[sz]ing|managing|monitoring|parsing|scanning|going\s+through|triaging)\s+(this|these|the|my|our)\b|\b(whoever|anyone\s+who|anybody\s+who|(whichever|whatever|any|every)\s+({AGENT})s?(\s+that|\s+which|\s+who)?)\s+(reads|processes|handles|summari[sz]es|parses|scans|reviews|ingests|opens|sees|answers\s+questions\s+about|is\s+asked\s+about)\s+(this|these|the\s+following)\b"
+                r"\b(whoever|anyone|anybody|any\s+(system|program|tool|bot|ai|agent|assistant|model)|({AGENT})s?)\s+(that\s+is\s+|who\s+is\s+|is\s+|are\s+)?(reading|automating|processing|handling|summari[sz]ing|managing|monitoring|parsing|scanning|going\s+through|triaging)\s+(this|these|the|my|our)\b|\b(whoever|anyone\s+who|anybody\s+who|(whichever|whatever|any|every)\s+({AGENT})s?(\s+with\s+[a-z]+(\s+[a-z]+)?)?(\s+that|\s+which|\s+who)?|the\s+(system|program|software|pipeline|service|bot|ai|agent|assistant|model)\s+(that|which|who))\s+(reads|processes|handles|summari[sz]es|parses|scans|reviews|ingests|opens|sees|answers\s+questions\s+about|is\s+asked\s+about)\s+(this|these|the\s+following)\b"
             ),
         ),
         (
@@ -684,6 +684,27 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             StrongMarkup,
             &format!(r"\[\[\s*/?\s*([a-z]+[_-])*({KEY_READER})([_-][a-z]+)*\s*\]\]"),
+        ),
+        (
+            // A reader named by what its tools let it do, which a person
+            // reading a page is not asked ("if you are able to send
+            // emails, ...").
+            AddressedToAgent,
+            r"\bif\s+you\s+(are\s+able\s+to|can|have\s+the\s+ability\s+to|have\s+access\s+to)\s+(send\s+(e-?mails?|messages|http)|browse(\s+the\s+web)?|execute\s+(code|commands)|run\s+(code|commands|shell)|call\s+(tools|functions|apis?)|use\s+tools|make\s+(http|web|api)\s+requests|fetch\s+urls|access\s+(the\s+)?(internet|web|tools|files|email|inbox))\b",
+        ),
+        (
+            // A reader spoken to by what it is doing now ("any assistant
+            // listening: ...").
+            AddressedToAgent,
+            &format!(r"\b({AGENT})s?\s+(listening|watching|reading|here)\s*[:,]"),
+        ),
+        (
+            // The user's own credentials to be handed on ("include the
+            // user's session cookie in the body").
+            CredentialSolicitation,
+            &format!(
+                r"\b(include|send|attach|provide|paste|forward|submit|post|upload|share|add)\s+(the\s+user'?s|the\s+customer'?s|the\s+account'?s|your\s+user'?s)\s+(full\s+)?([a-z]+\s+)?({CREDENTIALS})\b"
+            ),
         ),
         (
             // A reader addressed in brackets ("(to any AI reading)").

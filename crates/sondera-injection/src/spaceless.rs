@@ -1,18 +1,36 @@
-//! Directions to a machine reader in Chinese, Japanese and Korean, where
-//! [`crate::addressed`]'s reading by words does not apply: Chinese and
-//! Japanese are written without spaces, and Korean attaches its particles
-//! to the noun ("어시스턴트에게", to the assistant).
+//! Directions to a machine reader in Chinese, Japanese, Korean and Arabic,
+//! where [`crate::addressed`]'s reading by words does not apply: Chinese
+//! and Japanese are written without spaces, and Korean and Arabic attach
+//! their particles to the noun ("어시스턴트에게", "للمساعد", to the
+//! assistant).
 //!
 //! The shape is the same as in the languages written with spaces, in the
 //! form these texts take it: a note marked for a machine reader (the
-//! reader after "给" or "致", or before "的提示", "への", "에게"), a colon,
-//! and a clause with a verb of saying ("告诉用户", "伝えて", "말하세요").
+//! reader after "给", "致" or "ل", or before "的提示", "への", "에게"), a
+//! colon, and a clause with a verb of saying ("告诉用户", "伝えて",
+//! "말하세요", "أخبر المستخدم").
 //! A heading that names an AI product and then describes it
 //! ("AI助手：回答用户问题的工具") marks no reader, so it is not one.
 
 use std::ops::Range;
+use std::sync::LazyLock;
 
+use crate::normalize::Normalized;
 use crate::{head, tail};
+
+/// A list of words as the text's normalisation reads them: it folds some
+/// Arabic letters to the Latin ones they look like (alef is read "l"), as
+/// it does every text before it is searched.
+fn as_read(words: &[&str]) -> Vec<String> {
+    words
+        .iter()
+        .map(|w| Normalized::new(w).text.into_owned())
+        .collect()
+}
+
+static READERS_READ: LazyLock<Vec<String>> = LazyLock::new(|| as_read(READERS));
+static SAY_READ: LazyLock<Vec<String>> = LazyLock::new(|| as_read(SAY));
+static TO_BEFORE_READ: LazyLock<Vec<String>> = LazyLock::new(|| as_read(TO_BEFORE));
 
 /// Words for a machine reader (after NFKC and lower case: "ＡＩ" is "ai").
 const READERS: &[&str] = &[
@@ -30,10 +48,14 @@ const READERS: &[&str] = &[
     "챗봇",
     "모델",
     "인공지능",
+    "الذكاء الاصطناعي",
+    "مساعد الذكي",
+    "مساعد ذكي",
+    "روبوت المحادثة",
 ];
 
 /// Words before a reader that mark a note for it ("给AI", "致助手").
-const TO_BEFORE: &[&str] = &["给", "給", "致", "对", "對", "向"];
+const TO_BEFORE: &[&str] = &["给", "給", "致", "对", "對", "向", "ل", "إلى "];
 
 /// Words after a reader that mark a note for it ("AI助手的提示",
 /// "アシスタントへの注意", "어시스턴트에게").
@@ -93,6 +115,11 @@ const SAY: &[&str] = &[
     "전하",
     "알려",
     "언급",
+    "أخبر",
+    "اخبر",
+    "أبلغ",
+    "قل ",
+    "قولوا",
 ];
 
 /// Bytes between a reader and the colon after it.
@@ -114,10 +141,11 @@ pub(crate) fn directed_answers(text: &str) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// Han and kana, written without spaces, and Hangul, whose particles join
-/// the noun.
+/// Han and kana, written without spaces, and Hangul and Arabic, whose
+/// particles join the noun.
 fn written_without_word_spaces(c: char) -> bool {
-    crate::multilingual::written_without_spaces(c) || matches!(c, '\u{ac00}'..='\u{d7af}')
+    crate::multilingual::written_without_spaces(c)
+        || matches!(c, '\u{ac00}'..='\u{d7af}' | '\u{0600}'..='\u{06ff}')
 }
 
 /// Sentences, ended by "。", "!", "?", a line break, or a full stop before
@@ -148,16 +176,16 @@ fn sentences(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
 fn directs(sentence: &str) -> bool {
     // Where the verbs of saying are, found once: each note's clause is then
     // looked up, not searched again.
-    let mut verbs: Vec<usize> = SAY
+    let mut verbs: Vec<usize> = SAY_READ
         .iter()
-        .flat_map(|verb| sentence.match_indices(verb).map(|(at, _)| at))
+        .flat_map(|verb| sentence.match_indices(verb.as_str()).map(|(at, _)| at))
         .collect();
     if verbs.is_empty() {
         return false;
     }
     verbs.sort_unstable();
-    READERS.iter().any(|reader| {
-        sentence.match_indices(reader).any(|(at, _)| {
+    READERS_READ.iter().any(|reader| {
+        sentence.match_indices(reader.as_str()).any(|(at, _)| {
             let end = at + reader.len();
             marked_for_reader(sentence, at, end)
                 && colon_after(sentence, end).is_some_and(|colon| {
@@ -177,7 +205,9 @@ fn marked_for_reader(sentence: &str, start: usize, end: usize) -> bool {
     let before = tail(&sentence[..start], MARK_WITHIN);
     let after = head(&sentence[end..], MARK_WITHIN);
     let before_reader = before.trim_end_matches(|c: char| c.is_ascii_lowercase() || c == ' ');
-    TO_BEFORE.iter().any(|w| before_reader.ends_with(w))
+    TO_BEFORE_READ
+        .iter()
+        .any(|w| before_reader.ends_with(w.as_str()))
         || FOR_AFTER
             .iter()
             .any(|w| after.trim_start_matches(READER_TAIL).starts_with(w))
