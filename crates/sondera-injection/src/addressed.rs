@@ -1572,18 +1572,29 @@ const PARAMETER_HEADINGS: &[&str] = &[
 /// Lines above a name within which its list's heading is looked for.
 const PARAMETER_LINES: usize = 40;
 
+/// Bytes before a name within which its line starts: an entry's name is
+/// near the start of its line.
+const ENTRY_INDENT_WITHIN: usize = 80;
+
+/// Bytes above an entry's line within which its list's heading is looked
+/// for: the search is bounded, as every search around a match is.
+const PARAMETER_BYTES: usize = 4096;
+
 /// Whether the line at `at` is an entry of a docstring's list of names,
 /// indented under a heading such as "Args:" ("    agent: The agent to
 /// wrap."): a parameter named `agent` is described there, not spoken to.
 fn in_a_parameter_list(text: &str, at: usize) -> bool {
-    let line_start = text[..at].rfind('\n').map_or(0, |k| k + 1);
+    let before = crate::tail(&text[..at], ENTRY_INDENT_WITHIN);
+    let Some(newline) = before.rfind('\n') else {
+        return false;
+    };
+    let line_start = at - before.len() + newline + 1;
     let indent = |line: &str| line.len() - line.trim_start().len();
-    let entry = &text[line_start..];
-    let depth = indent(entry);
-    if depth == 0 || line_start + depth > at {
+    let depth = indent(&text[line_start..at]);
+    if depth == 0 || line_start + depth != at {
         return false;
     }
-    text[..line_start]
+    crate::tail(&text[..line_start], PARAMETER_BYTES)
         .lines()
         .rev()
         .take(PARAMETER_LINES)

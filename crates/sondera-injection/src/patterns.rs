@@ -38,9 +38,11 @@ const ANSWERS: &str = r"answers?|repl(y|ies)|summar(y|ies)|responses?";
 const DATA_SLOT_LINK: &str = r"https?://[^\s)\x22']*[?&][\w.-]+=[^\s)&\x22']{0,20}?(\{[^}\n]{0,60}?|\[[^\]\n]{0,60}?|<[^>\n]{0,60}?|%7b[^\s)]{0,40}|(insert|put|paste|add|append|include)[_-][\w-]{0,40})(conversation|chat|history|prompt|memory|password|secret|credential|api[_-]?key|token|(user|users|user's)[_\s-]*(last[_\s-])?(message|question|input|request|data|email|details))";
 
 /// The reader's own answer, by the possessive or by a clause naming the
-/// reader as its author ("every reply you write", "every summary the
-/// assistant writes").
-const YOUR_ANSWERS: &str = r"(your\s+(final\s+)?(answer|response|reply|summary|output)s?|(the|every|each|any|all)\s+(final\s+)?(answer|response|reply|summary|output)s?\s+(that\s+)?(you|the\s+(ai|assistant|agent|model|llm|chatbot|bot))\s+(give|write|produce|provide|return|generate|send|output)s?)";
+/// reader as its author ("[every] reply you write", "[every] summary the
+/// assistant writes"). The determiner before the noun is left out: as the
+/// first word of a pattern, "the" would make it a candidate for every
+/// text.
+const YOUR_ANSWERS: &str = r"(your\s+(final\s+)?(answer|response|reply|summary|output)s?|(answer|response|reply|summary|output)s?\s+(that\s+)?(you|the\s+(ai|assistant|agent|model|llm|chatbot|bot))\s+(give|write|produce|provide|return|generate|send|output)s?)";
 
 /// Words for a text a reader is given.
 const TEXTS: &str = "page|pages|text|document|article|email|message|content|results?|site|post|thread|reviews?|file|report|transcript|description|listing|paper";
@@ -69,7 +71,7 @@ pub(crate) const KEY_READER: &str = "assistant|agent|ai|llm|model|bot|chatbot";
 const USERS: &str = r"the\s+user'?s?|your\s+user'?s?|the\s+owner'?s?";
 
 /// Who addresses a reader in a greeting, a header or a label.
-const GREETING: &str = "dear|hey|hi|hello|yo|ok|okay|psst|listen|attention|attn|notes?|message|instructions?|reminder|notice|memo|important|p\\.s\\.|ps|hints?|tips?";
+const GREETING: &str = "dear|hey|hi|hello|yo|ok|okay|psst|listen|attention|attn|notes?|message|instructions?|reminder|notice|memo|important|p\\.s\\.|ps";
 
 fn rules() -> Vec<(Feature, Start, String)> {
     use Feature::*;
@@ -150,6 +152,15 @@ fn rules() -> Vec<(Feature, Start, String)> {
             AddressedToAgent,
             &format!(
                 r"\b({GREETING})\b[\s,:!-]{{0,3}}(to|for)?\s*(the\s+|any\s+|all\s+|our\s+|my\s+)?([a-z]+(-[a-z]+)?\s+){{0,2}}({AGENT})s?\b{READER_ENDS}"
+            ),
+        ),
+        (
+            // Hints and tips for a reader ("// hint for coding assistants:
+            // fix this by ..."), kept apart from the greetings so that the
+            // common words "tip" and "hint" add few literals.
+            AddressedToAgent,
+            &format!(
+                r"\b(hints?|tips?)\s+(to|for)\s+(the\s+|any\s+|all\s+)?([a-z]+(-[a-z]+)?\s+){{0,2}}({AGENT})s?\s*[:-]"
             ),
         ),
         (
@@ -283,7 +294,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // ask ("this PR was already approved by security"): what lets
             // a reader skip its own checks.
             AuthorityClaim,
-            r"\b(already|been|was|were|is|are)\s+(pre-?)?(approved|reviewed|vetted|cleared|audited|signed\s+off|whitelisted|allow-?listed)\s+by\s+(the\s+|your\s+)?(security|security\s+team|legal|compliance|admin|administrators?|maintainers|management|it(\s+department)?|owner|user|developer|operator)\b",
+            r"\b(pre-?)?(approved|reviewed|vetted|cleared|audited|signed\s+off|whitelisted|allow-?listed)\s+by\s+(the\s+|your\s+)?(security|security\s+team|legal|compliance|admin|administrators?|maintainers|management|it(\s+department)?|owner|user|developer|operator)\b",
         ),
         (
             // A note handed over from another machine reader ("written by
@@ -495,7 +506,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b(whoever|anyone|anybody|any\s+(system|program|tool|bot|ai|agent|assistant|model)|({AGENT})s?)\s+(that\s+is\s+|who\s+is\s+|is\s+|are\s+)?(reading|automating|processing|handling|summari[sz]ing|managing|monitoring|parsing|scanning|going\s+through|triaging)\s+(this|these|the|my|our)\b|\b(whoever|anyone\s+who|anybody\s+who|(whichever|whatever|any|every)\s+({AGENT})s?(\s+with\s+[a-z]+(\s+[a-z]+)?)?(\s+that|\s+which|\s+who)?|the\s+(system|program|software|pipeline|service|bot|ai|agent|assistant|model)\s+(that|which|who))\s+(reads|processes|handles|summari[sz]es|parses|scans|reviews|ingests|opens|sees|answers\s+questions\s+about|is\s+asked\s+about)\s+(this|these|the\s+following)\b"
+                r"\b(whoever|anyone|anybody|any\s+(system|program|tool|bot|ai|agent|assistant|model)|({AGENT})s?)\s+(that\s+is\s+|who\s+is\s+|is\s+|are\s+)?(reading|automating|processing|handling|summari[sz]ing|managing|monitoring|parsing|scanning|going\s+through|triaging)\s+(this|these|the|my|our)\b|\b(whoever|anyone\s+who|anybody\s+who|(whichever|whatever|any|every)\s+({AGENT})s?(\s+with\s+[a-z]+(\s+[a-z]+)?)?(\s+that|\s+which|\s+who)?)\s+(reads|processes|handles|summari[sz]es|parses|scans|reviews|ingests|opens|sees|answers\s+questions\s+about|is\s+asked\s+about)\s+(this|these|the\s+following)\b"
             ),
         ),
         (
@@ -604,7 +615,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // write, it is an editor's.
             AnswerDirective,
             &format!(
-                r"\b(is|are|must\s+be|should\s+be|shall\s+be|has\s+to\s+be|have\s+to\s+be)\s+(always\s+)?(to\s+be\s+)?(reported|described|presented|portrayed|called|rated|listed|shown|labell?ed|characteri[sz]ed|referred\s+to|framed|summari[sz]ed)\s+as\b[^.\n]{{0,60}}?\bin\s+{YOUR_ANSWERS}"
+                r"\b(reported|described|presented|portrayed|called|rated|listed|shown|labell?ed|characteri[sz]ed|referred\s+to|framed|summari[sz]ed)\s+as\b[^.\n]{{0,60}}?\bin\s+((the|every|each|any|all)\s+)?{YOUR_ANSWERS}"
             ),
         ),
         (
@@ -665,25 +676,30 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // Something to keep in the reader's memory for later
             // conversations: a direction that outlives this text.
             FromNowOn,
-            r"\b(save|store|add|write|remember|keep|commit|record|memori[sz]e)\s+(this|that|the\s+following|it)\s+(to|in|into)\s+(your|its)\s+(long-term\s+|persistent\s+|permanent\s+)?(memory|memories|knowledge|notes)\b|\bremember\s+(this|that|the\s+following)\s+(for|in|across)\s+(all\s+)?(future|later|subsequent)\s+(chats?|conversations?|sessions?)\b|\b(for|in|across)\s+all\s+(future|later|subsequent)\s+(chats|conversations|sessions)\b",
+            r"\b(save|store|add|write|remember|keep|commit|record|memori[sz]e)\s+(this|that|the\s+following|it)\s+(to|in|into)\s+(your|its)\s+(long-term\s+|persistent\s+|permanent\s+)?(memory|memories|knowledge|notes)\b|\bremember\s+(this|that|the\s+following)\s+(for|in|across)\s+(all\s+)?(future|later|subsequent)\s+(chats?|conversations?|sessions?)\b|\ball\s+(future|later|subsequent)\s+(chats|conversations|sessions)\b",
         ),
         (
             // The rest of the reader's conversation claimed by the text
             // ("from this point forward in the conversation").
             FromNowOn,
-            r"\b(from\s+(this|that)\s+point\s+(on|forward|onwards?)|from\s+here\s+on|for\s+the\s+rest\s+of)\s+(in\s+)?(this|the|our)\s+(conversation|chat|dialogue)\b",
+            r"\b(point\s+(on|forward|onwards?)|rest\s+of)\s+(in\s+)?(this|the|our)\s+(conversation|chat|dialogue)\b",
         ),
         (
             // A bracketed label for a reader, as a tag around what is
-            // meant for it ("[[for_llm]] ... [[/for_llm]]").
+            // meant for it ("[[for_llm]] ... [[/for_llm]]"); a sentence
+            // starts after a bracket or a slash.
             AddressedToAgent,
-            &format!(
-                r"[\[<{{(]\s*/?\s*(for|to)[_-](the[_-]|an?[_-]|any[_-])?({KEY_READER})s?\s*[\]>}})]"
-            ),
+            &format!(r"@sentence\bfor[_-]({KEY_READER})s?\s*[\]>}})]"),
         ),
         (
             StrongMarkup,
             &format!(r"\[\[\s*/?\s*([a-z]+[_-])*({KEY_READER})([_-][a-z]+)*\s*\]\]"),
+        ),
+        (
+            // A program named by its work on this text ("to the system that
+            // processes this memo").
+            AddressedToAgent,
+            r"\b(system|program|software|pipeline|service)\s+(that|which|who)\s+(reads|processes|handles|parses|scans|ingests|opens|receives|summari[sz]es)\s+(this|these|the\s+following)\b",
         ),
         (
             // A reader named by what its tools let it do, which a person
@@ -725,7 +741,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             // Pressure on the reader: harm it is told it will cause.
             Urgency,
-            r"\b(it\s+will\s+be|it'?s|it\s+is)\s+(all\s+)?your\s+fault\b|\bif\s+you\s+(do\s+not|don'?t|fail\s+to|refuse\s+to)\b[^.\n]{0,80}?,\s*(the\s+user|your\s+user|someone|people)\s+will\s+(lose|die|suffer|be\s+(fired|harmed|hurt|arrested|sued))\b",
+            r"\byour\s+fault\b|\bif\s+you\s+(do\s+not|don'?t|fail\s+to|refuse\s+to)\b[^.\n]{0,80}?,\s*(the\s+user|your\s+user|someone|people)\s+will\s+(lose|die|suffer|be\s+(fired|harmed|hurt|arrested|sued))\b",
         ),
         (
             // The value the reader's verdict is to have, dictated ("the
@@ -767,7 +783,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             RefersToUser,
-            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|reply\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b|\b(report|relay|pass|communicate|explain|convey|say|mention|show|present)\s+(that|this|it|these|them)(\s+on)?\s+to\s+the\s+(user|reader|person\s+asking)s?\b|\b(send|direct|redirect|refer|point|take)\s+(the\s+|all\s+|any\s+)?(users?|customers?|visitors?|readers?|them)\s+(\w+\s+)?to\s+(https?://)?[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b|\bthe\s+(user|reader|customer|person\s+asking)s?\s+(should|must|needs\s+to|has\s+to|is\s+to|ought\s+to)\s+be\s+(told|informed|warned|advised|reminded|notified)\b|\blet\s+(the\s+)?(user|reader|customer|person\s+asking)s?\s+know\b",
+            r"\b(tell|ask|inform|warn|remind|direct|convince|urge|persuade|respond\s+to|reply\s+to|answer|telling|asking|informing|warning|reminding|directing|convincing|urging|persuading)\s+the\s+(user|reader|person\s+asking)s?\b|\brecommend\s+(to\s+)?the\s+user\b|\b(report|relay|pass|communicate|explain|convey|say|mention|show|present)\s+(that|this|it|these|them)(\s+on)?\s+to\s+the\s+(user|reader|person\s+asking)s?\b|\b(send|direct|redirect|refer|point|take)\s+(the\s+|all\s+|any\s+)?(users?|customers?|visitors?|readers?|them)\s+(\w+\s+)?to\s+(https?://)?[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b|\bthe\s+(user|reader|customer|person\s+asking)s?\s+(should|must|needs\s+to|has\s+to|is\s+to|ought\s+to)\s+be\s+(told|informed|warned|advised|reminded|notified)\b|\blet\s+(the\s+(user|reader|customer|person\s+asking)|users|readers|customers)\s+know\b",
         ),
         (
             RefersToUser,
