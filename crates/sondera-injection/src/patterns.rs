@@ -1045,6 +1045,10 @@ impl Candidates {
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
             .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+            // Dense transitions for the start state only: deeper dense
+            // states cost a fresh process 0.7 M instructions to build and
+            // scan no faster (BENCHMARKS.md).
+            .dense_depth(1)
             .build(literals.iter().map(|(literal, _)| literal))
             .expect("the injection literals build an automaton");
         Self {
