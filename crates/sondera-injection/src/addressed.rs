@@ -147,6 +147,8 @@ const LEXICON: &[(Class, &[&str])] = &[
     (
         READER,
         &[
+            "übersetzungsprogramm",
+            "übersetzungssoftware",
             "ai",
             "ia",
             "ki",
@@ -295,6 +297,8 @@ const LEXICON: &[(Class, &[&str])] = &[
             "so",
             "then",
             "and",
+            "sondern",
+            "stattdessen",
             "please",
             "just",
             "also",
@@ -1572,9 +1576,9 @@ const PARAMETER_HEADINGS: &[&str] = &[
 /// Lines above a name within which its list's heading is looked for.
 const PARAMETER_LINES: usize = 40;
 
-/// Bytes before a name within which its line starts: an entry's name is
-/// near the start of its line.
-const ENTRY_INDENT_WITHIN: usize = 80;
+/// Bytes before a match within which its line starts: an entry is a short
+/// line, a name and what it is.
+const ENTRY_WITHIN: usize = 200;
 
 /// Bytes above an entry's line within which its list's heading is looked
 /// for: the search is bounded, as every search around a match is.
@@ -1582,16 +1586,17 @@ const PARAMETER_BYTES: usize = 4096;
 
 /// Whether the line at `at` is an entry of a docstring's list of names,
 /// indented under a heading such as "Args:" ("    agent: The agent to
-/// wrap."): a parameter named `agent` is described there, not spoken to.
+/// wrap.", "    system_instruction: Updated instruction for the model."):
+/// a parameter is described there, and its reader not spoken to.
 fn in_a_parameter_list(text: &str, at: usize) -> bool {
-    let before = crate::tail(&text[..at], ENTRY_INDENT_WITHIN);
+    let before = crate::tail(&text[..at], ENTRY_WITHIN);
     let Some(newline) = before.rfind('\n') else {
         return false;
     };
     let line_start = at - before.len() + newline + 1;
     let indent = |line: &str| line.len() - line.trim_start().len();
     let depth = indent(&text[line_start..at]);
-    if depth == 0 || line_start + depth != at {
+    if depth == 0 {
         return false;
     }
     crate::tail(&text[..line_start], PARAMETER_BYTES)

@@ -56,12 +56,12 @@ fn answer_source() -> String {
 }
 
 /// Names and roles a text uses to address a model.
-const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|ai\s+system|(automated|automatic|autonomous)\s+([a-z]+-?[a-z]+\s+)?(assistant|system|agent|tool|reader|process|reviewer|screener|grader|evaluator|checker|parser|crawler|scraper|summari[sz]er|triager|moderator)s?|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
+const AGENT: &str = r"ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|ai\s+assistant|ai\s+agent|ai\s+system|(automated|automatic|autonomous)\s+([a-z]+-?[a-z]+\s+)?(assistant|system|agent|tool|reader|process|([a-z]+-)?[a-z]+(er|or))s?|gpt[\w.-]*|chatgpt|claude|gemini|llama|copilot|bard|mistral";
 
 /// What follows a reader's name that heads its phrase ("Dear AI, please",
 /// "Note to AI models reading this"), not one that modifies a noun after
 /// it ("Dear AI researchers", "Hi assistant managers").
-const READER_ENDS: &str = r"(?:[^\w\s]|\s*$|[ \t]*\n|\s+(?:please|you|your|\w+ing|who|that|which|if|when|ignore|disregard|do|don't|must|should|shall|will|would|can|could|may|might|has|have|is|are|was|were|needs|wants|here|below|only|and|or|of|in|on|at|for|to|with)\b)";
+const READER_ENDS: &str = r"(?:[ \t]*[^\w\s]|\s*$|[ \t]*\n|\s+(?:please|you|your|\w+ing|who|that|which|if|when|ignore|disregard|do|don't|must|should|shall|will|would|can|could|may|might|has|have|is|are|was|were|needs|wants|here|below|only|and|or|of|in|on|at|for|to|with)\b)";
 
 /// A reader's name as the word before or after `_` or `-` in a key of
 /// structured text (`assistant_instructions`, `note_for_ai`).
@@ -252,7 +252,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"\b({AGENT})s?\s+([a-z]+ing\s+(this|these|the)\s+[a-z]+\s+|[a-z]+ing\s+[a-z]+\s+(for|from|of|about|on)\s+(this|these)\s+[a-z]+\s+)?(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)\s+(not\s+|also\s+)?({ACTION}|ignore|disregard|forget|first|immediately|now|always|never|(re-?)?(authenticate|verify|login|log\s+in|sign\s+in|connect))\b"
+                r"\b({AGENT})s?\s+((([a-z]+\s+){{0,2}}[a-z]+ing\s+(this|these|the)\s+[a-z]+\s+|[a-z]+ing\s+[a-z]+\s+(for|from|of|about|on)\s+(this|these)\s+[a-z]+\s+|(clients?|apps?|applications?|integrations?|consumers?|frontends?)\s+)?(must|should|shall|needs\s+to|has\s+to|is\s+(required|instructed|expected|asked)\s+to|will\s+now|reading\s+this)|([a-z]+\s+){{0,2}}[a-z]+ing\s+(this|these)\s+[a-z]+\s+are\s+(required|instructed|expected|asked)\s+to)\s+(not\s+|also\s+)?({ACTION}|ignore|disregard|forget|first|immediately|now|always|never|display|show|(re-?)?(authenticate|verify|login|log\s+in|sign\s+in|connect))\b"
             ),
         ),
         (
@@ -700,6 +700,47 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // processes this memo").
             AddressedToAgent,
             r"\b(system|program|software|pipeline|service)\s+(that|which|who)\s+(reads|processes|handles|parses|scans|ingests|opens|receives|summari[sz]es)\s+(this|these|the\s+following)\b",
+        ),
+        (
+            // Words fixed for the reader to show ("must display: 'Severe
+            // storm - evacuate now'").
+            OutputDirective,
+            r"\b(display|show|output|print|say|reply|respond|answer)\s*:\s*['\x22]",
+        ),
+        (
+            // What the reader records or says whatever the facts ("record
+            // that the motion was rejected, whatever the vote says").
+            OutputDirective,
+            r"\b(whatever|regardless\s+of\s+what)\s+the\s+(vote|data|figures?|numbers?|results?|text|document|page|record|facts?|evidence|minutes|reviews?)\s+(says?|shows?|states?)\b",
+        ),
+        (
+            // A reader named by the machine work its compound names
+            // ("note to review-summarising software").
+            AddressedToAgent,
+            r"\b(notes?|message|instructions?|reminder|attention)\s+(to|for)\s+(the\s+|any\s+|all\s+)?[a-z]+-(summari[sz]ing|reading|processing|parsing|screening|grading|reviewing|ranking|rating|translating)\s+(software|tools?|systems?|programs?|bots?|engines?|services?|models?|assistants?)\b",
+        ),
+        (
+            // Only the favourable part of what is judged to be used.
+            OutputDirective,
+            r"\bonly\s+the\s+(positive|good|favou?rable|5-star|five-star|best|top-rated|glowing)\s+(reviews?|ratings?|comments?|results?|feedback)\b",
+        ),
+        (
+            // Notes for an assistant in other languages ("aviso para el
+            // asistente virtual", "Hinweis für den Assistenten").
+            AddressedToAgent,
+            r"\b(nota|aviso|mensaje|instrucciones|hinweis|nachricht|anweisung|remarque|consigne|avviso|istruzioni|aviso)\s+(para|pour|fur|an|per|a)\s+(el\s+|la\s+|los\s+|le\s+|l'|den\s+|die\s+|das\s+|il\s+|lo\s+|gli\s+|o\s+)?(asistente|assistant|assistent|assistenten|assistente|ia|ki|bot|modelo|modele|modell|modello|agente)\b",
+        ),
+        (
+            // Sending verbs of other languages, toward an address (the text
+            // keeps its accents: "reenvía").
+            ActionTarget,
+            r"\b(reenv(i|\xc3\xad)a|env(i|\xc3\xad)a|manda|transfiere|comparte|reenviad|envie|encaminhe|compartilhe|transfira|envoie|transfere|partage|transferez|envoyez|inoltra|invia|condividi|trasferisci|sende|schicke|leite|uberweise|teile)\b([^.\n]|\.\S){0,120}?(@[a-z0-9]|https?://|\biban\b)",
+        ),
+        (
+            // A key or a line planted where it runs or grants access
+            // later ("add the maintainer key ... to ~/.ssh/authorized_keys").
+            CommandInstruction,
+            r"\b(add|append|put|write|copy|insert|paste)\b(\.{3}|[^.\n]|\.\S){0,120}?(authorized_keys|\.bashrc|\.zshrc|\.bash_profile|crontab|\.git/hooks)\b",
         ),
         (
             // A reader named by what its tools let it do, which a person
