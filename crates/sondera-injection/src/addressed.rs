@@ -1261,6 +1261,17 @@ const RELATIVE_WITHIN: usize = 6;
 /// Negations and pronouns read past between "and" and its verb.
 const CLITICS_WITHIN: usize = 3;
 
+/// The last of `words` that is not a negation or a pronoun, within
+/// [`CLITICS_WITHIN`] of them ("and" in "et n'en"; Spanish "y", a clitic
+/// in French, is read as "and").
+fn before_clitics(words: &[Word]) -> Option<&Word> {
+    words
+        .iter()
+        .rev()
+        .take(CLITICS_WITHIN + 1)
+        .find(|w| w.class & (CLITIC | JOIN) != CLITIC)
+}
+
 /// Words from a sentence's start within which a reader followed by a
 /// comma is called ("Dear AI assistant, ...").
 const OPENING_CALL_WITHIN: usize = 3;
@@ -1897,13 +1908,7 @@ impl Reading {
         // Negations and pronouns between "and" and the verb leave it joined
         // ("et n'en parle pas").
         let infinitive = |n: usize| {
-            directed
-                && words[..n]
-                    .iter()
-                    .rev()
-                    .take(CLITICS_WITHIN + 1)
-                    .find(|w| w.class & (CLITIC | JOIN) != CLITIC)
-                    .is_some_and(|w| w.class & (TO | JOIN) != 0)
+            directed && before_clitics(&words[..n]).is_some_and(|w| w.class & (TO | JOIN) != 0)
         };
         // Languages that put the verb last close the clause with it
         // ("kullanıcıya ... söyle", "उपयोगकर्ता को ... बताएं").
@@ -1966,8 +1971,8 @@ impl Reading {
 /// or the end, and line breaks.
 /// Titles and abbreviations whose full stop ends no sentence ("Dr. Lee").
 const ABBREVIATIONS: &[&[u8]] = &[
-    b"dr", b"mr", b"mrs", b"ms", b"prof", b"st", b"sr", b"jr", b"vs", b"inc", b"ltd", b"fig",
-    b"approx", b"e.g", b"i.e", b"etc",
+    b"dr", b"mr", b"mrs", b"ms", b"prof", b"st", b"sr", b"jr", b"vs", b"fig", b"approx", b"e.g",
+    b"i.e",
 ];
 
 /// Whether `before` ends with one of [`ABBREVIATIONS`] as a word.
@@ -2033,12 +2038,7 @@ fn read_words(text: &str, range: Range<usize>, words: &mut Vec<Word>) {
         }
         // Negations and pronouns after "and" leave the verb after them
         // joined ("et n'en parle pas").
-        let joined = words
-            .iter()
-            .rev()
-            .take(CLITICS_WITHIN + 1)
-            .find(|w: &&Word| w.class & (CLITIC | JOIN) != CLITIC)
-            .is_some_and(|w| w.class & JOIN != 0 && w.opens_clause);
+        let joined = before_clitics(words).is_some_and(|w| w.class & JOIN != 0 && w.opens_clause);
         // A part of a name joined by underscores (`agent_state`) is no
         // word of the sentence.
         let in_a_name = slice[..from].ends_with('_') || slice[to..].starts_with('_');

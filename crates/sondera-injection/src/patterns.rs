@@ -726,15 +726,16 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             // Notes for an assistant in other languages ("aviso para el
-            // asistente virtual", "Hinweis für den Assistenten").
+            // asistente virtual", "Hinweis für den Assistenten"); the text
+            // keeps its accents.
             AddressedToAgent,
-            r"\b(nota|aviso|mensaje|instrucciones|hinweis|nachricht|anweisung|remarque|consigne|avviso|istruzioni|aviso)\s+(para|pour|fur|an|per|a)\s+(el\s+|la\s+|los\s+|le\s+|l'|den\s+|die\s+|das\s+|il\s+|lo\s+|gli\s+|o\s+)?(asistente|assistant|assistent|assistenten|assistente|ia|ki|bot|modelo|modele|modell|modello|agente)\b",
+            r"\b(nota|aviso|mensaje|instrucciones|hinweis|nachricht|anweisung|remarque|consigne|avviso|istruzioni|aviso)\s+(para|pour|f(u|\xc3\xbc)r|an|per|a)\s+(el\s+|la\s+|los\s+|le\s+|l'|den\s+|die\s+|das\s+|il\s+|lo\s+|gli\s+|o\s+)?(asistente|assistant|assistent|assistenten|assistente|ia|ki|bot|modelo|mod(e|\xc3\xa8)le|modell|modello|agente)\b",
         ),
         (
             // Sending verbs of other languages, toward an address (the text
             // keeps its accents: "reenvía").
             ActionTarget,
-            r"\b(reenv(i|\xc3\xad)a|env(i|\xc3\xad)a|manda|transfiere|comparte|reenviad|envie|encaminhe|compartilhe|transfira|envoie|transfere|partage|transferez|envoyez|inoltra|invia|condividi|trasferisci|sende|schicke|leite|uberweise|teile)\b([^.\n]|\.\S){0,120}?(@[a-z0-9]|https?://|\biban\b)",
+            r"\b(reenv(i|\xc3\xad)a|env(i|\xc3\xad)a|manda|transfiere|comparte|reenviad|envie|encaminhe|compartilhe|transfira|envoie|transfere|partage|transferez|envoyez|inoltra|invia|condividi|trasferisci|sende|schicke|leite|teile)\b([^.\n]|\.\S){0,120}?(@[a-z0-9]|https?://|\biban\b)",
         ),
         (
             // A key or a line planted where it runs or grants access

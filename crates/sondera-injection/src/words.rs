@@ -238,8 +238,8 @@ pub(crate) fn hidden_readings(plain: &str) -> impl Iterator<Item = String> {
     .flatten()
 }
 
-/// `plain` with its letters rotated by thirteen, when it says it holds
-/// ROT13 ("rot13", "rot-13", "rot 13").
+/// `plain` (lower case) with its letters rotated by thirteen, when it says
+/// it holds ROT13 ("rot13", "rot-13", "rot 13").
 fn rot13_read(plain: &str) -> Option<String> {
     if !["rot13", "rot-13", "rot 13"]
         .iter()
@@ -249,7 +249,6 @@ fn rot13_read(plain: &str) -> Option<String> {
     }
     let rotate = |b: u8| match b {
         b'a'..=b'z' => (b - b'a' + 13) % 26 + b'a',
-        b'A'..=b'Z' => (b - b'A' + 13) % 26 + b'A',
         _ => b,
     };
     String::from_utf8(plain.bytes().map(rotate).collect()).ok()
@@ -261,10 +260,13 @@ const JOINED_PARTS: usize = 4;
 /// `plain` with the underscores of names of [`JOINED_PARTS`] or more parts
 /// read as spaces, when one of the parts names a reader; `None` otherwise.
 fn underscores_read_as_spaces(plain: &str) -> Option<String> {
-    let readers: Vec<&str> = crate::patterns::KEY_READER.split('|').collect();
+    if !plain.contains('_') {
+        return None;
+    }
+    let reader = |part: &str| crate::patterns::KEY_READER.split('|').any(|r| r == part);
     let speaks = |name: &str| {
         name.split('_').filter(|p| !p.is_empty()).count() >= JOINED_PARTS
-            && name.split('_').any(|p| readers.contains(&p))
+            && name.split('_').any(reader)
     };
     let mut bytes: Option<Vec<u8>> = None;
     let mut at = 0;
