@@ -257,6 +257,11 @@ fn rot13_read(plain: &str) -> Option<String> {
 /// Fewest parts of a name joined by underscores read as words.
 const JOINED_PARTS: usize = 4;
 
+/// Longest name read as words: a file name has at most 255 bytes on the
+/// common file systems. A longer run without spaces is no name, and
+/// reading it a second time would double what a scan of it costs.
+const LONGEST_NAME: usize = 255;
+
 /// `plain` with the underscores of names of [`JOINED_PARTS`] or more parts
 /// read as spaces, when one of the parts names a reader; `None` otherwise.
 fn underscores_read_as_spaces(plain: &str) -> Option<String> {
@@ -265,7 +270,8 @@ fn underscores_read_as_spaces(plain: &str) -> Option<String> {
     }
     let reader = |part: &str| crate::patterns::KEY_READER.split('|').any(|r| r == part);
     let speaks = |name: &str| {
-        name.split('_').filter(|p| !p.is_empty()).count() >= JOINED_PARTS
+        name.len() <= LONGEST_NAME
+            && name.split('_').filter(|p| !p.is_empty()).count() >= JOINED_PARTS
             && name.split('_').any(reader)
     };
     let mut bytes: Option<Vec<u8>> = None;
@@ -596,6 +602,19 @@ fn phrase_end(tokens: &[Token], start: usize) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn only_names_of_a_file_names_length_are_read_as_words() {
+        let short = "report_ai_must_send_it.txt";
+        assert_eq!(
+            super::underscores_read_as_spaces(short).as_deref(),
+            Some("report ai must send it.txt")
+        );
+        let long = "ai_must_send_to_".repeat(20);
+        assert!(long.len() > super::LONGEST_NAME);
+        assert_eq!(super::underscores_read_as_spaces(&long), None);
+        assert_eq!(super::underscores_read_as_spaces("get_user_by_id"), None);
+    }
     use super::*;
 
     fn found(text: &str) -> bool {
