@@ -602,6 +602,7 @@ fn phrase_end(tokens: &[Token], start: usize) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn only_names_of_a_file_names_length_are_read_as_words() {
@@ -615,7 +616,6 @@ mod tests {
         assert_eq!(super::underscores_read_as_spaces(&long), None);
         assert_eq!(super::underscores_read_as_spaces("get_user_by_id"), None);
     }
-    use super::*;
 
     fn found(text: &str) -> bool {
         !override_phrases(&text.to_ascii_lowercase()).is_empty()
