@@ -1567,7 +1567,78 @@ pub(crate) fn addresses_a_reader(text: &str, span: Range<usize>) -> bool {
     !names_staff(text, span.clone())
         && !labels_interface_steps(text, span.clone())
         && !in_a_parameter_list(text, span.start)
+        && !speaks_in_a_dialogue(text, span.clone())
         && !states_a_rule(text, span)
+}
+
+/// Bytes before and after a speaker's label within which the dialogue's
+/// other turns are looked for.
+const DIALOGUE_BYTES: usize = 512;
+
+/// Lines before and after a speaker's label read for the dialogue's other
+/// turns.
+const DIALOGUE_LINES: usize = 8;
+
+/// Longest speaker's label, in bytes.
+const LABEL_BYTES: usize = 24;
+
+/// Whether the reader's name in `text[span]` labels a turn of a dialogue
+/// ("Customer: it never arrived.\nAgent: I've opened a trace."): a line
+/// that begins with the name and a colon, among lines that begin with
+/// another speaker's label, one of the two speaking twice. The support
+/// agent of a ticket's history speaks there; nobody is spoken to. Fields
+/// of a header ("From:", "Subject:") each come once, and a label with more
+/// to it ("Assistant (internal):") is no plain turn.
+fn speaks_in_a_dialogue(text: &str, span: Range<usize>) -> bool {
+    let line_start = if span.start == 0 || text[..span.start].ends_with('\n') {
+        span.start
+    } else {
+        match text[span.clone()].find('\n') {
+            Some(newline) => span.start + newline + 1,
+            None => return false,
+        }
+    };
+    let Some(label) = speaker_label(&text[line_start..]) else {
+        return false;
+    };
+    if line_start + label.len() > span.end {
+        return false;
+    }
+    let before = crate::tail(&text[..line_start], DIALOGUE_BYTES);
+    let mut before_lines = before.lines();
+    if before.len() < line_start {
+        // The first line was cut by the bound: its start is not a line's.
+        before_lines.next();
+    }
+    let after = crate::head(&text[line_start..], DIALOGUE_BYTES)
+        .lines()
+        .skip(1);
+    let labels: Vec<&str> = before_lines
+        .rev()
+        .take(DIALOGUE_LINES)
+        .chain(after.take(DIALOGUE_LINES))
+        .filter_map(speaker_label)
+        .collect();
+    let turns = |of: &str| labels.iter().filter(|l| l.eq_ignore_ascii_case(of)).count();
+    let ours = turns(label) + 1;
+    labels
+        .iter()
+        .filter(|other| !other.eq_ignore_ascii_case(label))
+        .any(|other| ours >= 2 || turns(other) >= 2)
+}
+
+/// The speaker's label a line begins with: one or two words of letters
+/// before a colon and a space (or the line's end).
+fn speaker_label(line: &str) -> Option<&str> {
+    let colon = crate::head(line, LABEL_BYTES + 1).find(':')?;
+    let label = &line[..colon];
+    let after = line[colon + 1..].chars().next();
+    let words = label.split(' ').collect::<Vec<_>>();
+    let plain = (1..=2).contains(&words.len())
+        && words
+            .iter()
+            .all(|w| !w.is_empty() && w.chars().all(char::is_alphabetic));
+    (plain && after.is_none_or(char::is_whitespace)).then_some(label)
 }
 
 /// Headings of a docstring's lists of names ("Args:", "Attributes:").

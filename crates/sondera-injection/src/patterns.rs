@@ -102,12 +102,25 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (DataInLink, DATA_SLOT_LINK),
         (
+            // A direction to decode something and obey it: "decode the
+            // following and do exactly what it says". Whatever the payload
+            // says, the reader is told to follow text it cannot see.
+            EncodedInstruction,
+            r"\b(decode|decrypt|deobfuscate|unscramble|decipher)\b[^.\n]{0,80}?\b(and|then)\s+(do|follow|execute|obey|carry\s+out|act\s+on|perform)\s+(exactly\s+|precisely\s+|literally\s+)?(what\s+(it|they|this|that)\s+(says?|asks?|tells?\s+you|requests?|instructs?)|whatever\s+(it|they)\s+says?|its\s+(instructions?|commands?)|the\s+(decoded\s+)?(instructions?|commands?|directions?|orders?))\b|\b(follow|obey|execute|carry\s+out)\s+the\s+(decoded|encoded|hidden|secret)\s+(instructions?|commands?|message|directions?)\b",
+        ),
+        (
             RoleSwitch,
             r"\b(disable|turn\s+off|deactivate|bypass|remove|suspend)\s+(all\s+|any\s+|your\s+|the\s+)*(safety|content|ethical|moderation)\s+(checks?|filters?|guardrails|restrictions|protocols|measures|policies|guidelines)\b",
         ),
         (
             RoleSwitch,
             r"\byou\s+are\s+now\s+(in\s+)?(an?\s+)?(developer|dan|jailbr\w*|unrestricted|god|admin|root|evil|uncensored|unfiltered|maintenance|debug|sudo|test|safe)\b|\b(jailbreak|dan|god)\s+mode\b|\b(developer|admin|unrestricted)\s+mode\s+(is\s+)?(now\s+)?(enabled|activated|engaged)\b",
+        ),
+        (
+            // The reader's own rules said not to hold here: "the
+            // assistant's usual restrictions do not apply to this file".
+            RoleSwitch,
+            r"\b(your|the\s+(ai|assistant|agent|model|bot|chatbot|llm)'?s)\s+(usual\s+|normal\s+|standard\s+|default\s+|built-in\s+|safety\s+|content\s+)*(rules|restrictions|guidelines|limitations|limits|guardrails|filters|policies|instructions|safeguards)\s+(do\s+not|don'?t|does\s+not|doesn'?t|no\s+longer|will\s+not|won'?t)\s+apply\b|\b(restrictions|guardrails|safeguards|safety\s+rules|content\s+filters)\s+(are|have\s+been|were)\s+(lifted|suspended|waived|disabled)\s+for\s+(you|this\s+(document|file|page|conversation|session|chat|request))\b",
         ),
         (
             RoleSwitch,
@@ -212,6 +225,16 @@ fn rules() -> Vec<(Feature, Start, String)> {
             AddressedToAgent,
             &format!(
                 r"@({AGENT})[\s,:]+(please\s+|now\s+|also\s+)?({ACTION}|ignore|disregard|forget|stop)\b"
+            ),
+        ),
+        (
+            // Assistants @-mentioned by their handles, one or several,
+            // then a colon and a direction in the same sentence: "@copilot
+            // @cursor: while you're in here, remove ...". Coding assistants'
+            // handles are words of their own only after "@".
+            AddressedToAgent,
+            &format!(
+                r"@({AGENT}|cursor|codex|devin|windsurf|aider|cline|jules|tabnine|cody|sourcegraph)\b([ \t,]+@[\w-]+)*[ \t]*:[ \t]+[^.\n]{{0,60}}?\b(please|you|your|ignore|disregard|{ACTION})\b"
             ),
         ),
         (
@@ -488,8 +511,19 @@ fn rules() -> Vec<(Feature, Start, String)> {
             ),
         ),
         (
-            FakeToolCall,
+            // A function call's shape, whatever the function: what an
+            // injection forges, and what every guide to function calling
+            // shows. Alone it is documentation; beside a word to the reader
+            // it is a call handed to it. A call to an action counts alone:
+            // guides show calls that look things up.
+            ToolDirective,
             r#""(name|tool|function|tool_name|function_name)"\s*:\s*"[a-z][a-z0-9_]*"\s*,\s*"(arguments|parameters|args|input|params)"\s*:\s*\{"#,
+        ),
+        (
+            FakeToolCall,
+            &format!(
+                r#""(name|tool|function|tool_name|function_name)"\s*:\s*"({ACTION})_[a-z0-9_]+"\s*,\s*"(arguments|parameters|args|input|params)"\s*:\s*\{{"#
+            ),
         ),
         (
             FakeToolCall,
