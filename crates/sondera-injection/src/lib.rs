@@ -276,6 +276,8 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
     {
         let feature = if is_quoted(plain, &span) {
             Feature::QuotedOverride
+        } else if words::stated_of_a_subject(plain, &span) {
+            Feature::AuthorityClaim
         } else {
             Feature::Override
         };

@@ -569,6 +569,42 @@ pub(crate) fn override_phrases(text: &str) -> Vec<Range<usize>> {
     found
 }
 
+/// Nouns of an override phrase for what a model is given.
+const MODELS_OWN: &[&str] = &[
+    "instruction",
+    "instructions",
+    "prompt",
+    "prompts",
+    "programming",
+    "guardrails",
+    "safeguards",
+    "context",
+];
+
+/// Whether the override phrase at `span` is stated of a subject, not
+/// said to the reader: its verb in the third person ("this policy
+/// supersedes all previous guidance", "the new notice overrides prior
+/// rules"), as a document says of the ones it replaces. A claim to
+/// outrank earlier text, weaker than a command to drop it. What only a
+/// model is given ("instructions", "prompt") keeps the phrase an override
+/// whatever its verb's person ("this message overrides all previous
+/// instructions").
+pub(crate) fn stated_of_a_subject(text: &str, span: &Range<usize>) -> bool {
+    let mut words = text[span.clone()]
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| !w.is_empty());
+    let verb = words.next().unwrap_or("");
+    if words.any(|w| MODELS_OWN.contains(&w)) {
+        return false;
+    }
+    let is_verb = |word: &str| LEXICON.get(word.as_bytes()).is_some_and(|c| c & VERB != 0);
+    let base = verb
+        .strip_suffix("es")
+        .filter(|b| is_verb(b))
+        .or_else(|| verb.strip_suffix('s'));
+    base.is_some_and(is_verb)
+}
+
 /// The token that completes an override phrase starting at `start`: a
 /// noun for instructions after a word pointing at them ("all", "your",
 /// "previous"), or followed by one ("the instructions above"). A noun that
