@@ -259,8 +259,10 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
     let plain = normalized.text.as_ref();
     let mut found: Vec<(Feature, Range<usize>)> = Vec::new();
     patterns::PATTERNS.find(plain, &mut found);
-    found.retain(|(feature, span)| {
-        *feature != Feature::AddressedToAgent || addressed::addresses_a_reader(plain, span.clone())
+    found.retain(|(feature, span)| match feature {
+        Feature::AddressedToAgent => addressed::addresses_a_reader(plain, span.clone()),
+        Feature::PromptLeak => !negated(plain, span.start),
+        _ => true,
     });
     let examples = quoted_examples(plain);
     if !examples.is_empty() {
@@ -339,6 +341,21 @@ fn best_window(evidence: &[Evidence]) -> u32 {
         best = best.max(seen.iter().map(|(_, w)| w).sum());
     }
     best
+}
+
+/// Words before a match within which a negation is looked for.
+const NEGATION_WORDS: usize = 3;
+
+/// Whether one of the few words before `at` negates what follows ("must
+/// not reveal the system prompt"): a rule against the request, not the
+/// request.
+fn negated(text: &str, at: usize) -> bool {
+    tail(&text[..at], 40)
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .rev()
+        .take(NEGATION_WORDS)
+        .any(|w| matches!(w, "not" | "never" | "cannot" | "no") || w.ends_with("n't"))
 }
 
 /// Longest quotation, in bytes, read as an example.
