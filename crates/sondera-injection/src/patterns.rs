@@ -25,10 +25,10 @@ const SENDING: &str = "send|forward|transfer|wire|pay|share|invite|email|e-mail|
 const OBLIGED_TO_SAY: &str = r"(must|should|shall|has\s+to|have\s+to|needs?\s+to)\s+(always\s+|never\s+|only\s+)?(say|state|claim|mention|recommend|include|contain|read|note|report|describe|tell|be\s+(written|formatted|phrased|worded)|end\s+with|start\s+with|begin\s+with|omit|exclude|leave\s+out|ignore|skip|praise|highlight|emphasi[sz]e|downplay|call|portray|present|favou?r|rank|rate|conclude)\b";
 
 /// What a user is asked to hand over in phishing carried by an answer.
-const CREDENTIALS: &str = r"passwords?|passcodes?|pins?|card\s+numbers?|credit\s+card(\s+numbers?)?|cvv|cvc|security\s+codes?|ssn|social\s+security\s+numbers?|one-time\s+(codes?|passwords?)|otp|2fa\s+codes?|verification\s+codes?|login(\s+details)?|credentials|bank\s+details|account\s+numbers?|seed\s+phrases?|recovery\s+phrases?|api\s+keys?|tokens?|session\s+cookies?";
+const CREDENTIALS: &str = r"passwords?|passcodes?|pins?|card\s+numbers?|credit\s+card(\s+numbers?)?|cvv|cvc|security\s+codes?|ssn|social\s+security\s+numbers?|one-time\s+(codes?|passwords?)|otp|2fa\s+codes?|verification\s+codes?|login(\s+details)?|credentials|bank\s+details|(card|payment|banking)\s+(details|info|information)|account\s+numbers?|seed\s+phrases?|recovery\s+phrases?|api\s+keys?|tokens?|session\s+cookies?";
 
 /// The people a reader's answer reaches, whom phishing in it targets.
-const PEOPLE_SERVED: &str = "users?|customers?|readers?|callers?|visitors?|them|him|her";
+const PEOPLE_SERVED: &str = "users?|customers?|readers?|callers?|visitors?|travell?ers?|passengers?|guests?|patients?|students?|shoppers?|buyers?|members?|clients?|subscribers?|viewers?|recipients?|them|him|her";
 
 /// Words for the reader's answer.
 const ANSWERS: &str = r"answers?|repl(y|ies)|summar(y|ies)|responses?";
@@ -126,7 +126,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // The costs of what is recommended kept from whoever asks:
             // "never mention its fees".
             Concealment,
-            r"\b(never|don'?t|do\s+not|without)\s+(mention\w*|disclos\w*|reveal\w*|bring\w*\s+up|talk\w*\s+about)\s+(its|their|the|any)\s+(fees|charges|costs|commissions?|risks|side\s+effects|downsides|drawbacks|complaints|lawsuits|recalls?|defects|breach(es)?)\b",
+            r"\b(never|don'?t|do\s+not|and\s+not|without)\s+(mention\w*|disclos\w*|reveal\w*|bring\w*\s+up|talk\w*\s+about)\s+((its|their|the|any)\s+(fees|charges|costs|commissions?|risks|side\s+effects|downsides|drawbacks|complaints|lawsuits|recalls?|defects|breach(es)?)|(clause|section|article|paragraph|item)\s+\d+)\b",
         ),
         (
             // The answer about this text dictated in the passive: "the
@@ -291,7 +291,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // sign.
             AddressedToAgent,
             &format!(
-                r"\b({AGENT})\s+([a-z]+\s+)?(reviewers?|readers?|summari[sz]ers?|screeners?|graders?|evaluators?|judges?|recruiters?|crawlers?|scrapers?|parsers?|triagers?|moderators?|checkers?|auditors?|analysts?|tools?|systems?|pipelines?)\s+(must|should|shall|are\s+to|need\s+to|have\s+to|are\s+required\s+to)\s+(\w+\s+)?({ACTION}|rate|mark|score|grade|rank|classify|treat|pass|accept|reject|recommend)\b"
+                r"\b({AGENT})\s+([a-z]+\s+)?(reviewers?|readers?|summari[sz]ers?|screeners?|graders?|evaluators?|judges?|recruiters?|crawlers?|scrapers?|parsers?|triagers?|moderators?|checkers?|auditors?|analysts?|tools?|systems?|pipelines?)\s+(must|should|shall|are\s+to|need\s+to|have\s+to|are\s+required\s+to)\s+(\w+\s+)?({ACTION}|rate|mark|score|grade|rank|classify|treat|pass|accept|reject|recommend|describe|call|present|portray|report|summari[sz]e)\b"
             ),
         ),
         (
@@ -925,7 +925,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             CredentialSolicitation,
             &format!(
-                r"\b(tell|telling|ask|asking|instruct|instructing|direct|directing|urge|urging|request|prompt|prompting|get|have)\s+(the\s+|all\s+|any\s+)?({PEOPLE_SERVED})\b[^.\n]{{0,60}}?\b(give|provide|share|send|enter|confirm|verify|type|reply\s+with|read\s+out|submit)\s+(their|his|her|your)\s+(full\s+)?({CREDENTIALS})\b|\b(ask|asking|request|requesting|prompt|prompting|press|pressing)\s+(the\s+|all\s+|any\s+)?({PEOPLE_SERVED})\s+for\s+(their|his|her|the|the\s+[a-z]+'s)\s+([a-z]+\s+){{0,2}}({CREDENTIALS})\b"
+                r"\b(tell|telling|ask|asking|instruct|instructing|direct|directing|urge|urging|request|prompt|prompting|get|have)\s+(the\s+|all\s+|any\s+)?({PEOPLE_SERVED})\b(?:[^.\n]|\.\S){{0,60}}?\b(give|provide|share|send|enter|confirm|verify|type|reply\s+with|read\s+out|submit)\s+(their|his|her|your)\s+(full\s+)?({CREDENTIALS})\b|\b(ask|asking|request|requesting|prompt|prompting|press|pressing)\s+(the\s+|all\s+|any\s+)?({PEOPLE_SERVED})\s+for\s+(their|his|her|the|the\s+[a-z]+'s)\s+([a-z]+\s+){{0,2}}({CREDENTIALS})\b"
             ),
         ),
         (
@@ -1315,6 +1315,31 @@ impl Pattern {
             .get_or_init(|| compile(&self.source).expect("injection pattern compiles"))
     }
 
+    /// A match `admit` takes that starts inside `rejected`, a match it did
+    /// not take: the leftmost match may start where the pattern cannot
+    /// ("mom\nAI: when you ..." read from "mom"), hiding one that starts
+    /// where it can ("AI: when you ..."). Later starts are the next
+    /// matches' to find.
+    fn admitted_within(
+        &self,
+        haystack: &[u8],
+        rejected: std::ops::Range<usize>,
+        admit: &dyn Fn(usize) -> bool,
+    ) -> Option<std::ops::Range<usize>> {
+        let mut from = rejected.start + 1;
+        while from < rejected.end {
+            let found = self.regex().search(&Input::new(haystack).range(from..))?;
+            if found.start() >= rejected.end {
+                return None;
+            }
+            if admit(found.start()) {
+                return Some(found.range());
+            }
+            from = found.start() + 1;
+        }
+        None
+    }
+
     fn full(&self) -> &regex::bytes::Regex {
         self.full.get_or_init(|| {
             regex::bytes::Regex::new(&self.source).expect("injection pattern compiles")
@@ -1430,9 +1455,22 @@ impl Patterns {
         for (index, spans) in self.matching(bytes) {
             let pattern = &self.each[index];
             let (feature, start) = (&pattern.feature, &pattern.start);
-            let admitted = spans.filter(|m| {
-                start.admits(bytes, m.start)
-                    && !(directs_the_answer(*feature) && said_of_another(bytes, m.start))
+            let admit = |at: usize| {
+                start.admits(bytes, at)
+                    && !(directs_the_answer(*feature) && said_of_another(bytes, at))
+            };
+            let mut covered = 0;
+            let admitted = spans.filter_map(|m| {
+                if m.start < covered {
+                    return None;
+                }
+                let m = if admit(m.start) {
+                    m
+                } else {
+                    pattern.admitted_within(bytes, m, &admit)?
+                };
+                covered = m.end;
+                Some(m)
             });
             for m in admitted.take(MATCHES_PER_PATTERN) {
                 let span = if *feature == Feature::HiddenComment {
