@@ -41,7 +41,27 @@ const FILE_EDIT: &[&str] = &[
     "patch",
     "applydiff",
 ];
-const FILE_DELETE: &[&str] = &["delete", "deletefile", "removefile", "rmfile"];
+/// Verbs that delete, read from the front of a folded tool name.
+const DELETING_VERBS: &[&str] = &[
+    "delete", "remove", "rm", "erase", "trash", "unlink", "destroy", "wipe", "purge",
+];
+/// What a deleting verb deletes when it is a file or a folder; the verb
+/// alone (`delete(path=...)`) too.
+const FILE_NOUNS: &[&str] = &[
+    "",
+    "file",
+    "files",
+    "folder",
+    "folders",
+    "directory",
+    "directories",
+    "dir",
+    "dirs",
+    "path",
+    "paths",
+    "tree",
+    "recursive",
+];
 const MULTIPLEXED_EDITORS: &[&str] = &["strreplaceeditor", "strreplacebasededittool", "texteditor"];
 const PATCH_TOOLS: &[&str] = &["applypatch", "patch", "applydiff"];
 const SHELL: &[&str] = &[
@@ -193,7 +213,7 @@ fn file_operation(folded: &str, args: &Map<String, Value>) -> Option<(FileOperat
         FileOperationKind::Write
     } else if FILE_EDIT.contains(&folded) {
         FileOperationKind::Edit
-    } else if FILE_DELETE.contains(&folded) {
+    } else if deletes_files(folded) {
         FileOperationKind::Delete
     } else {
         return None;
@@ -206,6 +226,17 @@ fn file_operation(folded: &str, args: &Map<String, Value>) -> Option<(FileOperat
         return Some((operation, patch_target(patch).unwrap_or_default()));
     }
     None
+}
+
+/// Whether a folded tool name is a deleting verb with a file's or a
+/// folder's noun, or alone: `delete_folder`, `removeDirectory`, `rm_dir`,
+/// `trash_file`.
+fn deletes_files(folded: &str) -> bool {
+    DELETING_VERBS.iter().any(|verb| {
+        folded
+            .strip_prefix(verb)
+            .is_some_and(|noun| FILE_NOUNS.contains(&noun))
+    })
 }
 
 fn editor_operation(args: &Map<String, Value>) -> FileOperationKind {

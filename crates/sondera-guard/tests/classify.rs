@@ -96,7 +96,18 @@ fn file_names_map_to_their_operation() {
             Op::Edit,
         ),
         (
-            &["delete", "delete_file", "remove_file", "rm_file"],
+            &[
+                "delete",
+                "delete_file",
+                "remove_file",
+                "rm_file",
+                "delete_folder",
+                "removeDirectory",
+                "rm_dir",
+                "trash_file",
+                "delete-files",
+                "erase_path",
+            ],
             Op::Delete,
         ),
     ];
@@ -133,6 +144,18 @@ fn filename_and_uri_never_count_as_paths() {
     assert_generic("read_file", json!({"filename": "secrets.txt"}));
     assert_generic("read_file", json!({"uri": "file:///etc/shadow"}));
     assert_generic("write_file", json!({"path": "   ", "content": "x"}));
+}
+
+#[test]
+fn deleting_verbs_with_other_nouns_stay_generic_calls() {
+    for tool in [
+        "delete_event",
+        "remove_member",
+        "delete_branch",
+        "deleted_files",
+    ] {
+        assert_generic(tool, json!({"path": "src/a.rs"}));
+    }
 }
 
 #[test]

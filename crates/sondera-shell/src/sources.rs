@@ -34,6 +34,13 @@ pub(super) fn assess(i: &Invocation, out: &mut Vec<Risk>) {
     for (name, value) in config_pairs(i) {
         judge(name, value, false);
     }
+    // An edit in place writes settings into files (`sed -i
+    // 's/verify=True/verify=False/' app.py`): what it writes is set there.
+    if let Some((_, text)) = crate::written::edited_content(i) {
+        for (name, value) in settings_in(&text) {
+            judge(name, value, false);
+        }
+    }
     if unverified.is_none() {
         unverified = i
             .assignments
@@ -54,6 +61,31 @@ pub(super) fn assess(i: &Invocation, out: &mut Vec<Risk>) {
             format!("{} takes packages or code from {host}", command()),
         ));
     }
+}
+
+/// The `KEY=VALUE`, `KEY: VALUE` and `KEY = VALUE` settings of a text
+/// (code or configuration), quotes taken off.
+fn settings_in(text: &str) -> Vec<(&str, &str)> {
+    const QUOTES: [char; 2] = ['"', '\''];
+    let pieces: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || ",;(){}[]".contains(c))
+        .filter(|p| !p.is_empty())
+        .collect();
+    let piece = |n: usize| pieces.get(n).copied().unwrap_or("");
+    let mut settings = Vec::new();
+    for n in 0..pieces.len() {
+        let (name, value) = match piece(n).split_once(['=', ':']) {
+            Some((name, "")) => (name, piece(n + 1)),
+            Some(pair) => pair,
+            None if matches!(piece(n + 1), "=" | ":") => (piece(n), piece(n + 2)),
+            None => continue,
+        };
+        let name = name.trim_matches(QUOTES);
+        if !name.is_empty() {
+            settings.push((name, value.trim_matches(QUOTES)));
+        }
+    }
+    settings
 }
 
 /// Whether the squeezed name `key` holds one of `pieces`.

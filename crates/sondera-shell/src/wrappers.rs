@@ -49,7 +49,9 @@ fn spec(program: &str) -> Option<Spec> {
                 "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "-R",
             ],
             false,
-            &["-v", "-k", "-K", "-l", "-V"],
+            // `-k` drops the cached credentials, then runs the command
+            // that follows, if one does.
+            &["-v", "-K", "-l", "-V"],
         ),
         "doas" => s(&["-u", "-C"], false, &[]),
         "env" => s(&["-u", "-C", "-P", "--unset", "--chdir"], false, &[]),
@@ -212,6 +214,9 @@ fn unwrap_at(words: &[Word], depth: usize) -> Unwrapped<'_> {
                 break;
             }
             if spec.no_run.contains(&a) {
+                // Nothing runs, so nothing runs with privileges (`sudo -l`
+                // lists them).
+                out.privileged = false;
                 return out;
             }
             if program == "env" && !a.starts_with('-') && a.contains('=') {
@@ -349,6 +354,11 @@ mod tests {
     fn lookups_run_nothing() {
         assert_eq!(program_of("command -v rm").0, "");
         assert_eq!(program_of("sudo -v").0, "");
+        assert!(!unwrap(&words("sudo -l")).privileged);
+        let command = words("sudo -k rm -rf /");
+        let dropped_then_run = unwrap(&command);
+        assert_eq!(dropped_then_run.argv[0].text, "rm");
+        assert!(dropped_then_run.privileged);
     }
 
     #[test]

@@ -1457,3 +1457,25 @@ fn data_spelled_into_a_request_by_a_substitution_is_sent() {
         );
     }
 }
+
+#[test]
+fn an_edit_in_place_that_switches_verification_off() {
+    for command in [
+        "sed -i 's/verify=True/verify=False/g' $(grep -rl 'verify=True' src/)",
+        "sed -i 's/rejectUnauthorized: true/rejectUnauthorized: false/' config.js",
+        "perl -pi -e 's/ssl_verify = 1/ssl_verify = 0/' app.conf",
+    ] {
+        assert_risk(command, UntrustedPackageSource);
+    }
+    for command in [
+        "sed -i 's/timeout=10/timeout=30/g' $(grep -rl 'timeout=10' src/)",
+        "sed -i 's/verify=False/verify=True/' app.py",
+        "sed -i 's/DEBUG = True/DEBUG = False/' settings.py",
+    ] {
+        assert!(
+            !kinds(command).contains(&UntrustedPackageSource),
+            "{command}: {:?}",
+            kinds(command)
+        );
+    }
+}
