@@ -560,13 +560,23 @@ pub(super) fn piped_uploads(
 }
 
 /// What of the data kept outside the workspace that `reader` prints or
-/// reads `upload` sends.
+/// reads, or of the secrets it searched for, `upload` sends.
 fn sent_data(
     upload: &Invocation,
     reader: &Invocation,
     ctx: &ShellContext<'_>,
     out: &mut Vec<Risk>,
 ) {
+    // What a hunt for secrets found is secrets, wherever it looked.
+    if let Some((pattern, _)) = secret_hunt(reader) {
+        out.push(risk(
+            RiskKind::UploadExternalFile,
+            format!(
+                "{} sends what {} found for `{}`",
+                upload.program, reader.program, pattern.text
+            ),
+        ));
+    }
     if let Some(data) = prints_outside_data(reader) {
         out.push(risk(
             RiskKind::UploadExternalFile,
@@ -863,18 +873,24 @@ fn key_file_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) 
     }
 }
 
-fn secret_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+/// What a searcher hunts for when it is secrets (`grep -r password`),
+/// and where it searches.
+fn secret_hunt(i: &Invocation) -> Option<(&Word, impl Iterator<Item = &Word>)> {
     if !Role::Searcher.includes(&i.program) {
-        return;
+        return None;
     }
     let mut operands = i.arg_words.iter().filter(|w| !w.text.starts_with('-'));
-    let Some(pattern) = operands.next() else {
+    let pattern = operands
+        .next()
+        .filter(|p| sondera_catalogue::secrets::names_secret(&p.text))?;
+    Some((pattern, operands))
+}
+
+fn secret_search(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Risk>) {
+    let Some((pattern, roots)) = secret_hunt(i) else {
         return;
     };
-    if !sondera_catalogue::secrets::names_secret(&pattern.text) {
-        return;
-    }
-    for root in operands {
+    for root in roots {
         let resolved = resolve(root, ctx);
         if !resolved.inside_workspace {
             out.push(risk(
