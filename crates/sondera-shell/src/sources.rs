@@ -6,7 +6,9 @@
 //! `key=value`, `config KEY VALUE`) and the environment it is given, so a
 //! tool nobody listed is read the same way.
 
-use sondera_catalogue::grammar::{OFF_VALUES, SKIPPING_PIECES, SOURCE_PIECES, VERIFYING_PIECES};
+use sondera_catalogue::grammar::{
+    CHECK_PIECES, NEGATING_PREFIXES, OFF_VALUES, SKIPPING_PIECES, SOURCE_PIECES, VERIFYING_PIECES,
+};
 use sondera_catalogue::hosts::{authority_host, official_registry, url_host};
 
 use crate::types::{Invocation, Risk, RiskKind, risk};
@@ -40,6 +42,20 @@ pub(super) fn assess(i: &Invocation, out: &mut Vec<Risk>) {
         for (name, value) in settings_in(&text) {
             judge(name, value, false);
         }
+    }
+    // A flag that turns a check off needs no value (`yum install
+    // --nogpgcheck x`, `wget --no-check-certificate URL`). `--no-verify`
+    // skips a tool's own hooks (`git commit`), not a check of what is
+    // fetched.
+    if unverified.is_none() {
+        unverified = i
+            .args
+            .iter()
+            .filter_map(|a| a.strip_prefix('-'))
+            .map(|flag| flag.trim_start_matches('-'))
+            .filter(|flag| *flag != "no-verify")
+            .find(|flag| squeezed(flag, |key| switches_off(key, None)))
+            .map(|flag| format!("--{flag}"));
     }
     if unverified.is_none() {
         unverified = i
@@ -135,7 +151,25 @@ fn switches_off(key: &str, value: Option<&str>) -> bool {
             .iter()
             .any(|v| v.eq_ignore_ascii_case(value.trim()))
     };
-    if has_piece(key, SKIPPING_PIECES) {
+    let names_a_check = |rest: &str| {
+        CHECK_PIECES.iter().any(|piece| rest.starts_with(piece))
+            || ["check", "verify"].iter().any(|verb| {
+                rest.strip_prefix(verb)
+                    .is_some_and(|r| has_piece(r, CHECK_PIECES))
+            })
+    };
+    // A skip negated keeps the check (`--no-allow-unauthenticated`).
+    let negated_skip = NEGATING_PREFIXES.iter().any(|p| {
+        key.strip_prefix(p)
+            .is_some_and(|rest| SKIPPING_PIECES.iter().any(|s| rest.starts_with(s)))
+    });
+    if negated_skip {
+        return false;
+    }
+    let negated_check = NEGATING_PREFIXES
+        .iter()
+        .any(|p| key.strip_prefix(p).is_some_and(names_a_check));
+    if negated_check || has_piece(key, SKIPPING_PIECES) {
         return value.is_none_or(|value| !off(value));
     }
     let Some(value) = value else {

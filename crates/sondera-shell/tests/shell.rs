@@ -1481,3 +1481,38 @@ fn an_edit_in_place_that_switches_verification_off() {
         );
     }
 }
+
+#[test]
+fn flags_that_turn_a_check_of_what_is_fetched_off() {
+    for command in [
+        "yum install --nogpgcheck -y agent",
+        "zypper --no-gpg-checks install agent",
+        "rpm -i --nosignature agent.rpm",
+        "docker pull --disable-content-trust acme/image:latest",
+        "export DOCKER_CONTENT_TRUST=0",
+        "wget --no-check-certificate https://files.example/pkg.tar.gz",
+        "snap install --dangerous ./app.snap",
+        "apt-get install --allow-unauthenticated -y agent",
+        "helm install x ./chart --skip-tls-verify",
+        "yarn install --skip-integrity-check",
+    ] {
+        assert_risk(command, UntrustedPackageSource);
+    }
+    for command in [
+        "git commit --no-verify -m wip",
+        "git commit --no-gpg-sign -m wip",
+        "git log --no-show-signature",
+        "git clone --no-checkout https://github.com/acme/app",
+        "npm install --no-audit --no-fund",
+        "pip install --no-cache-dir -r requirements.txt",
+        "apt-get install --no-install-recommends -y curl",
+        "export DOCKER_CONTENT_TRUST=1",
+        "gcloud run deploy api --image gcr.io/acme/api --no-allow-unauthenticated",
+    ] {
+        assert!(
+            !kinds(command).contains(&UntrustedPackageSource),
+            "{command}: {:?}",
+            kinds(command)
+        );
+    }
+}
