@@ -97,6 +97,16 @@ pub(super) fn exposure(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec<Ris
             ));
         }
     }
+    if let Some(port) = published_everywhere(i) {
+        out.push(risk(
+            RiskKind::Exposure,
+            format!(
+                "{} {} publishes port {port} on every interface",
+                i.program,
+                i.args.join(" ")
+            ),
+        ));
+    }
     if let Some(what) = tunnelled(i) {
         out.push(risk(
             RiskKind::Exposure,
@@ -179,6 +189,37 @@ fn tunnelled(i: &Invocation) -> Option<String> {
     }
 }
 
+/// A remote-login or data store port published on every interface,
+/// whatever the tool: bound to `0.0.0.0` (`docker run -p
+/// 0.0.0.0:6379:6379`, `kubectl port-forward --address 0.0.0.0`), given a
+/// load balancer or a node port (`kubectl expose --type=LoadBalancer`), or
+/// opened by name (`az vm open-port --port 22`). Published on the loopback
+/// interface, or a web port, it is ordinary work.
+fn published_everywhere(i: &Invocation) -> Option<u16> {
+    if i.phantom {
+        return None;
+    }
+    let everywhere = i.args.iter().any(|a| {
+        let a = a.to_ascii_lowercase();
+        matches!(
+            a.as_str(),
+            "0.0.0.0" | "::" | "[::]" | "open-port" | "loadbalancer" | "nodeport"
+        ) || a.starts_with("0.0.0.0:")
+            || a.ends_with("=0.0.0.0")
+            || a.ends_with("=loadbalancer")
+            || a.ends_with("=nodeport")
+    });
+    if !everywhere {
+        return None;
+    }
+    i.args
+        .iter()
+        .filter(|a| !a.contains('.') || a.starts_with("0.0.0.0:"))
+        .flat_map(|a| a.split([':', '=', ',', '/']))
+        .filter_map(|piece| piece.parse::<u16>().ok())
+        .find(|port| LOGIN_PORTS.contains(port) || DATA_PORTS.contains(port))
+}
+
 /// What `socat LISTEN-ADDRESS TARGET` relays from every interface: a
 /// login or data store port, of this machine or another
 /// (`TCP4-LISTEN:8080,fork TCP4:10.0.0.5:5432`). A listener bound to the
@@ -255,7 +296,9 @@ pub(super) fn access_widened(i: &Invocation, out: &mut Vec<Risk>) {
         anybody |= pieces(arg).any(|t| is_one_of(t, ANYONE_TOKENS));
         if arg.contains('{') {
             let document = compact_lowercase(arg);
-            anybody |= document.contains(r#""principal":"*""#)
+            anybody |= document.contains("group=all}")
+                || document.contains(r#""group":"all""#)
+                || document.contains(r#""principal":"*""#)
                 || document.contains(r#""principal":{"aws":"*"}"#);
             administers |=
                 document.contains(r#""action":"*""#) || document.contains(r#""action":["*"]"#);
@@ -325,14 +368,21 @@ fn operation(i: &Invocation) -> Operation {
 
 fn opens_to_anybody(name: &str, value: &str) -> bool {
     let has = |token: &str| pieces(name).any(|t| t.eq_ignore_ascii_case(token));
-    let lets_addresses_in =
-        has("cidr") || has("source") || has("ip") && (has("range") || has("prefix"));
+    let lets_addresses_in = has("cidr")
+        || has("source")
+        || has("ip") && (has("range") || has("prefix"))
+        || has("networks") && (has("authorized") || has("allowed"));
+    // Cloud APIs name the public as the group "all" (`--group-names all`,
+    // `--values-to-add all` for a snapshot's restore permission).
+    let grantees =
+        has("names") && has("group") || has("add") || has("grantees") || has("principals");
     let closed = ["off", "none", "false", "disabled"];
     is_one_of(value, PUBLIC_ACLS)
         || name == "visibility" && value.eq_ignore_ascii_case("public")
         || name == "private" && value.eq_ignore_ascii_case("false")
         || name == "public-access" && !is_one_of(value, &closed)
         || name == "principal" && value == "*"
+        || grantees && value.eq_ignore_ascii_case("all")
         || lets_addresses_in
             && value
                 .split(',')
@@ -422,6 +472,10 @@ mod tests {
             "ssh -R 0.0.0.0:2222:localhost:22 user@203.0.113.7",
             "socat TCP-LISTEN:15432,fork TCP:db.internal:5432",
             "socat tcp4-listen:2222,reuseaddr,fork tcp4:10.1.2.3:22",
+            "docker run -d -p 0.0.0.0:6379:6379 redis",
+            "kubectl port-forward --address 0.0.0.0 svc/db 5432:5432",
+            "kubectl expose deployment db --type=LoadBalancer --port 5432",
+            "az vm open-port --port 22 --resource-group rg --name vm",
         ] {
             assert!(has(command, RiskKind::Exposure), "{command}");
         }
@@ -436,6 +490,11 @@ mod tests {
             "socat TCP-LISTEN:15432,bind=127.0.0.1,fork TCP:db.internal:5432",
             "socat TCP-LISTEN:8080,fork TCP:localhost:3000",
             "socat - TCP:db.internal:5432",
+            "docker run -d --name db -p 127.0.0.1:5432:5432 postgres:16",
+            "docker run -d -p 0.0.0.0:8080:80 nginx",
+            "kubectl port-forward svc/db 5432:5432",
+            "kubectl expose deployment web --type=LoadBalancer --port 80",
+            "az vm open-port --port 443 --resource-group rg --name vm",
         ] {
             assert!(!has(command, RiskKind::Exposure), "{command}");
         }
@@ -457,6 +516,10 @@ mod tests {
             "b2 bucket update media allPublic --acl public-read",
             "aws ec2 authorize-security-group-ingress --group-id sg-1 --ip-permissions --cidr-ip=0.0.0.0/0",
             "gh api -X DELETE repos/acme/app/branches/main/protection",
+            "aws ec2 modify-snapshot-attribute --snapshot-id snap-1 --attribute createVolumePermission --operation-type add --group-names all",
+            "aws rds modify-db-snapshot-attribute --db-snapshot-identifier s --attribute-name restore --values-to-add all",
+            "aws ec2 modify-image-attribute --image-id ami-1 --launch-permission Add=[{Group=all}]",
+            "gcloud sql instances patch prod --authorized-networks=0.0.0.0/0",
         ] {
             assert!(has(command, RiskKind::Exposure), "{command}");
         }
@@ -468,6 +531,9 @@ mod tests {
             "aws ec2 describe-security-groups --filters Name=ip-permission.cidr,Values=0.0.0.0/0",
             "ip route add 0.0.0.0/0 via 10.0.0.1",
             "aws s3api put-public-access-block --bucket b --public-access-block-configuration BlockPublicAcls=true",
+            "aws rds modify-db-snapshot-attribute --db-snapshot-identifier s --attribute-name restore --values-to-add 123456789012",
+            "gcloud sql instances patch prod --authorized-networks=203.0.113.0/24",
+            "pdm install --group all",
         ] {
             assert!(
                 !has(command, RiskKind::PrivilegeEscalation) && !has(command, RiskKind::Exposure),
