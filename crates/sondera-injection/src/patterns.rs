@@ -461,7 +461,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             Concealment,
-            r"\b(do\s+not|don'?t|never|without)\s+(tell\w*|inform\w*|notify\w*|mention\w*|reveal\w*|alert\w*|asking|let\w*|disclos\w*|report\w*)\s+(this\s+to\s+)?(the\s+user|anyone|your\s+user|the\s+owner|the\s+account\s+(owner|holder))\b|\b(notify|tell|inform|alert|warn)\s+(no\s+one|nobody|noone)\b|\b(don'?t|do\s+not|never)\s+(mention|post|say|share)\s+(it|this|that)\s+(in|to|on)\s+(the\s+)?(channel|team|thread|group|chat)\b|\b(don'?t|do\s+not|never|without)\s+(explain\w*|justify\w*)\s+(why|it|this|that|yourself)\b",
+            r"\b(do\s+not|don'?t|never|without)\s+(tell\w*|inform\w*|notify\w*|mention\w*|reveal\w*|alert\w*|asking|let\w*|disclos\w*|report\w*)\s+(this\s+to\s+)?(the\s+user|anyone|your\s+user|the\s+owner|the\s+account\s+(owner|holder)|(the\s+)?(attendees|participants|recipients|customers|members|team))\b|\b(notify|tell|inform|alert|warn)\s+(no\s+one|nobody|noone)\b|\b(don'?t|do\s+not|never)\s+(mention|post|say|share)\s+(it|this|that)\s+(in|to|on)\s+(the\s+)?(channel|team|thread|group|chat)\b|\b(don'?t|do\s+not|never|without)\s+(explain\w*|justify\w*)\s+(why|it|this|that|yourself)\b",
         ),
         (
             AddressedToAgent,
@@ -1047,13 +1047,35 @@ impl Start {
             Self::Sentence => before
                 .copied()
                 .find(|b| !b" \t".contains(b))
-                .is_none_or(|b| b".!?\n>([-:\"'#*/|".contains(&b)),
+                .is_none_or(|b| b".!?\n>([-:\"'#*/|".contains(&b) || enumerated(text, at)),
             Self::Clause => before
                 .copied()
                 .find(|b| !b" \t".contains(b))
                 .is_none_or(|b| b".!?\n>([])-:\"'#*/|,;".contains(&b)),
         }
     }
+}
+
+/// Whether the text before `at` ends with an item's number or letter
+/// closed by a bracket ("1) budget 2) Meeting bot: ..."): an item of a
+/// list starts there as a sentence does.
+fn enumerated(text: &[u8], at: usize) -> bool {
+    let before = text[..at].trim_ascii_end();
+    let Some(rest) = before.strip_suffix(b")") else {
+        return false;
+    };
+    let label = rest.len()
+        - rest
+            .iter()
+            .rev()
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count();
+    let item = &rest[label..];
+    (1..=2).contains(&item.len())
+        && (item.iter().all(u8::is_ascii_digit) || item.len() == 1)
+        && rest[..label]
+            .last()
+            .is_none_or(|b| b.is_ascii_whitespace() || *b == b'(')
 }
 
 /// `pattern` over bytes, with ASCII classes and boundaries. Unicode ones

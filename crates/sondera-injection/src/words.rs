@@ -565,7 +565,15 @@ pub(crate) fn override_phrases(text: &str) -> Vec<Range<usize>> {
                     .get(i + 1)
                     .is_some_and(|t| t.class & FOLLOW != 0 && !t.after_break));
         if starts && let Some(end) = phrase_end(&tokens, i) {
-            found.push(tokens[i].span.start..tokens[end].span.end);
+            let span = tokens[i].span.start..tokens[end].span.end;
+            // "Please ignore my previous email": the writer takes back their
+            // own words; the reader's instructions are not theirs.
+            let own = text[span.clone()]
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| matches!(w, "my" | "our"));
+            if !own {
+                found.push(span);
+            }
             i = end + 1;
             continue;
         }
@@ -694,6 +702,8 @@ mod tests {
             "Drop the table before running the previous migration commands? No.",
             "The previous instructions were unclear, so we rewrote them.",
             "forget it",
+            "Please ignore my previous message about the offsite.",
+            "Disregard our earlier email, the invoice was correct.",
         ] {
             assert!(!found(text), "{text:?}");
         }

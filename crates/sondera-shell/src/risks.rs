@@ -483,12 +483,15 @@ fn files_written(i: &Invocation) -> Vec<&crate::word::Word> {
             && i.args
                 .iter()
                 .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('i')));
-    let mut written: Vec<&crate::word::Word> =
-        if in_place || matches!(p, "tee" | "cp" | "mv" | "install" | "ln" | "rsync" | "scp") {
-            i.operand_words().collect()
-        } else {
-            Vec::new()
-        };
+    // A copy writes its destination only; a move also takes its sources
+    // away.
+    let mut written: Vec<&crate::word::Word> = if in_place || matches!(p, "tee" | "mv") {
+        i.operand_words().collect()
+    } else if matches!(p, "cp" | "install" | "ln" | "rsync" | "scp") {
+        copied_to(i).into_iter().collect()
+    } else {
+        Vec::new()
+    };
     let words = &i.arg_words;
     for (n, w) in words.iter().enumerate() {
         let t = w.text.as_str();
@@ -504,6 +507,17 @@ fn files_written(i: &Invocation) -> Vec<&crate::word::Word> {
         }
     }
     written
+}
+
+/// Where a copy goes: the directory given with `-t` (`cp -t DIR FILE...`),
+/// else the last operand.
+fn copied_to(i: &Invocation) -> Option<&crate::word::Word> {
+    let words = &i.arg_words;
+    words
+        .iter()
+        .position(|w| matches!(w.text.as_str(), "-t" | "--target-directory"))
+        .and_then(|n| words.get(n + 1))
+        .or_else(|| i.operand_words().last())
 }
 
 /// Paths given as `--output=FILE` or `--output-document=FILE`.

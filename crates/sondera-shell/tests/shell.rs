@@ -1516,3 +1516,25 @@ fn flags_that_turn_a_check_of_what_is_fetched_off() {
         );
     }
 }
+
+#[test]
+fn a_copy_writes_its_destination_not_its_sources() {
+    for command in [
+        "cp x.conf /etc/nginx/",
+        "cp -t /etc/ x.conf",
+        "mv /etc/hosts ./h",
+    ] {
+        assert_risk(command, SystemWrite);
+    }
+    for command in [
+        "cp /bin/bash ./sandbox/bin/",
+        "cp /etc/hosts backup/",
+        "cp -r /etc/nginx ./conf/",
+    ] {
+        assert!(
+            !kinds(command).contains(&SystemWrite),
+            "{command}: {:?}",
+            kinds(command)
+        );
+    }
+}
