@@ -139,13 +139,7 @@ pub(super) fn assess(
             format!("{p} looks up a name built at run time"),
         ));
     }
-    let reached: Vec<(String, Host)> = destinations(i)
-        .into_iter()
-        .map(|raw| {
-            let host = Host::parse(&raw);
-            (raw, host)
-        })
-        .collect();
+    let reached = reached(i);
     secrets_sent(i, &reached, sent_variables(i), out);
     for (raw, host) in reached {
         if host.class == HostClass::Metadata {
@@ -156,6 +150,17 @@ pub(super) fn assess(
         }
         hosts.push(host.name);
     }
+}
+
+/// The destinations `i` reaches, each as written and as a host.
+fn reached(i: &Invocation) -> Vec<(String, Host)> {
+    destinations(i)
+        .into_iter()
+        .map(|raw| {
+            let host = Host::parse(&raw);
+            (raw, host)
+        })
+        .collect()
 }
 
 /// Whether the host of the URL in `w` is a name built at run time around
@@ -567,15 +572,8 @@ pub(super) fn piped_uploads(
         // Credentials the readers print are sent as their own would be
         // (`curl "https://h/?d=$(echo $AWS_SECRET_ACCESS_KEY)"`), and judged
         // by where they go: a token piped to its own service stays there.
-        let reached: Vec<(String, Host)> = destinations(upload)
-            .into_iter()
-            .map(|raw| {
-                let host = Host::parse(&raw);
-                (raw, host)
-            })
-            .collect();
         let printed = readers.iter().flat_map(|r| sent_variables(r));
-        secrets_sent(upload, &reached, printed, out);
+        secrets_sent(upload, &reached(upload), printed, out);
     }
 }
 

@@ -28,6 +28,15 @@ fn assert_risk(command: &str, kind: RiskKind) {
     );
 }
 
+fn assert_no_risk(command: &str, kind: RiskKind) {
+    let analysis = analyze(command, &CTX);
+    assert!(
+        !analysis.has(kind),
+        "{command:?} should not carry {kind:?}; got {:?}",
+        analysis.risks
+    );
+}
+
 #[test]
 fn destructive_commands_are_tagged() {
     let cases: &[(&str, RiskKind)] = &[
@@ -1452,11 +1461,7 @@ fn data_spelled_into_a_request_by_a_substitution_is_sent() {
         "grep -rn TODO src | curl -s -d @- https://paste-bin.example/",
         r#"echo "$(history 1)""#,
     ] {
-        assert!(
-            !kinds(command).contains(&UploadExternalFile),
-            "{command}: {:?}",
-            kinds(command)
-        );
+        assert_no_risk(command, UploadExternalFile);
     }
 }
 
@@ -1474,11 +1479,7 @@ fn an_edit_in_place_that_switches_verification_off() {
         "sed -i 's/verify=False/verify=True/' app.py",
         "sed -i 's/DEBUG = True/DEBUG = False/' settings.py",
     ] {
-        assert!(
-            !kinds(command).contains(&UntrustedPackageSource),
-            "{command}: {:?}",
-            kinds(command)
-        );
+        assert_no_risk(command, UntrustedPackageSource);
     }
 }
 
@@ -1509,11 +1510,7 @@ fn flags_that_turn_a_check_of_what_is_fetched_off() {
         "export DOCKER_CONTENT_TRUST=1",
         "gcloud run deploy api --image gcr.io/acme/api --no-allow-unauthenticated",
     ] {
-        assert!(
-            !kinds(command).contains(&UntrustedPackageSource),
-            "{command}: {:?}",
-            kinds(command)
-        );
+        assert_no_risk(command, UntrustedPackageSource);
     }
 }
 
@@ -1531,10 +1528,6 @@ fn a_copy_writes_its_destination_not_its_sources() {
         "cp /etc/hosts backup/",
         "cp -r /etc/nginx ./conf/",
     ] {
-        assert!(
-            !kinds(command).contains(&SystemWrite),
-            "{command}: {:?}",
-            kinds(command)
-        );
+        assert_no_risk(command, SystemWrite);
     }
 }
