@@ -199,15 +199,17 @@ fn published_everywhere(i: &Invocation) -> Option<u16> {
     if i.phantom {
         return None;
     }
+    let ends_with = |a: &str, suffix: &str| {
+        a.len() >= suffix.len()
+            && a.is_char_boundary(a.len() - suffix.len())
+            && a[a.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+    };
     let everywhere = i.args.iter().any(|a| {
-        let a = a.to_ascii_lowercase();
-        matches!(
-            a.as_str(),
-            "0.0.0.0" | "::" | "[::]" | "open-port" | "loadbalancer" | "nodeport"
-        ) || a.starts_with("0.0.0.0:")
-            || a.ends_with("=0.0.0.0")
-            || a.ends_with("=loadbalancer")
-            || a.ends_with("=nodeport")
+        a.starts_with("0.0.0.0")
+            || matches!(a.as_str(), "::" | "[::]" | "open-port")
+            || ["=0.0.0.0", "loadbalancer", "nodeport"]
+                .iter()
+                .any(|suffix| ends_with(a, suffix))
     });
     if !everywhere {
         return None;

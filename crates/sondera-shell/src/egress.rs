@@ -555,12 +555,18 @@ pub(super) fn piped_uploads(
     out: &mut Vec<Risk>,
 ) {
     for (n, upload) in invocations.iter().enumerate() {
+        let piped = matches!(upload.stdin, Stdin::Pipe(_));
+        let substituted = !upload.substituted.is_empty();
+        if !piped && !substituted {
+            continue;
+        }
+        let uploads = is_upload(upload);
         let mut readers: Vec<&Invocation> = Vec::new();
-        if matches!(upload.stdin, Stdin::Pipe(_)) && is_upload(upload) {
+        if piped && uploads {
             readers.extend(feeding_stages(invocations, n));
         }
-        let requests = Role::HttpClient.includes(&upload.program) || is_upload(upload);
-        if requests && upload.arg_words.iter().any(|w| !w.substitutions.is_empty()) {
+        let requests = uploads || Role::HttpClient.includes(&upload.program);
+        if substituted && requests && upload.arg_words.iter().any(|w| !w.substitutions.is_empty()) {
             readers.extend(invocations.get(upload.substituted.clone()).unwrap_or(&[]));
         }
         if readers.is_empty() {
@@ -939,9 +945,10 @@ fn is_upload(i: &Invocation) -> bool {
     let args = &i.args;
     let flag = |names: &[&str]| {
         args.iter().any(|a| {
-            names
-                .iter()
-                .any(|n| a == n || a.starts_with(&format!("{n}=")))
+            names.iter().any(|n| {
+                a.strip_prefix(n)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+            })
         })
     };
     let piped_in = match &i.stdin {
