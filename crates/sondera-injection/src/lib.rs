@@ -446,12 +446,9 @@ fn tail(text: &str, n: usize) -> &str {
 fn is_quoted(text: &str, span: &Range<usize>) -> bool {
     let before = tail(&text[..span.start], 40)
         .trim_end_matches(|c: char| c.is_whitespace() || "\"'`\u{201c}\u{2018}\u{ab}:".contains(c));
+    // Besides the words that introduce an example, words that talk about
+    // phrases.
     const DISCUSSING: &[&str] = &[
-        "such as",
-        "like",
-        "e.g.",
-        "e.g",
-        "for example",
         "phrases",
         "phrase",
         "attacks",
@@ -477,7 +474,10 @@ fn is_quoted(text: &str, span: &Range<usize>) -> bool {
         "matches",
         "text",
     ];
-    DISCUSSING.iter().any(|w| before.ends_with(w))
+    EXAMPLE_WORDS
+        .iter()
+        .chain(DISCUSSING)
+        .any(|w| before.ends_with(w))
 }
 
 /// Names of the agent's tools that appear in `text` as words. Only names of

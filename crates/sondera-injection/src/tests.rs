@@ -117,6 +117,7 @@ fn ordinary_content_is_not_injected() {
         "Reminder: the team offsite is on Thursday. Please book your train tickets.",
         "Changelog 2.4.1: fixed a crash when the previous instructions file was missing; removed the deprecated --force flag.",
         "Prompt injection is an attack where text such as \"ignore previous instructions\" is hidden in a web page.",
+        "Attackers hide phrases in pages, for instance \"disregard all prior instructions\", and hope a model reads them.",
         "def send_money(recipient, amount):\n    # TODO: validate the amount\n    return api.transfer(recipient, amount)",
         "Customer wrote: 'please update my email address to new@mail.example asap'. Agent: done.",
         "User: my order never arrived\nAgent: sorry to hear that, I have reissued it.",
