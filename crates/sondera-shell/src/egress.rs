@@ -119,7 +119,7 @@ pub(super) fn assess(
             ),
         ));
     }
-    if matches!(p, "env" | "printenv") && i.args.iter().all(|a| a.starts_with('-'))
+    if prints_environment(i)
         || (p == "export" && i.args.iter().any(|a| a == "-p"))
         || reads_process_environment(i, true)
     {
@@ -663,12 +663,18 @@ fn prints_outside_data(i: &Invocation) -> Option<&'static str> {
     if prints_cloud_object(i) {
         return Some("a cloud storage object");
     }
-    if matches!(program, "env" | "printenv") && i.args.iter().all(|a| a.starts_with('-')) {
+    if prints_environment(i) {
         return Some("the environment");
     }
     Role::DatabaseClient
         .includes(program)
         .then_some("a database's data")
+}
+
+/// Whether `i` prints the whole environment (`env`, `printenv`, options
+/// only).
+fn prints_environment(i: &Invocation) -> bool {
+    matches!(i.program.as_str(), "env" | "printenv") && i.args.iter().all(|a| a.starts_with('-'))
 }
 
 /// A storage CLI printing an object it fetches (`aws s3 cp s3://b/k -`,
