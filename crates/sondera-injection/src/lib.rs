@@ -264,6 +264,13 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
         Feature::PromptLeak => !negated(plain, span.start),
         _ => true,
     });
+    let directions = addressed::directions(plain);
+    for span in directions.actions {
+        if addressed::addresses_a_reader(plain, span.clone()) {
+            found.push((Feature::AddressedToAgent, span.clone()));
+            found.push((Feature::ActionRequest, span));
+        }
+    }
     let examples = quoted_examples(plain);
     if !examples.is_empty() {
         found.retain(|(_, span)| {
@@ -285,7 +292,8 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
         };
         found.push((feature, span));
     }
-    for span in addressed::directed_answers(plain)
+    for span in directions
+        .answers
         .into_iter()
         .chain(spaceless::directed_answers(plain))
     {

@@ -1042,7 +1042,7 @@ impl Start {
             Self::Line => {
                 let mut line = before.take_while(|&&b| b != b'\n').peekable();
                 line.peek().is_some_and(|&&b| b == b'>')
-                    || line.all(|b| b" \t>*#=|-[]()<{}/x0123456789.".contains(b))
+                    || line.all(|b| b" \t>*#=|-[]()<{}/x0123456789.\"'`".contains(b))
             }
             Self::Sentence => before
                 .copied()
