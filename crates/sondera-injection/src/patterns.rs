@@ -1503,10 +1503,18 @@ impl Patterns {
                 } else {
                     m
                 };
-                found.push((*feature, span));
+                found.push((*feature, on_char_boundaries(text, span)));
             }
         }
     }
+}
+
+/// `span` widened to the characters it touches: the patterns read bytes,
+/// and a class of "anything but" these bytes ends a match inside a
+/// character ("Hey Claude — ..." stops in the dash's bytes), which no
+/// reader of the span may slice at.
+fn on_char_boundaries(text: &str, span: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    text.floor_char_boundary(span.start)..text.ceil_char_boundary(span.end)
 }
 
 /// Features whose wordings open with the verb of a direction ("answer in
