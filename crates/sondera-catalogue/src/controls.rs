@@ -99,6 +99,10 @@ pub const SERVICE_MANAGERS: &[&str] = &[
     "Set-Service",
 ];
 
+/// Programs that stop processes by their name (`pkill -f falcon-sensor`):
+/// one whose name says it is a control is a control stopped.
+pub const PROCESS_KILLERS: &[&str] = &["pkill", "killall", "skill", "taskkill", "Stop-Process"];
+
 /// Verbs of a service manager that take a service down.
 pub const STOPPING_VERBS: &[&str] = &[
     "stop", "disable", "mask", "kill", "unload", "bootout", "remove", "off", "del", "delete",

@@ -49,6 +49,11 @@ pub enum Format {
     /// packages come from (`go.mod`, `Cargo.toml`, `requirements.txt`,
     /// `pyproject.toml`, `.npmrc`, `pip.conf`).
     Dependencies,
+    /// An editor's start-up file in its own language (Vim script, Lua,
+    /// Emacs Lisp): shell escapes (`:!cmd`, `silent !cmd`) and the calls
+    /// that run a command (`system(...)`, `os.execute(...)`,
+    /// `(shell-command ...)`).
+    EditorScript,
 }
 
 /// A file that runs later: what runs it and how it reads the file.
@@ -228,6 +233,31 @@ const ENTRIES: &[Entry] = &[
         kind: "dependencies",
         format: Format::Dependencies,
     },
+    Entry {
+        // What Vim, Neovim and Emacs read at start, and the project files
+        // they read on opening a folder (`.exrc`, `.nvim.lua`,
+        // `.dir-locals.el`).
+        matches: |p| {
+            matches!(
+                p.name,
+                ".vimrc"
+                    | "_vimrc"
+                    | ".gvimrc"
+                    | ".exrc"
+                    | ".nvimrc"
+                    | ".nvim.lua"
+                    | ".emacs"
+                    | ".dir-locals.el"
+            ) || (p.parent.ends_with("/.vim") && matches!(p.name, "vimrc" | "gvimrc"))
+                || (p.parent.ends_with("/nvim") && matches!(p.name, "init.vim" | "init.lua"))
+                || (p.parent.ends_with("/.emacs.d")
+                    && matches!(p.name, "init.el" | "early-init.el"))
+                || ((p.under(".vim") || p.under("nvim"))
+                    && (p.name.ends_with(".vim") || p.name.ends_with(".lua")))
+        },
+        kind: "editor_startup",
+        format: Format::EditorScript,
+    },
 ];
 
 fn yaml(name: &str) -> bool {
@@ -300,6 +330,12 @@ mod tests {
             "/w/requirements-dev.txt",
             "dependencies",
             Format::Dependencies,
+        ),
+        ("/home/dev/.vimrc", "editor_startup", Format::EditorScript),
+        (
+            "/home/dev/.config/nvim/init.lua",
+            "editor_startup",
+            Format::EditorScript,
         ),
     ];
 

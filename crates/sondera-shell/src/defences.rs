@@ -7,8 +7,8 @@
 //! ([`sondera_catalogue::controls`]); here it is read from the command.
 
 use sondera_catalogue::controls::{
-    DATA_PORTS, LOGIN_PORTS, SECURITY_UNIT_TOKENS, SERVICE_MANAGERS, STOPPING_VERBS, control,
-    hardening_setting,
+    DATA_PORTS, LOGIN_PORTS, PROCESS_KILLERS, SECURITY_UNIT_TOKENS, SERVICE_MANAGERS,
+    STOPPING_VERBS, control, hardening_setting,
 };
 use sondera_catalogue::grammar::{
     self, ADMIN_ROLE_PIECES, ANYONE_TOKENS, BROAD_ROLES, EVERY_ADDRESS, GRANTING_VERBS,
@@ -28,7 +28,8 @@ pub(super) fn controls_off(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec
     let program = i.program.as_str();
     let control = control(program);
     let manager = SERVICE_MANAGERS.contains(&program);
-    if control.is_none() && !manager && program != "sysctl" {
+    let killer = PROCESS_KILLERS.contains(&program);
+    if control.is_none() && !manager && !killer && program != "sysctl" {
         return;
     }
     let args: Vec<&str> = i.args.iter().map(String::as_str).collect();
@@ -36,7 +37,7 @@ pub(super) fn controls_off(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Vec
     if control.is_some_and(|c| c.switched_off(&args)) {
         out.push(risk(RiskKind::SecurityControlOff, command()));
     }
-    if manager && stops_a_control(&args) {
+    if manager && stops_a_control(&args) || killer && names_a_control(&args) {
         out.push(risk(RiskKind::SecurityControlOff, command()));
     }
     if program == "sysctl" {
@@ -70,16 +71,16 @@ fn writes_hardening_setting(i: &Invocation, ctx: &ShellContext<'_>, out: &mut Ve
 /// A service manager's stopping verb applied to a unit whose name says it
 /// is a security control (`systemctl disable --now firewalld`).
 fn stops_a_control(args: &[&str]) -> bool {
-    let words: Vec<Vec<String>> = args.iter().map(|a| grammar::tokens(a).collect()).collect();
-    let stops = words
-        .iter()
-        .flatten()
+    let stops = (args.iter().flat_map(|a| grammar::tokens(a)))
         .any(|t| STOPPING_VERBS.contains(&t.as_str()));
-    stops
-        && words
-            .iter()
-            .flatten()
-            .any(|t| SECURITY_UNIT_TOKENS.contains(&t.as_str()))
+    stops && names_a_control(args)
+}
+
+/// Whether a word of `args` names a security control (`falcon-sensor`,
+/// `osqueryd`).
+fn names_a_control(args: &[&str]) -> bool {
+    (args.iter().flat_map(|a| grammar::tokens(a)))
+        .any(|t| SECURITY_UNIT_TOKENS.contains(&t.as_str()))
 }
 
 /// The machine opened to the network: a file server over home, the root
@@ -448,6 +449,8 @@ mod tests {
             "systemctl disable --now firewalld",
             "service apparmor stop",
             "echo 0 > /proc/sys/kernel/randomize_va_space",
+            "pkill -9 -f falcon-sensor",
+            "killall osqueryd",
         ] {
             assert!(has(command, RiskKind::SecurityControlOff), "{command}");
         }
@@ -456,6 +459,8 @@ mod tests {
             "systemctl stop my-dev-server",
             "sysctl -w vm.max_map_count=262144",
             "sysctl kernel.randomize_va_space",
+            "pkill -f 'node server.js'",
+            "killall webpack",
         ] {
             assert!(!has(command, RiskKind::SecurityControlOff), "{command}");
         }

