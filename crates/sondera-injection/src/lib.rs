@@ -265,7 +265,8 @@ fn scan_layer(text: &str, tools: &[&str], decode: bool) -> Report {
         _ => true,
     });
     let directions = addressed::directions(plain);
-    for span in directions.actions {
+    let actions = spaceless::directed_actions(plain);
+    for span in directions.actions.into_iter().chain(actions) {
         if addressed::addresses_a_reader(plain, span.clone()) {
             found.push((Feature::AddressedToAgent, span.clone()));
             found.push((Feature::ActionRequest, span));

@@ -85,6 +85,18 @@ fn rules() -> Vec<(Feature, Start, String)> {
             r"@line\b(system|admin|administrator|developer|sysadmin)(\s+|_)?(message|prompt|note|notice|instructions?|override|update|alert|command|directive|mode)?\s*[\])}>]?\s*[*#=|-]*\s*:",
         ),
         (
+            // A header that gives the text the user's own voice: "User
+            // update (sent after the original request):".
+            RoleHeader,
+            r"@line\b(the\s+)?(user|owner|principal|requester)('s)?\s+(update|correction|clarification|follow[\s-]?up|addendum|amendment|instructions?|message|request)\b[^:\n]{0,60}:",
+        ),
+        (
+            // A documentation tag for a machine reader: "@ai-instruction",
+            // "@llm_note".
+            StrongMarkup,
+            r"@(ai|llm|agent|assistant|copilot|model|bot)[-_](instructions?|directives?|notes?|todo|tasks?|prompt|rules?)\b",
+        ),
+        (
             BracketRole,
             r"[\[({]\s*(system|admin|developer|operator)(\s*|_)(message|prompt|note|override|instructions?)\s*[\])}]",
         ),
@@ -98,7 +110,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (ConversationLines, r#""role"\s*:\s*"(user|assistant)""#),
         (
             PromptLeak,
-            r"\b(print|reveal|show|repeat|output|display|leak|dump|tell\s+me|send|share|give\s+me)\b\W+(?:\w+\W+){0,5}?(system\s+prompt|(hidden|initial|original|secret|system)\s+(instructions|prompt))",
+            r"\b(print|reveal|show|repeat|output|display|leak|dump|tell\s+me|send|share|give\s+me|(reply|respond|answer)\s+with|paste|quote|recite|write\s+out)\b\W+(?:\w+\W+){0,5}?(system\s+prompt|(hidden|initial|original|secret|system)\s+(instructions|prompt))",
         ),
         (DataInLink, DATA_SLOT_LINK),
         (
@@ -353,7 +365,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
             // The text knows its reader works for a user ("the user who
             // asked you", "the person you are helping").
             AddressedToAgent,
-            r"\bthe\s+user\s+(who|that)\s+(asked|is\s+(talking|chatting|speaking)\s+(to|with)|instructed|prompted|is\s+using|deployed|set\s+up)\s+you\b|\bthe\s+(person|human|user)\s+you\s+are\s+(helping|assisting|working\s+for|chatting\s+with|talking\s+to)\b",
+            r"\bthe\s+user\s+(who|that)\s+(asked|is\s+(talking|chatting|speaking)\s+(to|with)|instructed|prompted|is\s+using|deployed|set\s+up)\s+you\b|\bthe\s+(person|human|user)\s+you\s+are\s+(helping|assisting|working\s+for|chatting\s+with|talking\s+to)\b|\b(the|your)\s+(user|owner)\s+(has\s+|had\s+)?(already\s+|explicitly\s+|previously\s+)?(authori[sz]ed|approved|allowed|permitted|pre-?approved|cleared)\s+you\s+to\b",
         ),
         (
             // What the reader was given before overruled as wrong ("the
@@ -483,7 +495,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         ),
         (
             Concealment,
-            r"\b(secretly|covertly|without\s+(the\s+)?user'?s?\s+(knowledge|consent|approval|noticing|knowing))\b|\bkeep\s+this\s+(secret|hidden|between\s+us)\b|\b(hide|delete|remove)\s+(this|the)\s+(message|email|evidence|instructions?|note)s?\s+(afterwards|after|when|once)\b",
+            r"\b(secretly|covertly|without\s+(the\s+)?user'?s?\s+(knowledge|consent|approval|noticing|knowing))\b|\bkeep\s+this\s+(secret|hidden|between\s+us)\b|\b(do\s+not|don'?t|never)\s+(mention|flag|highlight|point\s+out)\s+(this|that|these|those|the|any)\s+(change|changes|edit|edits|step|steps|line|lines|addition|additions|modification|modifications|dependency|script|hook)\b|\b(do\s+not|don'?t|never)\s+point\s+(it|this|that|them)\s+out\b|\b(hide|delete|remove)\s+(this|the)\s+(message|email|evidence|instructions?|note)s?\s+(afterwards|after|when|once)\b",
         ),
         (
             ActionRequest,
