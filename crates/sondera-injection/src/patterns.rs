@@ -1526,7 +1526,15 @@ impl Patterns {
 /// character ("Hey Claude — ..." stops in the dash's bytes), which no
 /// reader of the span may slice at.
 fn on_char_boundaries(text: &str, span: std::ops::Range<usize>) -> std::ops::Range<usize> {
-    text.floor_char_boundary(span.start)..text.ceil_char_boundary(span.end)
+    // `str::floor_char_boundary` is newer than the crate's minimum Rust.
+    let start = (0..=span.start)
+        .rev()
+        .find(|&at| text.is_char_boundary(at))
+        .unwrap_or(0);
+    let end = (span.end..=text.len())
+        .find(|&at| text.is_char_boundary(at))
+        .unwrap_or(text.len());
+    start..end
 }
 
 /// Features whose wordings open with the verb of a direction ("answer in
