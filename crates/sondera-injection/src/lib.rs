@@ -382,7 +382,8 @@ const EXAMPLE_WORDS: &[&str] = &[
 ];
 
 /// Quotations given as examples: a quotation mark right after
-/// [`EXAMPLE_WORDS`], to its closing mark on the same line within
+/// [`EXAMPLE_WORDS`] or after a verb reporting an attack's words (see
+/// [`reports_an_attack`]), to its closing mark on the same line within
 /// [`MAX_EXAMPLE`] bytes. What a text quotes as an example of an attack it
 /// does not address to its reader; the same words outside the quotation
 /// still count. An apostrophe inside a word ("user's") closes nothing.
@@ -392,7 +393,8 @@ fn quoted_examples(text: &str) -> Vec<Range<usize>> {
     let mut found: Vec<Range<usize>> = Vec::new();
     for (at, open) in text.match_indices(['\'', '"', '\u{201c}', '\u{2018}', '\u{ab}']) {
         let before = text[..at].trim_end();
-        if before.len() == at || !EXAMPLE_WORDS.iter().any(|w| ends_with_word(before, w)) {
+        let example = EXAMPLE_WORDS.iter().any(|w| ends_with_word(before, w));
+        if before.len() == at || !example && !reports_an_attack(before) {
             continue;
         }
         let close: &[char] = match open {
@@ -420,6 +422,56 @@ fn quoted_examples(text: &str) -> Vec<Range<usize>> {
         }
     }
     found
+}
+
+/// Verbs that report what a message says, before a quotation of it.
+const REPORTING_WORDS: &[&str] = &[
+    "say",
+    "says",
+    "said",
+    "saying",
+    "write",
+    "writes",
+    "wrote",
+    "read",
+    "reads",
+    "contain",
+    "contains",
+    "containing",
+];
+
+/// Words for those who write attacks, and for attacks: quoted after one
+/// of them, the words are an attack's, shown to be recognised.
+const ATTACKER_WORDS: &[&str] = &[
+    "attacker",
+    "attackers",
+    "scammer",
+    "scammers",
+    "phishing",
+    "phishers",
+    "fraudster",
+    "fraudsters",
+    "hacker",
+    "hackers",
+    "malicious",
+    "criminals",
+    "injection",
+];
+
+/// Bytes before a reporting verb within which those who write attacks
+/// are named ("attackers are sending emails that say").
+const ATTACKER_WITHIN: usize = 80;
+
+/// Whether `before` (normalised) ends with a verb that reports a message
+/// whose writer, named shortly before, writes attacks ("attackers may
+/// write", "phishing emails that say"): the quotation after it is an
+/// example of an attack, told to warn.
+fn reports_an_attack(before: &str) -> bool {
+    let before = before.trim_end_matches([':', ',']);
+    REPORTING_WORDS.iter().any(|w| ends_with_word(before, w))
+        && tail(before, ATTACKER_WITHIN)
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|word| ATTACKER_WORDS.contains(&word))
 }
 
 /// Whether `text` ends with the word or words `w`.

@@ -325,7 +325,7 @@ fn rules() -> Vec<(Feature, Start, String)> {
         (
             AddressedToAgent,
             &format!(
-                r"@sentence\b([a-z]+\s+)?({AGENT})s?[^\w,:.\n()\[\]'\x22-]{{0,3}}([,:]\s|\s-)[^.\n]{{0,60}}?\b(please|you|ignore|disregard|forget|now|immediately|first|before|your|{ACTION})\b"
+                r"@sentence\b([a-z]+\s+)?({AGENT})s?[^\w,:.\n()\[\]'\x22-]{{0,3}}([,:][*_]{{0,2}}\s|\s-)[^.\n]{{0,60}}?\b(please|you|ignore|disregard|forget|now|immediately|first|before|your|{ACTION})\b"
             ),
         ),
         (

@@ -1131,6 +1131,14 @@ fn git_config_runs(rest: &[String], ctx: &ShellContext<'_>, out: &mut Vec<Risk>)
         }
         return;
     }
+    if let Some(helper) = value.strip_prefix('!').filter(|_| credential_helper(&key))
+        && keeps_its_input(helper, ctx)
+    {
+        out.push(risk(
+            RiskKind::Persistence,
+            format!("git config {key}: the helper keeps the credentials git hands it"),
+        ));
+    }
     let file = if global {
         format!("{}/.gitconfig", ctx.home.trim_end_matches('/'))
     } else {
@@ -1143,6 +1151,28 @@ fn git_config_runs(rest: &[String], ctx: &ShellContext<'_>, out: &mut Vec<Risk>)
             out.push(risk(r.kind, format!("git config {key}: {}", r.evidence)));
         }
     }
+}
+
+/// Whether a git key names a credential helper (`credential.helper`,
+/// `credential.https://host.helper`), which git hands usernames and
+/// passwords on its standard input.
+fn credential_helper(key: &str) -> bool {
+    key.starts_with("credential.") && key.ends_with(".helper")
+}
+
+/// Whether the shell command `helper` keeps what it reads on its standard
+/// input: a command reading it writes a file (`cat >> /tmp/.c`, `tee
+/// F`) or sends it over the network. A helper that prints a credential
+/// (`echo password=$TOKEN`) or asks a store reads nothing it keeps.
+fn keeps_its_input(helper: &str, ctx: &ShellContext<'_>) -> bool {
+    let analysis = crate::analyze(helper, ctx);
+    let keeps = analysis.invocations.iter().any(|i| {
+        let reads_input = matches!(i.stdin, Stdin::Inherited) && !i.phantom;
+        let writes = i.writes.iter().any(|w| !is_null_device(&w.text))
+            || i.program == "tee" && i.operand_words().next().is_some();
+        reads_input && writes
+    });
+    keeps || analysis.has(RiskKind::NetworkUpload)
 }
 
 /// What a `git push` with arguments `rest` does to the remote's history:
