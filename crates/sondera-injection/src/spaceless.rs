@@ -208,10 +208,13 @@ pub(crate) fn directed_actions(text: &str) -> Vec<Range<usize>> {
     directed(text, &ACT_READ)
 }
 
-fn directed(text: &str, verbs: &[String]) -> Vec<Range<usize>> {
+/// The sentences with a note for a reader and one of `verbs`; the verbs
+/// are read (normalised) only for a text in these scripts.
+fn directed(text: &str, verbs: &LazyLock<Vec<String>>) -> Vec<Range<usize>> {
     if !text.chars().any(written_without_word_spaces) {
         return Vec::new();
     }
+    let verbs: &[String] = verbs;
     sentences(text)
         .filter(|s| directs(&text[s.clone()], verbs))
         .take(MAX_FOUND)
