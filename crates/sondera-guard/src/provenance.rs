@@ -117,7 +117,7 @@ fn verb_effect(word: &str) -> Option<Effect> {
         | "clear" | "archive" | "unsubscribe" | "kick" | "ban" | "block" | "trash" | "wipe"
         | "unshare" | "deactivate" | "discard" | "dispose" | "scrap" | "ditch" | "gone"
         | "clean" | "close" | "kill" | "terminate" | "unfollow" | "unlike" | "unstar"
-        | "dismiss" => Delete,
+        | "dismiss" | "decommission" | "deprovision" | "uninstall" => Delete,
         "update" | "set" | "change" | "reset" | "edit" | "modify" | "rename" | "move" | "patch"
         | "replace" | "configure" | "enable" | "disable" | "toggle" | "mark" | "approve"
         | "reject" | "accept" | "decline" | "reschedule" | "postpone" | "lock" | "upgrade"
@@ -125,7 +125,9 @@ fn verb_effect(word: &str) -> Option<Effect> {
         | "demote" | "disarm" | "arm" | "activate" | "stop" | "pause" | "resume" | "restart"
         | "reboot" | "mute" | "unmute" | "override" | "bypass" | "suspend" | "freeze"
         | "unfreeze" | "release" | "trigger" | "sign" | "dim" | "increase" | "decrease" | "pin"
-        | "unpin" | "hide" | "unhide" | "silence" | "snooze" => Update,
+        | "unpin" | "hide" | "unhide" | "silence" | "snooze" | "rollback" | "revert" | "undo"
+        | "restore" | "scale" | "rotate" | "migrate" | "failover" | "redeploy" | "rerun"
+        | "retry" | "downscale" | "upscale" | "shutdown" => Update,
         "create" | "add" | "schedule" | "book" | "reserve" | "make" | "new" | "insert" | "save"
         | "upload" | "append" | "register" | "open" | "start" | "launch" | "run" | "execute"
         | "deploy" | "install" | "follow" | "like" | "star" | "subscribe" | "join" | "apply"
@@ -557,11 +559,17 @@ const FILLERS: &[&str] = &[
     "also", "please", "kindly", "then", "and", "so", "just", "now",
 ];
 
-/// Whether `word` and the `particle` after it are a verb of switching
-/// something ("turn off", "shut down", `turn_on_heating`).
+/// Whether `word` and the `particle` after it are a verb of switching or
+/// shifting something ("turn off", "shut down", "roll back", "scale
+/// out", `turn_on_heating`).
 fn phrasal_change(word: &str, particle: Option<&str>) -> bool {
-    matches!(word, "turn" | "switch" | "shut" | "power")
-        && matches!(particle, Some("off" | "on" | "down" | "up"))
+    matches!(
+        word,
+        "turn" | "switch" | "shut" | "power" | "roll" | "scale" | "spin"
+    ) && matches!(
+        particle,
+        Some("off" | "on" | "down" | "up" | "back" | "out")
+    )
 }
 
 /// Whether a sentence's words ask its reader for something.

@@ -41,6 +41,10 @@ fn effects_from_tool_names() {
         ("TurnOnCamera", CallKind::Acts(Effect::Update)),
         ("sell_stock", CallKind::Acts(Effect::Transfer)),
         ("terminate_instance", CallKind::Acts(Effect::Delete)),
+        ("rollback_deployment", CallKind::Acts(Effect::Update)),
+        ("roll_back_release", CallKind::Acts(Effect::Update)),
+        ("scale_out_cluster", CallKind::Acts(Effect::Update)),
+        ("decommission_server", CallKind::Acts(Effect::Delete)),
         ("get_release_notes", CallKind::Reads),
         ("weather_forecast", CallKind::Unknown),
     ] {
