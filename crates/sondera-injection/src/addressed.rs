@@ -2029,7 +2029,7 @@ fn asked_to_act(text: &str, words: &[Word]) -> Option<Range<usize>> {
         let verb = words.get(to + 1)?;
         let acts = verb.class & ACT != 0
             && has_an_object(text, verb.span.end)
-            && in_prose(&text[words[ask].span.start..verb.span.start]);
+            && prose_to(text, words[ask].span.start, verb.span.start) == verb.span.start;
         acts.then(|| words[ask].span.start..verb.span.end)
     })
 }
@@ -2061,6 +2061,10 @@ fn told_to_act(text: &str, words: &[Word], addressed_before: bool) -> Option<Ran
             k -= 1;
         }
     };
+    // Where prose after the reader ends, found once: each verb is then
+    // compared with it, not the text scanned again.
+    let last = words.last().map_or(0, |w| w.span.end);
+    let prose_ends = reader.map_or(last, |r| prose_to(text, words[r].span.start, last));
     let verb = |m: usize| {
         words[m].class & ACT != 0
             && (m == 0 || words[m - 1].class & DETERMINER == 0)
@@ -2068,7 +2072,7 @@ fn told_to_act(text: &str, words: &[Word], addressed_before: bool) -> Option<Ran
                 .iter()
                 .any(|w| w.class & NOT != 0)
             && has_an_object(text, words[m].span.end)
-            && reader.is_none_or(|r| in_prose(&text[words[r].span.start..words[m].span.start]))
+            && words[m].span.start <= prose_ends
     };
     // A clause opened by "please" or "also" after the reader is called
     // leads to an imperative, whatever its verb ("please read back ...").
@@ -2096,21 +2100,24 @@ fn has_an_object(text: &str, end: usize) -> bool {
         })
 }
 
-/// Whether `between` is prose: no assignment, square or curly bracket,
-/// underscore or quotation mark, which code and data put between their
-/// names and words (an apostrophe inside a word, as in "whoever's", and
-/// a parenthesis, as in "Step 1 (automated):", are prose).
-fn in_prose(between: &str) -> bool {
-    let bytes = between.as_bytes();
-    bytes.iter().enumerate().all(|(at, &b)| match b {
-        b'=' | b'{' | b'}' | b'[' | b']' | b'<' | b'>' | b'_' | b'"' | b'`' | b'|' => false,
-        b'\'' => {
-            at > 0
-                && bytes[at - 1].is_ascii_alphabetic()
-                && bytes.get(at + 1).is_some_and(u8::is_ascii_alphabetic)
-        }
-        _ => true,
-    })
+/// Where prose from `from` ends, at `to` at most: the first assignment,
+/// square or curly bracket, underscore or quotation mark, which code and
+/// data put between their names and words (an apostrophe inside a word,
+/// as in "whoever's", and a parenthesis, as in "Step 1 (automated):",
+/// are prose).
+fn prose_to(text: &str, from: usize, to: usize) -> usize {
+    let bytes = text.as_bytes();
+    (from..to)
+        .find(|&at| match bytes[at] {
+            b'=' | b'{' | b'}' | b'[' | b']' | b'<' | b'>' | b'_' | b'"' | b'`' | b'|' => true,
+            b'\'' => {
+                !(at > 0
+                    && bytes[at - 1].is_ascii_alphabetic()
+                    && bytes.get(at + 1).is_some_and(u8::is_ascii_alphabetic))
+            }
+            _ => false,
+        })
+        .unwrap_or(to)
 }
 
 /// Words after [`WHOEVER`] within which the verb of its work comes, and
