@@ -501,6 +501,64 @@ pub fn runs_no_arguments(program: &str) -> bool {
         || Role::Resolver.includes(program)
 }
 
+/// Git's own subcommands whose operands are refs, remotes, paths and
+/// messages, never a command to run: for these, no operand is read as the
+/// start of another command (`git fetch origin --prune`). Those that run
+/// one (`bisect run`, `rebase --exec`, `submodule foreach`, the filters
+/// of `filter-branch`, `difftool --extcmd`) are not listed, nor are
+/// aliases, which may run a shell.
+pub const GIT_DATA_SUBCOMMANDS: &[&str] = &[
+    "fetch",
+    "pull",
+    "push",
+    "clone",
+    "status",
+    "log",
+    "diff",
+    "show",
+    "add",
+    "commit",
+    "checkout",
+    "switch",
+    "branch",
+    "merge",
+    "stash",
+    "tag",
+    "remote",
+    "init",
+    "reset",
+    "restore",
+    "rm",
+    "mv",
+    "blame",
+    "grep",
+    "describe",
+    "shortlog",
+    "reflog",
+    "ls-files",
+    "ls-remote",
+    "rev-parse",
+    "rev-list",
+    "cherry-pick",
+    "revert",
+    "clean",
+    "archive",
+    "apply",
+    "format-patch",
+    "am",
+    "notes",
+    "gc",
+    "fsck",
+    "prune",
+    "cat-file",
+    "show-ref",
+    "for-each-ref",
+    "merge-base",
+    "name-rev",
+    "range-diff",
+    "sparse-checkout",
+];
+
 /// Whether `program` run with `args` prints shell code that sets the
 /// program itself up: a [`Role::ShellSetup`] tool, or any program asked
 /// for its shell completion (`kubectl completion bash`, `just

@@ -654,6 +654,7 @@ fn deletes(i: &Invocation, ctx: &ShellContext<'_>, outside: &mut Vec<String>, ou
             .iter()
             .filter(|w| !w.text.starts_with("/dev/"))
             .collect(),
+        "git" => git_removed(i).unwrap_or_default(),
         // Run by `find -exec`, `rm` deletes whatever find finds, recursively.
         "rm" if i.wrappers.iter().any(|w| w == "find") => i.operand_words().collect(),
         "find" if i.args.iter().any(|a| a == "-delete") => i
@@ -724,6 +725,22 @@ fn git_cleaned(i: &Invocation) -> Option<crate::word::Word> {
         Some(dir) => dir.clone(),
         None => crate::word::Word::path("."),
     })
+}
+
+/// What `git rm` deletes from the working tree when recursive or forced,
+/// as `rm` would be judged: its pathspecs (`--cached` keeps the files).
+fn git_removed(i: &Invocation) -> Option<Vec<&crate::word::Word>> {
+    let (subcommand, rest) = i.git_subcommand()?;
+    let forced = has_flag(rest, 'r', "--recursive") || has_flag(rest, 'f', "--force");
+    if subcommand != "rm" || !forced || rest.iter().any(|a| a == "--cached") {
+        return None;
+    }
+    let after = i.arg_words.len() - rest.len();
+    Some(
+        (i.arg_words[after..].iter())
+            .filter(|w| !w.text.starts_with('-'))
+            .collect(),
+    )
 }
 
 /// The risks of deleting `targets`, each with whether only what is below

@@ -11,7 +11,9 @@ use brush_parser::{Parser, ParserOptions};
 
 use sondera_catalogue::Role;
 use sondera_catalogue::grammar;
-use sondera_catalogue::programs::{basename, names_files, prints_own_setup, runs_no_arguments};
+use sondera_catalogue::programs::{
+    GIT_DATA_SUBCOMMANDS, basename, names_files, prints_own_setup, runs_no_arguments,
+};
 
 use crate::interpreters::{self, InlineCode, InlineRun};
 use crate::make;
@@ -708,8 +710,12 @@ impl Walker {
         // An option where the program should be means a wrapper's option
         // was read as taking the program as its value (`setsid -f rm`):
         // what it runs may start anywhere in the words.
+        // Operands that are data start no command; the program alone
+        // gives no place to start one.
         let argv: &[Word] = if recorded.program.starts_with('-') {
             &words
+        } else if recorded.operands_are_data {
+            &recorded.argv[..recorded.argv.len().min(1)]
         } else {
             &recorded.argv
         };
@@ -754,6 +760,7 @@ impl Walker {
             return Some(Recorded {
                 program,
                 argv: Cow::Borrowed(&[]),
+                operands_are_data: false,
                 analysed: Vec::new(),
                 stdin: None,
                 depth,
@@ -778,6 +785,9 @@ impl Walker {
         let nested = self.nested_source(&invocation);
         let inline = interpreters::inline_code(&invocation, None);
         let program = invocation.program.clone();
+        let operands_are_data = invocation
+            .git_subcommand()
+            .is_some_and(|(sub, _)| GIT_DATA_SUBCOMMANDS.contains(&sub));
         let stdin = match &invocation.stdin {
             Stdin::Text(text) => Some(text.clone()),
             _ => None,
@@ -815,6 +825,7 @@ impl Walker {
         Some(Recorded {
             program,
             argv: unwrapped.argv,
+            operands_are_data,
             analysed,
             stdin,
             depth,
@@ -1001,6 +1012,9 @@ struct Recorded<'w> {
     program: String,
     /// The program and its arguments, after unwrapping.
     argv: Cow<'w, [Word]>,
+    /// Its operands are data to it, never a command it runs (see
+    /// [`GIT_DATA_SUBCOMMANDS`]).
+    operands_are_data: bool,
     /// Texts already walked as what it runs (its nested shell's script,
     /// its inline code).
     analysed: Vec<String>,

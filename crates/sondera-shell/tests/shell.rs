@@ -1072,7 +1072,6 @@ fn defences_taken_down() {
         "lsattr ~/.ssh/authorized_keys",
         "git config core.hooksPath .githooks",
         "git config --global alias.st status",
-        "git config credential.helper '!f() { echo username=x-token; echo \"password=$GH_TOKEN\"; }; f'",
         "git config --global credential.helper store",
         "kubectl create secret generic db --from-literal=password=x",
         "aws kms create-key",
@@ -1540,4 +1539,30 @@ fn a_copy_writes_its_destination_not_its_sources() {
     ] {
         assert_no_risk(command, SystemWrite);
     }
+}
+
+/// Git's own subcommands take refs, remotes and paths, never a command:
+/// their operands start none. What runs a command (`bisect run`,
+/// `submodule foreach`, an alias) is still read for one, and `git rm`
+/// deletes as `rm` does.
+#[test]
+fn git_operands_are_data_unless_git_runs_them() {
+    for command in ["git fetch origin rm -rf ~", "git commit -m wip rm -rf ~"] {
+        let found = kinds(command);
+        assert!(
+            !found.contains(&DeleteOutsideWorkspace),
+            "{command}: {found:?}"
+        );
+    }
+    for command in [
+        "git bisect run rm -rf ~",
+        "git submodule foreach rm -rf ~",
+        "git st rm -rf ~",
+        "git rm -rf ~/notes",
+    ] {
+        assert_risk(command, DeleteOutsideWorkspace);
+    }
+    assert_risk("git rm -r scripts/", DeleteInWorkspace);
+    assert_no_risk("git rm -r --cached scripts/", DeleteInWorkspace);
+    assert_no_risk("git rm notes.txt", DeleteInWorkspace);
 }
