@@ -248,29 +248,38 @@ const CREDENTIAL_HINTS: [&str; 10] = [
     "decrypt",
 ];
 
-/// The first letters of [`CREDENTIAL_HINTS`] (bit `n` for the `n`th letter
-/// of the alphabet): most positions of a word start none of them.
-const HINT_FIRST_LETTERS: u32 = {
-    let mut letters = 0;
+/// For each letter of the alphabet, the hints of [`CREDENTIAL_HINTS`]
+/// that begin with it (bit `n` for the `n`th hint): most positions of a
+/// word begin none, and the rest are compared with one or two hints.
+const HINTS_BY_FIRST_LETTER: [u16; 26] = {
+    let mut table = [0; 26];
     let mut at = 0;
     while at < CREDENTIAL_HINTS.len() {
-        letters |= 1 << (CREDENTIAL_HINTS[at].as_bytes()[0] - b'a');
+        table[(CREDENTIAL_HINTS[at].as_bytes()[0] - b'a') as usize] |= 1 << at;
         at += 1;
     }
-    letters
+    table
 };
 
 fn hints_credentials(word: &str) -> bool {
     let bytes = word.as_bytes();
     (0..bytes.len()).any(|at| {
         let first = bytes[at].to_ascii_lowercase();
-        first.is_ascii_lowercase()
-            && HINT_FIRST_LETTERS & (1 << (first - b'a')) != 0
-            && CREDENTIAL_HINTS.iter().any(|hint| {
-                bytes[at..]
-                    .get(..hint.len())
-                    .is_some_and(|part| part.eq_ignore_ascii_case(hint.as_bytes()))
-            })
+        if !first.is_ascii_lowercase() {
+            return false;
+        }
+        let mut hints = HINTS_BY_FIRST_LETTER[(first - b'a') as usize];
+        while hints != 0 {
+            let hint = CREDENTIAL_HINTS[hints.trailing_zeros() as usize].as_bytes();
+            let found = bytes[at..]
+                .get(..hint.len())
+                .is_some_and(|part| part.eq_ignore_ascii_case(hint));
+            if found {
+                return true;
+            }
+            hints &= hints - 1;
+        }
+        false
     })
 }
 
