@@ -156,6 +156,9 @@ const AND: Class = 1 << 39;
 /// A preposition, after which a reader's name is its object ("with
 /// agents, please ..."), not one called.
 const PREP: Class = 1 << 40;
+/// A negation: before a verb, a prohibition ("never push", "do not
+/// delete"), which [`JOIN`] leaves open as a clause's verb.
+const NOT: Class = 1 << 41;
 /// A participle of asking ("asked", "instructed"), which after [`HAVE`]
 /// relays a request to whom it names.
 const ASKED: Class = 1 << 42;
@@ -164,9 +167,6 @@ const HAVE: Class = 1 << 43;
 /// A possessive of the first or third person ("our", "their"): a reader
 /// someone owns is spoken of ("How we built our support bot:"), not to.
 const OWNER: Class = 1 << 44;
-/// A negation: before a verb, a prohibition ("never push", "do not
-/// delete"), which [`JOIN`] leaves open as a clause's verb.
-const NOT: Class = 1 << 41;
 
 const LEXICON: &[(Class, &[&str])] = &[
     (
@@ -1832,8 +1832,7 @@ fn class(word: &str) -> Class {
 /// Readers' names that end compounds ("Chatassistent",
 /// "Sprachassistenten", "subagents", "tekoälyavustajalle"): German, Dutch,
 /// Finnish and the Scandinavian languages write a noun and its modifiers
-/// as one word, which names what
-/// its head names. A model is a reader only as a language model, listed
+/// as one word, which names what its head names. A model is a reader only as a language model, listed
 /// whole: "Datenmodell" is a data model.
 const COMPOUND_HEADS: &[&str] = &[
     "avustaja",
