@@ -501,6 +501,18 @@ pub fn runs_no_arguments(program: &str) -> bool {
         || Role::Resolver.includes(program)
 }
 
+/// Programs that copy their standard input to their standard output
+/// (`tee` also into files, `pv` with a progress bar): a pipe through one
+/// carries what the stage before it printed to the stage after it.
+const PASS_THROUGH: &[&str] = &["tee", "pv", "buffer", "mbuffer", "cat"];
+
+/// Whether `program` with `operands` hands on what it reads from a pipe:
+/// one of [`PASS_THROUGH`], `cat` only when it reads nothing but its
+/// standard input (`cat`, `cat -`).
+pub fn passes_input_through(program: &str, operands: &[&str]) -> bool {
+    PASS_THROUGH.contains(&program) && (program != "cat" || operands.iter().all(|o| *o == "-"))
+}
+
 /// Git's own subcommands whose operands are refs, remotes, paths and
 /// messages, never a command to run: for these, no operand is read as the
 /// start of another command (`git fetch origin --prune`). Those that run

@@ -12,7 +12,8 @@ use brush_parser::{Parser, ParserOptions};
 use sondera_catalogue::Role;
 use sondera_catalogue::grammar;
 use sondera_catalogue::programs::{
-    GIT_DATA_SUBCOMMANDS, basename, names_files, prints_own_setup, runs_no_arguments,
+    GIT_DATA_SUBCOMMANDS, basename, names_files, passes_input_through, prints_own_setup,
+    runs_no_arguments,
 };
 
 use crate::interpreters::{self, InlineCode, InlineRun};
@@ -290,6 +291,11 @@ impl Walker {
         let mut previous_stage = 0..0;
         for command in &pipeline.seq {
             let before = self.active().len();
+            // What fed the stage before, kept for a stage that only hands
+            // it on (`curl URL | tee f | sh`).
+            let fed = upstream
+                .as_ref()
+                .map(|(programs, _, url)| (programs.clone(), *url));
             let (stdin, piped, from_url) = match upstream.take() {
                 Some((programs, operands, url)) => (Some(Stdin::Pipe(programs)), operands, url),
                 None => (None, Vec::new(), false),
@@ -318,7 +324,18 @@ impl Walker {
                 .iter()
                 .find(|i| interpreters::runs_stdin_script(i))
                 .map(|i| i.program.clone());
-            let next_printed = printed_text(&here);
+            // A stage that only hands on what a pipe feeds it prints what
+            // it was fed (a `cat` of a here-document prints the document).
+            let hands_on = !here.is_empty()
+                && here.iter().all(|i| {
+                    let operands: Vec<&str> = i.operands().map(String::as_str).collect();
+                    matches!(i.stdin, Stdin::Pipe(_)) && passes_input_through(&i.program, &operands)
+                });
+            let next_printed = if hands_on {
+                printed.clone()
+            } else {
+                printed_text(&here)
+            };
             let takes_credential = here.iter().any(|i| {
                 i.args
                     .iter()
@@ -326,9 +343,14 @@ impl Walker {
             });
             // Whatever the program, one given a URL most likely prints
             // what it fetched (`GET URL | sh`, `lwp-request URL | sh`).
-            let names_url = here
+            let mut names_url = here
                 .iter()
                 .any(|i| i.args.iter().any(|a| a.contains("://")));
+            let mut programs: Vec<String> = programs;
+            if let Some((fed_programs, fed_url)) = fed.filter(|_| hands_on) {
+                programs.splice(0..0, fed_programs);
+                names_url |= fed_url;
+            }
             upstream = Some((programs, listed, names_url));
             if takes_credential {
                 for i in &mut self.active()[previous_stage.clone()] {
