@@ -509,8 +509,11 @@ const PASS_THROUGH: &[&str] = &["tee", "pv", "buffer", "mbuffer", "cat"];
 /// Whether `program` with `operands` hands on what it reads from a pipe:
 /// one of [`PASS_THROUGH`], `cat` only when it reads nothing but its
 /// standard input (`cat`, `cat -`).
-pub fn passes_input_through(program: &str, operands: &[&str]) -> bool {
-    PASS_THROUGH.contains(&program) && (program != "cat" || operands.iter().all(|o| *o == "-"))
+pub fn passes_input_through<'a>(
+    program: &str,
+    mut operands: impl Iterator<Item = &'a str>,
+) -> bool {
+    PASS_THROUGH.contains(&program) && (program != "cat" || operands.all(|o| o == "-"))
 }
 
 /// Git's own subcommands whose operands are refs, remotes, paths and

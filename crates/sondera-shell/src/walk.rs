@@ -291,11 +291,6 @@ impl Walker {
         let mut previous_stage = 0..0;
         for command in &pipeline.seq {
             let before = self.active().len();
-            // What fed the stage before, kept for a stage that only hands
-            // it on (`curl URL | tee f | sh`).
-            let fed = upstream
-                .as_ref()
-                .map(|(programs, _, url)| (programs.clone(), *url));
             let (stdin, piped, from_url) = match upstream.take() {
                 Some((programs, operands, url)) => (Some(Stdin::Pipe(programs)), operands, url),
                 None => (None, Vec::new(), false),
@@ -328,8 +323,8 @@ impl Walker {
             // it was fed (a `cat` of a here-document prints the document).
             let hands_on = !here.is_empty()
                 && here.iter().all(|i| {
-                    let operands: Vec<&str> = i.operands().map(String::as_str).collect();
-                    matches!(i.stdin, Stdin::Pipe(_)) && passes_input_through(&i.program, &operands)
+                    matches!(i.stdin, Stdin::Pipe(_))
+                        && passes_input_through(&i.program, i.operands().map(String::as_str))
                 });
             let next_printed = if hands_on {
                 printed.clone()
@@ -347,9 +342,11 @@ impl Walker {
                 .iter()
                 .any(|i| i.args.iter().any(|a| a.contains("://")));
             let mut programs: Vec<String> = programs;
-            if let Some((fed_programs, fed_url)) = fed.filter(|_| hands_on) {
-                programs.splice(0..0, fed_programs);
-                names_url |= fed_url;
+            // What fed a stage that only hands it on feeds the next one
+            // (`curl URL | tee f | sh`).
+            if hands_on && let Stdin::Pipe(fed) = &here[0].stdin {
+                programs.splice(0..0, fed.iter().cloned());
+                names_url |= from_url;
             }
             upstream = Some((programs, listed, names_url));
             if takes_credential {
